@@ -1,0 +1,37 @@
+# The one entry point for people. Each target does its own set-up; the real work is in
+# scripts/ and CMakePresets.json.
+.PHONY: deps configure build run server test bench clean
+
+JOBS ?= $(shell nproc)
+ARGS ?=
+
+deps:
+	@./scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset default -Wno-dev >/dev/null
+
+build: configure
+	@cmake --build --preset default -j $(JOBS)
+
+## make run: build and launch the dispatcher console (ARGS="--mode pool" passes flags)
+run: build
+	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+	  echo "make run: no display found (DISPLAY/WAYLAND_DISPLAY unset)."; \
+	  echo "Run the headless server instead: make server, or build/bin/taxicore-server --help"; exit 1; fi
+	./build/bin/taxicore $(ARGS)
+
+## make server: build and run the headless server in the foreground
+server: build
+	./build/bin/taxicore-server $(ARGS)
+
+## make test: build and run the whole suite through ctest
+test: build
+	@ctest --preset default -j $(JOBS)
+
+## make bench: wrk against /hello in single mode; figures in build/bench/
+bench: build
+	@./scripts/bench-hello.sh
+
+clean:
+	rm -rf build build-asan
