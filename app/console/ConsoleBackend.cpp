@@ -1,0 +1,150 @@
+#include "ConsoleBackend.h"
+
+#include "fleet/FleetStore.h"
+#include "runtime/ServerHost.h"
+
+#include <QJSEngine>
+#include <QQmlEngine>
+
+namespace {
+// The request counter is cheap to read (a sum over shared-memory slots); 4 Hz looks live.
+constexpr int kStatsIntervalMs = 250;
+// req/s is averaged over this window so the figure does not flicker.
+constexpr qint64 kRateWindowMs = 1000;
+// A stop lets in-flight requests finish for at most this long when the window closes.
+constexpr int kStopGraceMs = 2000;
+
+ConsoleBackend *s_instance = nullptr;
+}
+
+ConsoleBackend::ConsoleBackend(taxicore::ServerOptions options, QObject *parent)
+    : QObject(parent)
+    , m_options(std::move(options))
+{
+    m_statsTimer.setInterval(kStatsIntervalMs);
+    connect(&m_statsTimer, &QTimer::timeout, this, &ConsoleBackend::pollStats);
+}
+
+ConsoleBackend::~ConsoleBackend()
+{
+    stop();
+    if (s_instance == this)
+        s_instance = nullptr;
+}
+
+bool ConsoleBackend::start()
+{
+    auto host = std::make_unique<taxicore::ServerHost>(m_options);
+    QString error;
+    if (!host->start(error)) {
+        m_error = error.isEmpty() ? tr("the server could not start") : error;
+        Q_EMIT servingChanged();
+        return false;
+    }
+    m_host = std::move(host);
+    m_error.clear();
+    m_rateClock.start();
+    m_statsTimer.start();
+    Q_EMIT servingChanged();
+    return true;
+}
+
+void ConsoleBackend::stop()
+{
+    if (!m_host)
+        return;
+    m_statsTimer.stop();
+    m_host->stop(kStopGraceMs);
+    m_host.reset();
+    Q_EMIT servingChanged();
+}
+
+bool ConsoleBackend::serving() const
+{
+    return m_host != nullptr;
+}
+
+QUrl ConsoleBackend::url() const
+{
+    return m_host ? m_host->url() : QUrl();
+}
+
+QString ConsoleBackend::mode() const
+{
+    return m_host ? m_host->mode() : m_options.mode;
+}
+
+int ConsoleBackend::carCount() const
+{
+    return m_host ? m_host->fleet().carCount() : 0;
+}
+
+taxicore::FleetStore *ConsoleBackend::fleet() const
+{
+    return m_host ? &m_host->fleet() : nullptr;
+}
+
+QVariantMap ConsoleBackend::carInfo(int id) const
+{
+    const auto *store = fleet();
+    const auto car = store ? store->car(id) : std::nullopt;
+    if (!car)
+        return {};
+    return {
+        {QStringLiteral("id"), car->id},
+        {QStringLiteral("state"), QString(taxicore::carStateName(car->state))},
+        {QStringLiteral("speedKmh"), car->speedKmh},
+        {QStringLiteral("bookingId"), qint64(car->bookingId)},
+        {QStringLiteral("updatedMs"), qint64(car->updatedMs)},
+        {QStringLiteral("lat"), car->position.lat},
+        {QStringLiteral("lng"), car->position.lng},
+        {QStringLiteral("heading"), car->heading},
+    };
+}
+
+bool ConsoleBackend::cancelBooking(qint64 id)
+{
+    auto *store = fleet();
+    if (!store || id <= 0)
+        return false;
+    const bool done = store->cancel(uint64_t(id)).result == taxicore::FleetStore::TransitionResult::Done;
+    if (done)
+        Q_EMIT bookingsChanged();
+    return done;
+}
+
+void ConsoleBackend::pollStats()
+{
+    const auto served = qint64(m_host->requestsServed());
+    const qint64 elapsed = m_rateClock.elapsed();
+    bool changed = served != m_requests;
+    m_requests = served;
+    if (elapsed >= kRateWindowMs) {
+        const double rate = double(served - m_rateBase) * 1000.0 / double(elapsed);
+        changed = changed || rate != m_rate;
+        m_rate = rate;
+        m_rateBase = served;
+        m_rateClock.restart();
+    }
+    if (changed)
+        Q_EMIT statsChanged();
+}
+
+ConsoleBackend *ConsoleBackend::create(QQmlEngine *engine, QJSEngine *)
+{
+    if (!s_instance) {
+        // No server (component tests): an idle backend the engine owns.
+        auto *idle = new ConsoleBackend(taxicore::ServerOptions{});
+        s_instance = idle;
+        return idle;
+    }
+    // main() owns the instance; the engine must not delete it.
+    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
+    Q_UNUSED(engine);
+    return s_instance;
+}
+
+void ConsoleBackend::setInstance(ConsoleBackend *backend)
+{
+    s_instance = backend;
+}

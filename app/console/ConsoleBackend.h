@@ -1,0 +1,79 @@
+#pragma once
+
+#include "runtime/ServerOptions.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+#include <QUrl>
+#include <QVariantMap>
+#include <memory>
+#include <qqmlregistration.h>
+
+class QQmlEngine;
+class QJSEngine;
+
+namespace taxicore {
+class FleetStore;
+class ServerHost;
+}
+
+// The console's window onto the embedded server: owns the ServerHost and publishes its URL,
+// mode and request counters to QML. Polls shared memory; never talks HTTP to its own server.
+class ConsoleBackend : public QObject
+{
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(bool serving READ serving NOTIFY servingChanged)
+    Q_PROPERTY(QString errorString READ errorString NOTIFY servingChanged)
+    Q_PROPERTY(QUrl url READ url NOTIFY servingChanged)
+    Q_PROPERTY(QString mode READ mode NOTIFY servingChanged)
+    Q_PROPERTY(int carCount READ carCount NOTIFY servingChanged)
+    Q_PROPERTY(qint64 requestsServed READ requestsServed NOTIFY statsChanged)
+    Q_PROPERTY(double requestsPerSecond READ requestsPerSecond NOTIFY statsChanged)
+
+public:
+    explicit ConsoleBackend(taxicore::ServerOptions options, QObject *parent = nullptr);
+    ~ConsoleBackend() override;
+
+    // Starts the embedded server; false leaves errorString() set for the user.
+    bool start();
+    void stop();
+
+    bool serving() const;
+    QString errorString() const { return m_error; }
+    QUrl url() const;
+    QString mode() const;
+    int carCount() const;
+    qint64 requestsServed() const { return m_requests; }
+    double requestsPerSecond() const { return m_rate; }
+
+    // Null until the server serves; read at display rate by the map and the bookings model.
+    taxicore::FleetStore *fleet() const;
+
+    // One car for the map's info popup: id, state, speedKmh, bookingId, updatedMs, lat, lng.
+    Q_INVOKABLE QVariantMap carInfo(int id) const;
+    Q_INVOKABLE bool cancelBooking(qint64 id);
+
+    // QML singleton: the instance main() created (an idle one if none, e.g. under QtQuickTest).
+    static ConsoleBackend *create(QQmlEngine *engine, QJSEngine *scriptEngine);
+    static void setInstance(ConsoleBackend *backend);
+
+Q_SIGNALS:
+    void servingChanged();
+    void statsChanged();
+    void bookingsChanged();
+
+private:
+    void pollStats();
+
+    taxicore::ServerOptions m_options;
+    std::unique_ptr<taxicore::ServerHost> m_host;
+    QString m_error;
+    QTimer m_statsTimer;
+    QElapsedTimer m_rateClock;
+    qint64 m_requests = 0;
+    qint64 m_rateBase = 0;
+    double m_rate = 0;
+};

@@ -1,0 +1,74 @@
+#include "ConsoleHooks.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QImage>
+#include <QQmlApplicationEngine>
+#include <QQuickWindow>
+#include <QTimer>
+#include <cstdio>
+#include <ctime>
+
+namespace {
+const QString kQuitAfterMs = QStringLiteral("quit-after-ms");
+const QString kScreenshot = QStringLiteral("screenshot");
+const QString kReportFps = QStringLiteral("report-fps");
+
+// CPU time of the calling thread (the GUI thread), in nanoseconds.
+qint64 threadCpuNs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+}
+
+void ConsoleHooks::addOptions(QCommandLineParser &parser)
+{
+    parser.addOption({kQuitAfterMs, QStringLiteral("Quit after <ms> milliseconds (tests)."), QStringLiteral("ms")});
+    parser.addOption({kScreenshot, QStringLiteral("Save the window as PNG to <path> before quitting (tests)."),
+                      QStringLiteral("path")});
+    parser.addOption({kReportFps, QStringLiteral("Print frames per second and GUI-thread CPU once a second.")});
+}
+
+ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine)
+{
+    const auto roots = engine.rootObjects();
+    m_window = roots.isEmpty() ? nullptr : qobject_cast<QQuickWindow *>(roots.first());
+    m_screenshotPath = parser.value(kScreenshot);
+
+    bool ok = false;
+    const int quitAfter = parser.value(kQuitAfterMs).toInt(&ok);
+    if (ok && quitAfter >= 0)
+        QTimer::singleShot(quitAfter, this, &ConsoleHooks::finish);
+
+    if (parser.isSet(kReportFps) && m_window) {
+        connect(m_window, &QQuickWindow::frameSwapped, this, [this] { ++m_frames; });
+        auto *timer = new QTimer(this);
+        connect(timer, &QTimer::timeout, this, &ConsoleHooks::reportFps);
+        m_lastCpuNs = threadCpuNs();
+        timer->start(1000);
+    }
+}
+
+void ConsoleHooks::finish()
+{
+    if (!m_screenshotPath.isEmpty() && m_window) {
+        QDir().mkpath(QFileInfo(m_screenshotPath).absolutePath());
+        const QImage image = m_window->grabWindow();
+        if (image.isNull() || !image.save(m_screenshotPath))
+            std::fprintf(stderr, "taxicore: could not save screenshot to %s\n", qPrintable(m_screenshotPath));
+    }
+    QCoreApplication::exit(0);
+}
+
+void ConsoleHooks::reportFps()
+{
+    const qint64 cpu = threadCpuNs();
+    std::printf("fps %d gui-cpu-ms %.1f\n", m_frames, double(cpu - m_lastCpuNs) / 1e6);
+    std::fflush(stdout);
+    m_frames = 0;
+    m_lastCpuNs = cpu;
+}

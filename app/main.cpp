@@ -1,0 +1,61 @@
+// The dispatcher console: the embedded taxi server plus its QML window. Everything but the
+// wiring lives in taxicore_console (C++) and the TaxiCore QML module.
+#include "ConsoleBackend.h"
+#include "ConsoleHooks.h"
+#include "runtime/ServerOptions.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QQmlApplicationEngine>
+#include <QQmlExtensionPlugin>
+#include <cstdio>
+
+Q_IMPORT_QML_PLUGIN(TaxiCorePlugin)
+Q_IMPORT_QML_PLUGIN(TaxiCoreConsolePlugin)
+
+int main(int argc, char *argv[])
+{
+    // QApplication, not QGuiApplication: QtCharts draws through QGraphicsScene.
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("taxicore"));
+    QApplication::setOrganizationName(QStringLiteral("TaxiCore"));
+    QApplication::setApplicationVersion(QStringLiteral(TAXICORE_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("TaxiCore dispatcher console with an embedded taxi server"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    taxicore::addServerOptions(parser);
+    ConsoleHooks::addOptions(parser);
+    parser.process(app);
+
+    taxicore::ServerOptions options;
+    QString error;
+    if (!taxicore::readServerOptions(parser, options, error)) {
+        std::fprintf(stderr, "taxicore: %s\n", qPrintable(error));
+        return 2;
+    }
+
+    ConsoleBackend backend(options);
+    ConsoleBackend::setInstance(&backend);
+    const bool serving = backend.start();
+    if (serving) {
+        const QUrl url = backend.url();
+        std::printf("listening on http://%s:%d\n", qPrintable(url.host()), url.port());
+        std::fflush(stdout);
+    } else {
+        std::fprintf(stderr, "taxicore: cannot start the server: %s\n", qPrintable(backend.errorString()));
+    }
+
+    QQmlApplicationEngine engine;
+    engine.addImportPath(QStringLiteral("qrc:/qt/qml")); // not a default import path before 6.5
+    engine.load(QUrl(serving ? QStringLiteral("qrc:/qt/qml/TaxiCore/Main.qml")
+                             : QStringLiteral("qrc:/qt/qml/TaxiCore/StartupError.qml")));
+    if (engine.rootObjects().isEmpty())
+        return 1;
+
+    ConsoleHooks hooks(parser, engine);
+    const int rc = app.exec();
+    backend.stop();
+    return serving ? rc : 1;
+}

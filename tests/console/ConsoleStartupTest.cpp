@@ -1,0 +1,88 @@
+// The `taxicore` console binary, run as a user would (offscreen platform): it prints its URL,
+// serves HTTP from its embedded server, and exits non-zero with a message when it cannot bind.
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTest>
+
+namespace {
+constexpr int kStartTimeoutMs = 15000;
+constexpr int kRequestTimeoutMs = 5000;
+constexpr int kExitTimeoutMs = 10000;
+
+QString consoleBinary()
+{
+    return qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore");
+}
+
+QProcessEnvironment offscreenEnvironment()
+{
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    return env;
+}
+}
+
+class ConsoleStartupTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void printsUrlAndServesHealthz();
+    void exitsNonZeroWhenPortIsInUse();
+};
+
+void ConsoleStartupTest::printsUrlAndServesHealthz()
+{
+    QProcess console;
+    console.setProcessEnvironment(offscreenEnvironment());
+    console.start(consoleBinary(), {QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
+                                    QStringLiteral("--port"), QStringLiteral("0")});
+    QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+
+    QTRY_VERIFY_WITH_TIMEOUT(console.canReadLine(), kStartTimeoutMs);
+    const QString line = QString::fromUtf8(console.readLine()).trimmed();
+    QVERIFY2(line.startsWith(QLatin1String("listening on http://127.0.0.1:")), qPrintable(line));
+    const QUrl base(line.mid(int(qstrlen("listening on "))));
+    QVERIFY(base.port() > 0);
+
+    QNetworkAccessManager network;
+    QNetworkReply *reply = network.get(QNetworkRequest(base.resolved(QUrl(QStringLiteral("/healthz")))));
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    QVERIFY(finished.wait(kRequestTimeoutMs));
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    reply->deleteLater();
+
+    console.terminate(); // SIGTERM, by PID
+    QVERIFY(console.waitForFinished(kExitTimeoutMs));
+}
+
+void ConsoleStartupTest::exitsNonZeroWhenPortIsInUse()
+{
+    QTcpServer occupier;
+    QVERIFY(occupier.listen(QHostAddress::LocalHost, 0));
+
+    QProcess console;
+    console.setProcessEnvironment(offscreenEnvironment());
+    // The error window waits for the user; --quit-after-ms closes it for the test.
+    console.start(consoleBinary(), {QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
+                                    QStringLiteral("--port"), QString::number(occupier.serverPort()),
+                                    QStringLiteral("--quit-after-ms"), QStringLiteral("500")});
+    QVERIFY(console.waitForFinished(kStartTimeoutMs + kExitTimeoutMs));
+    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+    QVERIFY(console.exitCode() != 0);
+    const QString err = QString::fromUtf8(console.readAllStandardError());
+    QVERIFY2(err.contains(QLatin1String("cannot start the server")), qPrintable(err));
+    QVERIFY(console.readAllStandardOutput().isEmpty());
+}
+
+QTEST_GUILESS_MAIN(ConsoleStartupTest)
+#include "ConsoleStartupTest.moc"
