@@ -1,0 +1,38 @@
+#include "fleet/BookingState.h"
+
+namespace taxicore {
+
+QLatin1StringView bookingStateName(BookingState state)
+{
+    switch (state) {
+    case BookingState::Requested: return QLatin1StringView("requested");
+    case BookingState::Assigned: return QLatin1StringView("assigned");
+    case BookingState::Arriving: return QLatin1StringView("arriving");
+    case BookingState::OnTrip: return QLatin1StringView("on_trip");
+    case BookingState::Completed: return QLatin1StringView("completed");
+    case BookingState::Cancelled: return QLatin1StringView("cancelled");
+    }
+    return QLatin1StringView("unknown");
+}
+
+bool isOpen(BookingState state)
+{
+    return state != BookingState::Completed && state != BookingState::Cancelled;
+}
+
+bool canTransition(BookingState from, BookingState to)
+{
+    switch (to) {
+    case BookingState::Assigned: return from == BookingState::Requested;
+    case BookingState::Arriving: return from == BookingState::Assigned;
+    case BookingState::OnTrip: return from == BookingState::Arriving;
+    case BookingState::Completed: return from == BookingState::OnTrip;
+    case BookingState::Cancelled:
+        return from == BookingState::Requested || from == BookingState::Assigned
+            || from == BookingState::Arriving;
+    case BookingState::Requested: return false;
+    }
+    return false;
+}
+
+} // namespace taxicore

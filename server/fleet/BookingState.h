@@ -1,0 +1,24 @@
+#pragma once
+
+#include <QLatin1StringView>
+#include <cstdint>
+
+namespace taxicore {
+
+// The booking state machine of DESIGN.md:
+// requested → assigned → arriving → on_trip → completed, and cancelled from assigned/arriving.
+enum class BookingState : uint32_t {
+    Requested = 0,
+    Assigned = 1,
+    Arriving = 2,
+    OnTrip = 3,
+    Completed = 4,
+    Cancelled = 5,
+};
+
+QLatin1StringView bookingStateName(BookingState state);
+bool isOpen(BookingState state);
+// The only legal moves; everything else is answered 409 naming the current state.
+bool canTransition(BookingState from, BookingState to);
+
+} // namespace taxicore

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QLatin1StringView>
+#include <cstdint>
+
+namespace taxicore {
+
+// What a car is doing; stored as an atomic in its shared-memory slot.
+enum class CarState : uint32_t { Offline = 0, Available = 1, ToPickup = 2, OnTrip = 3 };
+
+inline QLatin1StringView carStateName(CarState state)
+{
+    switch (state) {
+    case CarState::Offline: return QLatin1StringView("offline");
+    case CarState::Available: return QLatin1StringView("available");
+    case CarState::ToPickup: return QLatin1StringView("to_pickup");
+    case CarState::OnTrip: return QLatin1StringView("on_trip");
+    }
+    return QLatin1StringView("offline");
+}
+
+} // namespace taxicore

@@ -1,0 +1,422 @@
+#include "fleet/FleetStore.h"
+
+#include "fleet/SharedRegion.h"
+#include "geo/GeoMath.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <signal.h>
+#include <thread>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+
+// A car within this distance of its pickup has arrived.
+constexpr double kArrivalRadiusM = 40.0;
+// A car that reported from a real device is left alone by the simulator this long.
+constexpr int64_t kDevicePauseMs = 30'000;
+// Spins before a lock or seqlock is presumed abandoned by a process that died inside it.
+constexpr int kSpinsBeforeSteal = 1 << 20;
+// Nearest cars tried in one booking attempt, and attempts when other bookers race us.
+constexpr int kBookingCandidates = 16;
+constexpr int kBookingAttempts = 4;
+
+void cpuRelax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
+// Cross-process spinlock holding the owner's pid, so a lock left by a crashed process is taken
+// over instead of blocking every other process forever.
+class SlotLock {
+public:
+    explicit SlotLock(std::atomic<uint32_t> &word)
+        : m_word(word)
+    {
+        const auto self = static_cast<uint32_t>(getpid());
+        for (int spins = 0;; ++spins) {
+            uint32_t expected = 0;
+            if (m_word.compare_exchange_weak(expected, self, std::memory_order_acquire))
+                return;
+            if (spins > kSpinsBeforeSteal && expected != self
+                && kill(static_cast<pid_t>(expected), 0) != 0
+                && m_word.compare_exchange_strong(expected, self, std::memory_order_acquire))
+                return;
+            if (expected == self && spins > kSpinsBeforeSteal) // a thread of ours: keep waiting
+                spins = 0;
+            cpuRelax();
+        }
+    }
+    ~SlotLock() { m_word.store(0, std::memory_order_release); }
+    SlotLock(const SlotLock &) = delete;
+    SlotLock &operator=(const SlotLock &) = delete;
+
+private:
+    std::atomic<uint32_t> &m_word;
+};
+
+BookingSnapshot snapshotOf(const BookingSlot &slot)
+{
+    BookingSnapshot b;
+    b.id = slot.id.load(std::memory_order_relaxed);
+    b.state = static_cast<BookingState>(slot.state);
+    b.carId = slot.carId;
+    b.riderId = QString::fromUtf8(slot.riderId, static_cast<qsizetype>(strnlen(slot.riderId, kRiderIdBytes)));
+    b.pickup = {slot.pickupLat, slot.pickupLng};
+    b.hasDropoff = slot.hasDropoff != 0;
+    b.dropoff = {slot.dropoffLat, slot.dropoffLng};
+    b.etaS = slot.etaS;
+    b.createdMs = slot.createdMs;
+    b.arrivedMs = slot.arrivedMs;
+    b.pickupMs = slot.pickupMs;
+    b.endedMs = slot.endedMs;
+    b.startOdometerM = slot.startOdometerM;
+    b.distanceM = slot.distanceM;
+    b.fare = slot.fare;
+    return b;
+}
+
+CarSnapshot readCar(const CarSlot &slot, int id)
+{
+    CarSnapshot c;
+    c.id = id;
+    for (int tries = 0;; ++tries) {
+        const uint32_t before = slot.seq.load(std::memory_order_acquire);
+        c.position = {slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
+        c.heading = slot.heading.load(std::memory_order_relaxed);
+        c.speedKmh = slot.speedKmh.load(std::memory_order_relaxed);
+        c.odometerM = slot.odometerM.load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        // A writer that died mid-update leaves seq odd forever: accept the values eventually.
+        if (((before & 1) == 0 && slot.seq.load(std::memory_order_relaxed) == before)
+            || tries > 1000)
+            break;
+        cpuRelax();
+    }
+    c.state = static_cast<CarState>(slot.state.load(std::memory_order_acquire));
+    c.bookingId = slot.bookingId.load(std::memory_order_acquire);
+    c.updatedMs = slot.updatedMs.load(std::memory_order_relaxed);
+    return c;
+}
+
+} // namespace
+
+FleetStore::FleetStore(SharedRegion &region)
+    : m_base(region.base())
+{
+}
+
+int64_t FleetStore::nowMs()
+{
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+ControlBlock &FleetStore::control() const
+{
+    return *reinterpret_cast<ControlBlock *>(m_base + RegionOffsets::control);
+}
+
+WorkerSlot &FleetStore::workerSlot(int index) const
+{
+    return reinterpret_cast<WorkerSlot *>(m_base + RegionOffsets::workers)[index];
+}
+
+CarSlot *FleetStore::carSlot(int id) const
+{
+    if (id < 1 || id > carCount())
+        return nullptr;
+    return reinterpret_cast<CarSlot *>(m_base + RegionOffsets::cars) + (id - 1);
+}
+
+BookingSlot &FleetStore::bookingSlot(uint64_t id) const
+{
+    return reinterpret_cast<BookingSlot *>(m_base + RegionOffsets::bookings)[id % kBookingCapacity];
+}
+
+int FleetStore::carCount() const
+{
+    return control().carCount.load(std::memory_order_acquire);
+}
+
+void FleetStore::initialiseCars(int count, const std::function<LatLng(int id)> &place)
+{
+    count = std::clamp(count, 0, kMaxCars);
+    control().carCount.store(count, std::memory_order_release);
+    for (int id = 1; id <= count; ++id) {
+        CarSlot &slot = *carSlot(id);
+        writePosition(slot, place(id), 0, 0, false);
+        slot.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+    }
+}
+
+std::optional<CarSnapshot> FleetStore::car(int id) const
+{
+    const CarSlot *slot = carSlot(id);
+    if (!slot)
+        return std::nullopt;
+    return readCar(*slot, id);
+}
+
+void FleetStore::writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved)
+{
+    uint32_t seq = slot.seq.load(std::memory_order_relaxed);
+    for (int spins = 0;; ++spins) {
+        if ((seq & 1) == 0 && slot.seq.compare_exchange_weak(seq, seq + 1, std::memory_order_acq_rel))
+            break;
+        if ((seq & 1) != 0 && spins > kSpinsBeforeSteal
+            && slot.seq.compare_exchange_strong(seq, seq + 2, std::memory_order_acq_rel)) {
+            seq += 1; // took over an update abandoned by a dead writer; seq + 2 is odd
+            break;
+        }
+        cpuRelax();
+        seq = slot.seq.load(std::memory_order_relaxed);
+    }
+    std::atomic_thread_fence(std::memory_order_release);
+    if (moved) {
+        const LatLng previous{slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
+        const double step = geo::distanceM(previous, position);
+        slot.odometerM.store(slot.odometerM.load(std::memory_order_relaxed) + step, std::memory_order_relaxed);
+    }
+    slot.lat.store(position.lat, std::memory_order_relaxed);
+    slot.lng.store(position.lng, std::memory_order_relaxed);
+    slot.heading.store(heading, std::memory_order_relaxed);
+    slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
+    slot.updatedMs.store(nowMs(), std::memory_order_relaxed);
+    slot.seq.store(seq + 2, std::memory_order_release);
+}
+
+std::optional<CarSnapshot> FleetStore::updatePosition(int id, LatLng position, float heading,
+                                                      float speedKmh, bool fromDevice)
+{
+    CarSlot *slot = carSlot(id);
+    if (!slot)
+        return std::nullopt;
+    if (fromDevice)
+        slot->deviceUntilMs.store(nowMs() + kDevicePauseMs, std::memory_order_relaxed);
+    writePosition(*slot, position, heading, speedKmh, true);
+    const auto state = static_cast<CarState>(slot->state.load(std::memory_order_acquire));
+    const uint64_t bookingId = slot->bookingId.load(std::memory_order_acquire);
+    if (state == CarState::ToPickup && bookingId != 0)
+        markArrivedIfAtPickup(id, bookingId, position);
+    return readCar(*slot, id);
+}
+
+bool FleetStore::isDeviceDriven(int id) const
+{
+    const CarSlot *slot = carSlot(id);
+    return slot && slot->deviceUntilMs.load(std::memory_order_relaxed) > nowMs();
+}
+
+void FleetStore::markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position)
+{
+    BookingSlot &slot = bookingSlot(bookingId);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != bookingId || slot.carId != carId
+        || static_cast<BookingState>(slot.state) != BookingState::Assigned)
+        return;
+    if (geo::distanceM(position, {slot.pickupLat, slot.pickupLng}) > kArrivalRadiusM)
+        return;
+    slot.state = static_cast<uint32_t>(BookingState::Arriving);
+    slot.arrivedMs = nowMs();
+}
+
+std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int limit,
+                                          bool availableOnly) const
+{
+    std::vector<NearbyCar> found;
+    if (limit <= 0)
+        return found;
+    // A cheap box test in degrees rules out most cars before the exact distance.
+    const double dLat = radiusM / 111'195.0;
+    const double dLng = dLat / std::max(0.01, std::cos(centre.lat * 3.141592653589793 / 180.0));
+    const int count = carCount();
+    const auto *carSlots = reinterpret_cast<const CarSlot *>(m_base + RegionOffsets::cars);
+    for (int i = 0; i < count; ++i) {
+        const CarSlot &slot = carSlots[i];
+        const auto state = static_cast<CarState>(slot.state.load(std::memory_order_relaxed));
+        if (state == CarState::Offline || (availableOnly && state != CarState::Available))
+            continue;
+        const double lat = slot.lat.load(std::memory_order_relaxed);
+        const double lng = slot.lng.load(std::memory_order_relaxed);
+        if (std::abs(lat - centre.lat) > dLat || std::abs(lng - centre.lng) > dLng)
+            continue;
+        CarSnapshot car = readCar(slot, i + 1);
+        const double d = geo::distanceM(centre, car.position);
+        if (d <= radiusM)
+            found.push_back({car, d});
+    }
+    const auto byDistance = [](const NearbyCar &a, const NearbyCar &b) {
+        return a.distanceM < b.distanceM || (a.distanceM == b.distanceM && a.car.id < b.car.id);
+    };
+    if (static_cast<int>(found.size()) > limit) {
+        std::partial_sort(found.begin(), found.begin() + limit, found.end(), byDistance);
+        found.resize(static_cast<std::size_t>(limit));
+    } else {
+        std::sort(found.begin(), found.end(), byDistance);
+    }
+    return found;
+}
+
+FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
+                                     std::optional<LatLng> dropoff, double radiusM,
+                                     const std::function<uint32_t(LatLng)> &etaFor)
+{
+    Booking result;
+    for (int attempt = 0; attempt < kBookingAttempts; ++attempt) {
+        const auto candidates = nearby(pickup, radiusM, kBookingCandidates, true);
+        if (candidates.empty())
+            return result; // NoCarAvailable
+        for (const NearbyCar &candidate : candidates) {
+            CarSlot &car = *carSlot(candidate.car.id);
+            uint32_t expected = static_cast<uint32_t>(CarState::Available);
+            if (!car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                                   std::memory_order_acq_rel))
+                continue; // another booking won this car: try the next nearest
+            // The car is ours. Find a booking slot that holds no open booking.
+            for (int tries = 0; tries < kBookingCapacity; ++tries) {
+                const uint64_t id = control().nextBookingId.fetch_add(1, std::memory_order_relaxed) + 1;
+                BookingSlot &slot = bookingSlot(id);
+                SlotLock lock(slot.lock);
+                if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
+                    continue;
+                const QByteArray rider = riderId.toUtf8().left(kRiderIdBytes - 1);
+                std::memset(slot.riderId, 0, sizeof slot.riderId);
+                std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+                slot.state = static_cast<uint32_t>(BookingState::Assigned);
+                slot.carId = candidate.car.id;
+                slot.pickupLat = pickup.lat;
+                slot.pickupLng = pickup.lng;
+                slot.hasDropoff = dropoff.has_value();
+                slot.dropoffLat = dropoff ? dropoff->lat : 0;
+                slot.dropoffLng = dropoff ? dropoff->lng : 0;
+                slot.etaS = etaFor(candidate.car.position);
+                slot.createdMs = nowMs();
+                slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
+                slot.startOdometerM = slot.distanceM = slot.fare = 0;
+                slot.id.store(id, std::memory_order_release);
+                car.bookingId.store(id, std::memory_order_release);
+                result.result = BookResult::Booked;
+                result.booking = snapshotOf(slot);
+                result.car = readCar(car, candidate.car.id);
+                return result;
+            }
+            car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+            result.result = BookResult::CapacityFull;
+            return result;
+        }
+    }
+    return result;
+}
+
+std::optional<BookingSnapshot> FleetStore::booking(uint64_t id) const
+{
+    if (id == 0)
+        return std::nullopt;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id)
+        return std::nullopt;
+    return snapshotOf(slot);
+}
+
+std::vector<BookingSnapshot> FleetStore::recentBookings(int max) const
+{
+    std::vector<BookingSnapshot> out;
+    const uint64_t newest = control().nextBookingId.load(std::memory_order_acquire);
+    for (uint64_t id = newest; id > 0 && static_cast<int>(out.size()) < max; --id) {
+        if (newest - id >= static_cast<uint64_t>(kBookingCapacity))
+            break;
+        if (auto b = booking(id))
+            out.push_back(*b);
+    }
+    return out;
+}
+
+void FleetStore::releaseCar(int carId, uint64_t bookingId)
+{
+    CarSlot *car = carSlot(carId);
+    if (!car)
+        return;
+    uint64_t expected = bookingId;
+    if (car->bookingId.compare_exchange_strong(expected, 0, std::memory_order_acq_rel))
+        car->state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+}
+
+FleetStore::Transition FleetStore::pickup(uint64_t id)
+{
+    Transition t;
+    if (id == 0)
+        return t;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id)
+        return t;
+    t.result = TransitionResult::IllegalState;
+    if (canTransition(static_cast<BookingState>(slot.state), BookingState::OnTrip)) {
+        CarSlot *car = carSlot(slot.carId);
+        slot.state = static_cast<uint32_t>(BookingState::OnTrip);
+        slot.pickupMs = nowMs();
+        slot.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
+        if (car)
+            car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);
+        t.result = TransitionResult::Done;
+    }
+    t.booking = snapshotOf(slot);
+    return t;
+}
+
+FleetStore::Transition FleetStore::complete(uint64_t id,
+                                            const std::function<double(double, double)> &fareFor)
+{
+    Transition t;
+    if (id == 0)
+        return t;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id)
+        return t;
+    t.result = TransitionResult::IllegalState;
+    if (canTransition(static_cast<BookingState>(slot.state), BookingState::Completed)) {
+        const CarSlot *car = carSlot(slot.carId);
+        const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : slot.startOdometerM;
+        slot.endedMs = nowMs();
+        slot.distanceM = std::max(0.0, odometer - slot.startOdometerM);
+        slot.fare = fareFor(slot.distanceM, double(slot.endedMs - slot.pickupMs) / 1000.0);
+        slot.state = static_cast<uint32_t>(BookingState::Completed);
+        releaseCar(slot.carId, id);
+        t.result = TransitionResult::Done;
+    }
+    t.booking = snapshotOf(slot);
+    return t;
+}
+
+FleetStore::Transition FleetStore::cancel(uint64_t id)
+{
+    Transition t;
+    if (id == 0)
+        return t;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id)
+        return t;
+    t.result = TransitionResult::IllegalState;
+    if (canTransition(static_cast<BookingState>(slot.state), BookingState::Cancelled)) {
+        slot.state = static_cast<uint32_t>(BookingState::Cancelled);
+        slot.endedMs = nowMs();
+        releaseCar(slot.carId, id);
+        t.result = TransitionResult::Done;
+    }
+    t.booking = snapshotOf(slot);
+    return t;
+}
+
+} // namespace taxicore

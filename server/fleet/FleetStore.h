@@ -1,0 +1,74 @@
+#pragma once
+
+#include "fleet/FleetTypes.h"
+#include "fleet/RegionLayout.h"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace taxicore {
+
+class SharedRegion;
+
+// The fleet and its bookings over the shared-memory region: every process (and every thread)
+// uses this one code path. All operations are safe to call concurrently from many processes.
+class FleetStore {
+public:
+    explicit FleetStore(SharedRegion &region);
+
+    // Primary only, once: places `count` available cars with positions from `place(id)`.
+    void initialiseCars(int count, const std::function<LatLng(int id)> &place);
+
+    int carCount() const;
+    std::optional<CarSnapshot> car(int id) const;
+    // Writes a reported or simulated position; drives the arrival of an assigned car.
+    // `fromDevice` pauses the simulator for this car for a while.
+    std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
+                                              bool fromDevice);
+    // True while a real device reports this car: the simulator must not move it.
+    bool isDeviceDriven(int id) const;
+    std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
+                                  bool availableOnly = false) const;
+
+    enum class BookResult { Booked, NoCarAvailable, CapacityFull };
+    struct Booking {
+        BookResult result = BookResult::NoCarAvailable;
+        BookingSnapshot booking;
+        CarSnapshot car;
+    };
+    // Reserves the nearest available car (CAS Available → ToPickup: never two bookings on a car)
+    // within `radiusM`, and creates the booking in state assigned.
+    Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
+                 double radiusM, const std::function<uint32_t(LatLng carPosition)> &etaFor);
+
+    std::optional<BookingSnapshot> booking(uint64_t id) const;
+    // The newest bookings first, at most `max`.
+    std::vector<BookingSnapshot> recentBookings(int max) const;
+
+    enum class TransitionResult { Done, NotFound, IllegalState };
+    struct Transition {
+        TransitionResult result = TransitionResult::NotFound;
+        BookingSnapshot booking; // after the move, or the current state when illegal
+    };
+    Transition pickup(uint64_t id);
+    // Completes the trip: distance from the car's odometer, fare from `fareFor(distance, secs)`.
+    Transition complete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor);
+    Transition cancel(uint64_t id);
+
+    WorkerSlot &workerSlot(int index) const;
+    ControlBlock &control() const;
+
+    static int64_t nowMs();
+
+private:
+    CarSlot *carSlot(int id) const;
+    BookingSlot &bookingSlot(uint64_t id) const;
+    void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
+    void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
+    void releaseCar(int carId, uint64_t bookingId);
+
+    char *m_base;
+};
+
+} // namespace taxicore

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "fleet/BookingState.h"
+#include "fleet/CarState.h"
+
+#include <QString>
+#include <cstdint>
+
+namespace taxicore {
+
+struct LatLng {
+    double lat = 0;
+    double lng = 0;
+};
+
+// A consistent copy of one car's slot.
+struct CarSnapshot {
+    int id = 0;
+    LatLng position;
+    float heading = 0;
+    float speedKmh = 0;
+    CarState state = CarState::Offline;
+    uint64_t bookingId = 0;
+    int64_t updatedMs = 0;
+    double odometerM = 0;
+};
+
+struct NearbyCar {
+    CarSnapshot car;
+    double distanceM = 0;
+};
+
+// A consistent copy of one booking's slot.
+struct BookingSnapshot {
+    uint64_t id = 0;
+    BookingState state = BookingState::Requested;
+    int carId = 0;
+    QString riderId;
+    LatLng pickup;
+    bool hasDropoff = false;
+    LatLng dropoff;
+    uint32_t etaS = 0;
+    int64_t createdMs = 0;
+    int64_t arrivedMs = 0;
+    int64_t pickupMs = 0;
+    int64_t endedMs = 0;
+    double startOdometerM = 0;
+    double distanceM = 0;
+    double fare = 0;
+};
+
+} // namespace taxicore

@@ -1,0 +1,107 @@
+#pragma once
+
+// The layout of the shared-memory region every process maps (DESIGN.md "State shared across
+// processes"). Only fixed-size slots of lock-free atomics and plain data, addressed by offsets:
+// the region is mapped at a different address in each process.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace taxicore {
+
+inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
+inline constexpr uint32_t kRegionVersion = 1;
+inline constexpr int kMaxCars = 16384;
+inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
+inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
+inline constexpr int kRiderIdBytes = 64;
+
+static_assert(std::atomic<double>::is_always_lock_free, "shared memory needs lock-free atomics");
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared memory needs lock-free atomics");
+
+// One car. Position fields are written under a seqlock (seq odd while a writer is inside) so a
+// reader gets lat, lng, heading and speed from the same update.
+struct alignas(64) CarSlot {
+    std::atomic<uint32_t> seq;
+    std::atomic<uint32_t> state; // CarState; booking is a CAS Available → ToPickup
+    std::atomic<double> lat;
+    std::atomic<double> lng;
+    std::atomic<float> heading;
+    std::atomic<float> speedKmh;
+    std::atomic<uint64_t> bookingId;
+    std::atomic<int64_t> updatedMs;
+    std::atomic<double> odometerM;      // metres driven since start; fares use its deltas
+    std::atomic<int64_t> deviceUntilMs; // a real device reported: the simulator leaves it alone
+};
+
+// One booking. Fields after `lock` are guarded by it (a cross-process spinlock).
+struct BookingSlot {
+    std::atomic<uint32_t> lock;
+    std::atomic<uint64_t> id; // 0 = never used; slot = id % kBookingCapacity
+    uint32_t state;
+    int32_t carId;
+    char riderId[kRiderIdBytes];
+    double pickupLat, pickupLng;
+    double dropoffLat, dropoffLng;
+    uint32_t hasDropoff;
+    uint32_t etaS;
+    int64_t createdMs, arrivedMs, pickupMs, endedMs;
+    double startOdometerM;
+    double distanceM; // final, when completed
+    double fare;      // final, when completed
+};
+
+// Per-process serving counters; the console and /metrics sum them over every slot.
+inline constexpr int kLatencyBuckets = 64; // bucket i holds latencies < 2^(i/2) µs (half-octaves)
+inline constexpr int kStatusKinds = 16;    // see metrics/StatusIndex.h
+inline constexpr int kRouteKinds = 32;     // see http/RouteId.h
+
+struct alignas(64) WorkerSlot {
+    std::atomic<int32_t> pid;
+    std::atomic<uint32_t> state; // 0 unused, 1 starting, 2 serving, 3 draining, 4 exited
+    std::atomic<int64_t> startedMs;
+    std::atomic<int64_t> heartbeatMs;
+    std::atomic<int64_t> loopLagUs;
+    std::atomic<uint64_t> requests;
+    std::atomic<uint64_t> inFlight;
+    std::atomic<uint64_t> openConnections;
+    std::atomic<uint64_t> latencySumUs;
+    std::atomic<uint64_t> latency[kLatencyBuckets];
+    std::atomic<uint64_t> byRouteStatus[kRouteKinds][kStatusKinds];
+};
+
+// Run-wide control: which mode serves, and a generation bumped on every switch.
+struct ControlBlock {
+    std::atomic<uint32_t> mode;
+    std::atomic<uint32_t> generation;
+    std::atomic<uint64_t> nextBookingId;
+    std::atomic<int32_t> carCount;
+    std::atomic<int64_t> startedMs;
+};
+
+struct RegionHeader {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t totalBytes;
+    uint64_t controlOffset;
+    uint64_t carsOffset;
+    uint64_t bookingsOffset;
+    uint64_t workersOffset;
+};
+
+// Byte offsets of each part, computed once; the same in every process.
+constexpr std::size_t alignToPage(std::size_t n)
+{
+    return (n + 4095) & ~std::size_t(4095);
+}
+
+struct RegionOffsets {
+    static constexpr std::size_t control = alignToPage(sizeof(RegionHeader));
+    static constexpr std::size_t cars = control + alignToPage(sizeof(ControlBlock));
+    static constexpr std::size_t bookings = cars + alignToPage(sizeof(CarSlot) * kMaxCars);
+    static constexpr std::size_t workers = bookings + alignToPage(sizeof(BookingSlot) * kBookingCapacity);
+    static constexpr std::size_t total = workers + alignToPage(sizeof(WorkerSlot) * kMaxWorkers);
+};
+
+} // namespace taxicore

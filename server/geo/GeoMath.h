@@ -1,0 +1,17 @@
+#pragma once
+
+#include "fleet/FleetTypes.h"
+
+namespace taxicore::geo {
+
+inline constexpr double kEarthRadiusM = 6371008.8;
+
+// Great-circle distance in metres.
+double distanceM(LatLng a, LatLng b);
+// Initial bearing from a to b, degrees clockwise from north in [0, 360).
+double bearingDeg(LatLng a, LatLng b);
+// The point `metres` from `from` towards `to` (clamped at `to`).
+LatLng moveTowards(LatLng from, LatLng to, double metres);
+bool isValidCoordinate(double lat, double lng);
+
+} // namespace taxicore::geo

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "http/HttpTypes.h"
+
+#include <QJsonObject>
+#include <QString>
+
+namespace taxicore {
+
+// {"error": code, "message": human text} with the given status; `extra` fields are merged in.
+ApiResponse errorResponse(int status, const char *code, const QString &message,
+                          const QJsonObject &extra = {});
+ApiResponse jsonResponse(const QJsonObject &object, int status = 200);
+ApiResponse textResponse(const QByteArray &text, int status = 200);
+
+} // namespace taxicore

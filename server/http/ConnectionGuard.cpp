@@ -1,0 +1,257 @@
+#include "http/ConnectionGuard.h"
+
+#include "http/ApiError.h"
+#include "http/ResponseWriter.h"
+#include "metrics/MetricsRecorder.h"
+
+#include <QDateTime>
+#include <QTcpSocket>
+
+namespace taxicore {
+
+namespace {
+
+constexpr int kSweepIntervalMs = 500;
+
+long long monotonicMs()
+{
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
+bool startsWithNoCase(const QByteArray &line, const char *prefix)
+{
+    return line.startsWith(prefix) || line.toLower().startsWith(prefix);
+}
+
+} // namespace
+
+ConnectionGuard::ConnectionGuard(ConnectionLimits limits, MetricsRecorder &metrics, QObject *parent)
+    : QTcpServer(parent)
+    , m_limits(limits)
+    , m_metrics(metrics)
+{
+    m_sweepTimer.setInterval(kSweepIntervalMs);
+    connect(&m_sweepTimer, &QTimer::timeout, this, &ConnectionGuard::sweep);
+    m_sweepTimer.start();
+}
+
+void ConnectionGuard::incomingConnection(qintptr descriptor)
+{
+    adoptSocket(descriptor);
+}
+
+void ConnectionGuard::adoptSocket(qintptr descriptor)
+{
+    auto *socket = new QTcpSocket(this);
+    if (!socket->setSocketDescriptor(descriptor)) {
+        delete socket;
+        return;
+    }
+    ConnectionState &state = m_states[socket];
+    state.lastActivityMs = monotonicMs();
+    m_metrics.connectionOpened();
+    // Connected before QHttpServer sees the socket, so this slot runs first on every read.
+    connect(socket, &QTcpSocket::readyRead, this, [this, socket] { inspect(socket); });
+    connect(socket, &QTcpSocket::bytesWritten, this, [this, socket] {
+        if (auto it = m_states.find(socket); it != m_states.end())
+            it->lastActivityMs = monotonicMs();
+    });
+    connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
+    connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+    if (m_states.size() > m_limits.maxConnections || m_draining) {
+        reject(socket, state, 503, "too_many_connections",
+               m_draining ? QStringLiteral("the server is shutting down")
+                          : QStringLiteral("the server has too many open connections; retry shortly"));
+        return;
+    }
+    addPendingConnection(socket);
+    Q_EMIT newConnection();
+}
+
+ConnectionState *ConnectionGuard::state(QTcpSocket *socket)
+{
+    auto it = m_states.find(socket);
+    return it == m_states.end() ? nullptr : &it.value();
+}
+
+void ConnectionGuard::forget(QTcpSocket *socket)
+{
+    if (m_states.remove(socket)) {
+        m_metrics.connectionClosed();
+        if (m_states.isEmpty())
+            Q_EMIT allConnectionsClosed();
+    }
+}
+
+void ConnectionGuard::inspect(QTcpSocket *socket)
+{
+    auto it = m_states.find(socket);
+    if (it == m_states.end())
+        return;
+    ConnectionState &state = it.value();
+    state.lastActivityMs = monotonicMs();
+    if (state.rejected) {
+        socket->readAll(); // nothing more from this client reaches QHttpServer
+        return;
+    }
+    if (state.headComplete) {
+        // Body bytes: a client that sent `Expect: 100-continue` waits for our go-ahead.
+        return;
+    }
+    const QByteArray bytes = socket->peek(m_limits.maxHeaderBytes + 1);
+    if (!inspectHead(socket, state, bytes))
+        return;
+    if (state.headComplete && state.expectContinue) {
+        const int headEnd = bytes.indexOf("\r\n\r\n");
+        const long long bodyBuffered = headEnd < 0 ? 0 : bytes.size() - headEnd - 4;
+        if (bodyBuffered < state.contentLength)
+            socket->write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
+    }
+}
+
+// Reads the complete lines of the request head that arrived so far. QHttpServer consumes whole
+// lines, so each call sees the head from where the previous one stopped.
+bool ConnectionGuard::inspectHead(QTcpSocket *socket, ConnectionState &state, const QByteArray &bytes)
+{
+    qsizetype pos = 0;
+    if (state.atRequestStart) {
+        // Clients may send blank lines between requests (RFC 9112 2.2).
+        while (bytes.size() >= pos + 2 && bytes[pos] == '\r' && bytes[pos + 1] == '\n')
+            pos += 2;
+        if (pos >= bytes.size())
+            return true;
+        const qsizetype lineEnd = bytes.indexOf("\r\n", pos);
+        if (lineEnd < 0) {
+            if (bytes.size() - pos > m_limits.maxRequestLineBytes) {
+                reject(socket, state, 414, "uri_too_long",
+                       QStringLiteral("the request line is longer than %1 bytes").arg(m_limits.maxRequestLineBytes));
+                return false;
+            }
+            return true; // wait for the rest of the request line
+        }
+        if (lineEnd - pos > m_limits.maxRequestLineBytes) {
+            reject(socket, state, 414, "uri_too_long",
+                   QStringLiteral("the request line is longer than %1 bytes").arg(m_limits.maxRequestLineBytes));
+            return false;
+        }
+        const QByteArray line = bytes.mid(pos, lineEnd - pos);
+        state.http10 = line.endsWith("HTTP/1.0");
+        state.wantsClose = state.http10; // HTTP/1.0 closes unless it asks for keep-alive
+        state.atRequestStart = false;
+        state.headBytes = int(lineEnd + 2 - pos);
+        state.headerFields = 0;
+        state.contentLength = 0;
+        state.expectContinue = false;
+        state.headStartedMs = monotonicMs();
+        pos = lineEnd + 2;
+    }
+    while (!state.headComplete) {
+        const qsizetype lineEnd = bytes.indexOf("\r\n", pos);
+        if (lineEnd < 0) {
+            if (state.headBytes + (bytes.size() - pos) > m_limits.maxHeaderBytes) {
+                reject(socket, state, 431, "headers_too_large",
+                       QStringLiteral("request headers exceed %1 bytes").arg(m_limits.maxHeaderBytes));
+                return false;
+            }
+            return true;
+        }
+        state.headBytes += int(lineEnd + 2 - pos);
+        if (lineEnd == pos) {
+            state.headComplete = true;
+            break;
+        }
+        const QByteArray line = bytes.mid(pos, lineEnd - pos);
+        pos = lineEnd + 2;
+        if (++state.headerFields > m_limits.maxHeaderFields) {
+            reject(socket, state, 431, "too_many_headers",
+                   QStringLiteral("more than %1 header fields").arg(m_limits.maxHeaderFields));
+            return false;
+        }
+        if (state.headBytes > m_limits.maxHeaderBytes) {
+            reject(socket, state, 431, "headers_too_large",
+                   QStringLiteral("request headers exceed %1 bytes").arg(m_limits.maxHeaderBytes));
+            return false;
+        }
+        if (startsWithNoCase(line, "content-length:")) {
+            bool ok = false;
+            state.contentLength = line.mid(15).trimmed().toLongLong(&ok);
+            if (!ok || state.contentLength < 0) {
+                reject(socket, state, 400, "bad_content_length", QStringLiteral("Content-Length is not a number"));
+                return false;
+            }
+            if (state.contentLength > m_limits.maxBodyBytes) {
+                reject(socket, state, 413, "body_too_large",
+                       QStringLiteral("request bodies are limited to %1 bytes").arg(m_limits.maxBodyBytes));
+                return false;
+            }
+        } else if (startsWithNoCase(line, "expect:")) {
+            state.expectContinue = line.mid(7).trimmed().toLower() == "100-continue";
+        } else if (startsWithNoCase(line, "connection:")) {
+            const QByteArray value = line.mid(11).trimmed().toLower();
+            if (value.contains("close"))
+                state.wantsClose = true;
+            else if (value.contains("keep-alive"))
+                state.wantsClose = false;
+        }
+    }
+    return true;
+}
+
+void ConnectionGuard::requestDispatched(QTcpSocket *socket)
+{
+    if (ConnectionState *s = state(socket)) {
+        s->atRequestStart = true;
+        s->headComplete = false;
+        s->headBytes = 0;
+        s->headStartedMs = 0;
+    }
+}
+
+void ConnectionGuard::responseWritten(QTcpSocket *socket)
+{
+    ConnectionState *s = state(socket);
+    if (!s)
+        return;
+    if (s->closeAfterSequence && s->nextToWrite > s->closeSequence)
+        socket->disconnectFromHost();
+}
+
+void ConnectionGuard::reject(QTcpSocket *socket, ConnectionState &state, int status, const char *code,
+                             const QString &message)
+{
+    state.rejected = true;
+    socket->readAll();
+    socket->write(serializeResponse(errorResponse(status, code, message), state.http10, false, false));
+    socket->disconnectFromHost();
+}
+
+void ConnectionGuard::startDraining()
+{
+    m_draining = true;
+    m_drainStartedMs = monotonicMs();
+    close(); // stop listening; connections already accepted are still served
+    sweep();
+}
+
+void ConnectionGuard::sweep()
+{
+    const long long now = monotonicMs();
+    QList<QTcpSocket *> toClose;
+    for (auto it = m_states.begin(); it != m_states.end(); ++it) {
+        const ConnectionState &s = it.value();
+        const bool busy = s.inFlight() > 0;
+        const bool midHead = !s.atRequestStart && !s.headComplete;
+        if (midHead && now - s.headStartedMs > m_limits.headerTimeoutMs)
+            toClose.append(it.key()); // slowloris: the head never completes
+        else if (!busy && !midHead && now - s.lastActivityMs > m_limits.idleTimeoutMs)
+            toClose.append(it.key());
+        else if (m_draining && !busy && (!midHead || now - m_drainStartedMs > m_limits.drainGraceMs))
+            toClose.append(it.key());
+    }
+    for (QTcpSocket *socket : toClose)
+        socket->disconnectFromHost();
+    if (m_draining && m_states.isEmpty())
+        Q_EMIT allConnectionsClosed();
+}
+
+} // namespace taxicore

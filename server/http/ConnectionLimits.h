@@ -1,0 +1,17 @@
+#pragma once
+
+namespace taxicore {
+
+// Every limit and timeout of the connection guard, with its default (README: "Limits").
+struct ConnectionLimits {
+    int maxRequestLineBytes = 8 * 1024; // longer → 414
+    int maxHeaderBytes = 32 * 1024;     // more → 431
+    int maxHeaderFields = 100;          // more → 431
+    long long maxBodyBytes = 64 * 1024; // larger Content-Length → 413
+    int headerTimeoutMs = 10'000;       // a request head must arrive within this
+    int idleTimeoutMs = 15'000;         // a keep-alive connection with nothing to do is closed
+    int maxConnections = 20'000;        // over it → 503 and close
+    int drainGraceMs = 2'000;           // idle connections left open this long when draining
+};
+
+} // namespace taxicore

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <QByteArray>
+#include <map>
+
+namespace taxicore {
+
+// What the guard knows about one client connection. Lives on the I/O thread only.
+struct ConnectionState {
+    // The current request head, as the guard peeks it before QHttpServer parses it.
+    bool atRequestStart = true;
+    bool headComplete = false;
+    bool http10 = false;
+    bool wantsClose = false;
+    int headBytes = 0;
+    int headerFields = 0;
+    long long contentLength = 0;
+    bool expectContinue = false;
+    long long headStartedMs = 0;
+    long long lastActivityMs = 0;
+    bool rejected = false;
+
+    // Requests dispatched and not yet answered; responses are written in dispatch order
+    // even when pool threads finish out of order (pipelining, DESIGN.md defect 3).
+    unsigned long long nextSequence = 0;
+    unsigned long long nextToWrite = 0;
+    std::map<unsigned long long, QByteArray> finished;
+    bool closeAfterSequence = false;
+    unsigned long long closeSequence = 0;
+
+    int inFlight() const { return int(nextSequence - nextToWrite); }
+};
+
+} // namespace taxicore

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QAbstractHttpServer>
+#include <QPointer>
+
+class QThreadPool;
+
+namespace taxicore {
+
+class ConnectionGuard;
+class MetricsRecorder;
+class Router;
+struct ApiRequest;
+struct ApiResponse;
+
+// The HTTP front of the service: QHttpServer's parser feeds our own router, and responses are
+// written by us (HTTP version, Connection, HEAD, pipelining order: DESIGN.md defects 1–3, 6).
+// With a thread pool set, handlers run on it (mode `pool`); else inline on the I/O thread.
+class HttpService : public QAbstractHttpServer {
+    Q_OBJECT
+public:
+    HttpService(const Router &router, ConnectionGuard &guard, MetricsRecorder &metrics,
+                QObject *parent = nullptr);
+
+    void setThreadPool(QThreadPool *pool) { m_pool = pool; }
+
+protected:
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
+    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
+
+private:
+    ApiResponse run(int routeIndex, const ApiRequest &request) const;
+    void deliver(QTcpSocket *socket, unsigned long long sequence, QByteArray bytes);
+
+    const Router &m_router;
+    ConnectionGuard &m_guard;
+    MetricsRecorder &m_metrics;
+    QThreadPool *m_pool = nullptr;
+};
+
+} // namespace taxicore

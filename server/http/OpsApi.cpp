@@ -1,0 +1,51 @@
+#include "http/OpsApi.h"
+
+#include "fleet/FleetStore.h"
+#include "http/ApiError.h"
+#include "http/Router.h"
+#include "metrics/PrometheusText.h"
+
+#include <QFile>
+#include <QJsonObject>
+
+namespace taxicore {
+
+namespace {
+
+QByteArray loadOpenApi()
+{
+    QFile file(QStringLiteral(":/taxicore/openapi.json"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+} // namespace
+
+void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QByteArray()> mode)
+{
+    router.add(HttpMethod::Get, "/healthz", [&fleet, mode](const ApiRequest &) {
+        const int64_t started = fleet.control().startedMs.load(std::memory_order_relaxed);
+        return jsonResponse({
+            {QStringLiteral("status"), QStringLiteral("ok")},
+            {QStringLiteral("version"), QStringLiteral(TAXICORE_VERSION)},
+            {QStringLiteral("mode"), QString::fromLatin1(mode())},
+            {QStringLiteral("uptime_s"), double(FleetStore::nowMs() - started) / 1000.0},
+            {QStringLiteral("cars"), fleet.carCount()},
+        });
+    });
+    router.add(HttpMethod::Get, "/metrics", [&fleet, &router, mode](const ApiRequest &) {
+        QList<QByteArray> names{QByteArrayLiteral("unmatched")};
+        for (const Router::Route &route : router.routes())
+            names.append(methodName(route.method) + ' ' + route.pattern);
+        ApiResponse r = textResponse(renderPrometheus(fleet, names, mode()));
+        r.contentType = QByteArrayLiteral("text/plain; version=0.0.4; charset=utf-8");
+        return r;
+    });
+    static const QByteArray openApi = loadOpenApi();
+    router.add(HttpMethod::Get, "/api/v1/openapi.json", [](const ApiRequest &) {
+        ApiResponse r;
+        r.body = openApi;
+        return r;
+    });
+}
+
+} // namespace taxicore

@@ -1,0 +1,15 @@
+#pragma once
+
+#include <QByteArray>
+#include <functional>
+
+namespace taxicore {
+
+class FleetStore;
+class Router;
+
+// Operations endpoints: /healthz, /metrics (Prometheus) and /api/v1/openapi.json.
+// `mode` reports the execution model serving now.
+void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QByteArray()> mode);
+
+} // namespace taxicore

@@ -1,0 +1,84 @@
+#include "http/Router.h"
+
+#include "http/ApiError.h"
+#include "metrics/MetricsLimits.h"
+
+namespace taxicore {
+
+QByteArray methodName(HttpMethod method)
+{
+    switch (method) {
+    case HttpMethod::Get: return QByteArrayLiteral("GET");
+    case HttpMethod::Head: return QByteArrayLiteral("HEAD");
+    case HttpMethod::Post: return QByteArrayLiteral("POST");
+    case HttpMethod::Put: return QByteArrayLiteral("PUT");
+    case HttpMethod::Delete: return QByteArrayLiteral("DELETE");
+    case HttpMethod::Patch: return QByteArrayLiteral("PATCH");
+    case HttpMethod::Options: return QByteArrayLiteral("OPTIONS");
+    case HttpMethod::Other: return QByteArrayLiteral("OTHER");
+    }
+    return {};
+}
+
+void Router::add(HttpMethod method, const char *pattern, Handler handler)
+{
+    Route route{method, QByteArray(pattern), {}, std::move(handler), int(m_routes.size()) + 1};
+    Q_ASSERT(route.id < kMetricsRouteSlots);
+    for (const QByteArray &segment : route.pattern.split('/')) {
+        if (segment.isEmpty())
+            continue;
+        route.segments.push_back(segment.startsWith('{') ? QByteArray() : segment);
+    }
+    m_routes.push_back(std::move(route));
+}
+
+bool Router::matches(const Route &route, const QList<QByteArray> &segments, QList<QByteArray> *params)
+{
+    if (route.segments.size() != std::size_t(segments.size()))
+        return false;
+    for (std::size_t i = 0; i < route.segments.size(); ++i) {
+        const QByteArray &want = route.segments[i];
+        const QByteArray &have = segments[qsizetype(i)];
+        if (want.isNull()) {
+            if (params)
+                params->append(have);
+        } else if (want != have) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Router::Match Router::match(HttpMethod method, const QByteArray &path) const
+{
+    Match m;
+    QList<QByteArray> segments = path.split('/');
+    segments.removeAll(QByteArray());
+    const HttpMethod lookFor = method == HttpMethod::Head ? HttpMethod::Get : method;
+    QByteArray allowed;
+    for (const Route &route : m_routes) {
+        if (!matches(route, segments, nullptr))
+            continue;
+        if (route.method == lookFor) {
+            m.route = &route;
+            matches(route, segments, &m.params);
+            return m;
+        }
+        allowed += (allowed.isEmpty() ? "" : ", ") + methodName(route.method);
+        if (route.method == HttpMethod::Get)
+            allowed += ", HEAD";
+    }
+    if (allowed.isEmpty()) {
+        m.error = errorResponse(404, "not_found",
+                                QStringLiteral("no such resource: %1").arg(QString::fromUtf8(path)));
+    } else {
+        m.error = errorResponse(405, "method_not_allowed",
+                                QStringLiteral("%1 is not allowed on %2; allowed: %3")
+                                    .arg(QString::fromLatin1(methodName(method)), QString::fromUtf8(path),
+                                         QString::fromLatin1(allowed)));
+        m.error.headers.append({QByteArrayLiteral("Allow"), allowed});
+    }
+    return m;
+}
+
+} // namespace taxicore

@@ -1,0 +1,204 @@
+#include "http/TaxiApi.h"
+
+#include "fleet/FleetStore.h"
+#include "geo/GeoMath.h"
+#include "http/ApiError.h"
+#include "http/JsonViews.h"
+#include "http/RequestInput.h"
+#include "http/Router.h"
+#include "pricing/TripEstimator.h"
+
+#include <QJsonArray>
+#include <cmath>
+
+namespace taxicore {
+
+namespace {
+
+constexpr double kDefaultNearbyRadiusM = 1000;
+constexpr double kMaxNearbyRadiusM = 50'000;
+constexpr int kDefaultNearbyLimit = 20;
+constexpr int kMaxNearbyLimit = 1000;
+// A booking takes the nearest available car anywhere in the service area.
+constexpr double kBookingSearchRadiusM = 60'000;
+constexpr double kMaxSpeedKmh = 250;
+
+} // namespace
+
+// What a booking transition endpoint answers with: the result and the action it asked for.
+struct BookingTransitionView {
+    FleetStore::Transition transition;
+    uint64_t id;
+    const char *wants; // the state the action needs
+};
+
+TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff)
+    : m_fleet(fleet)
+    , m_estimator(estimator)
+    , m_tariff(std::move(tariff))
+{
+}
+
+void TaxiApi::registerRoutes(Router &router)
+{
+    router.add(HttpMethod::Put, "/api/v1/cars/{id}/position", [this](const ApiRequest &r) { return putPosition(r); });
+    router.add(HttpMethod::Get, "/api/v1/cars/nearby", [this](const ApiRequest &r) { return nearby(r); });
+    router.add(HttpMethod::Post, "/api/v1/bookings", [this](const ApiRequest &r) { return createBooking(r); });
+    router.add(HttpMethod::Get, "/api/v1/bookings/{id}", [this](const ApiRequest &r) { return getBooking(r); });
+    router.add(HttpMethod::Post, "/api/v1/bookings/{id}/pickup", [this](const ApiRequest &r) { return pickup(r); });
+    router.add(HttpMethod::Post, "/api/v1/bookings/{id}/complete", [this](const ApiRequest &r) { return complete(r); });
+    router.add(HttpMethod::Post, "/api/v1/bookings/{id}/cancel", [this](const ApiRequest &r) { return cancel(r); });
+    router.add(HttpMethod::Get, "/api/v1/quote", [this](const ApiRequest &r) { return quote(r); });
+}
+
+ApiResponse TaxiApi::putPosition(const ApiRequest &request)
+{
+    const auto id = pathId(request, 0, "car");
+    const QJsonObject body = readJsonObject(request);
+    const LatLng p{jsonNumber(body, "lat", -90, 90), jsonNumber(body, "lng", -180, 180)};
+    if (!serviceArea().contains(p))
+        throwApiError(400, "outside_service_area",
+                      QStringLiteral("(%1, %2) is outside the service area").arg(p.lat).arg(p.lng));
+    const double heading = jsonNumber(body, "heading", 0, 360, 0.0);
+    const double speed = jsonNumber(body, "speed_kmh", 0, kMaxSpeedKmh, 0.0);
+    if (id > uint64_t(m_fleet.carCount()))
+        throwApiError(404, "car_not_found", QStringLiteral("there is no car %1").arg(id));
+    const auto car = m_fleet.updatePosition(int(id), p, float(heading), float(speed), true);
+    return jsonResponse(carJson(*car));
+}
+
+ApiResponse TaxiApi::nearby(const ApiRequest &request) const
+{
+    const LatLng centre = queryPoint(request, "");
+    const double radius = queryNumber(request, "radius_m", 1, kMaxNearbyRadiusM, kDefaultNearbyRadiusM);
+    const int limit = int(queryNumber(request, "limit", 1, kMaxNearbyLimit, kDefaultNearbyLimit));
+    QJsonArray cars;
+    for (const NearbyCar &n : m_fleet.nearby(centre, radius, limit)) {
+        QJsonObject car = carJson(n.car);
+        car.insert(QStringLiteral("distance_m"), std::round(n.distanceM * 10) / 10);
+        car.insert(QStringLiteral("eta_s"), std::round(m_estimator.estimate(n.car.position, centre).durationS));
+        cars.append(car);
+    }
+    return jsonResponse({{QStringLiteral("cars"), cars}});
+}
+
+ApiResponse TaxiApi::createBooking(const ApiRequest &request)
+{
+    const QJsonObject body = readJsonObject(request);
+    const QJsonValue rider = body.value(QStringLiteral("rider_id"));
+    if (!rider.isString() || rider.toString().isEmpty() || rider.toString().toUtf8().size() >= kRiderIdBytes)
+        throwApiError(400, "invalid_rider_id",
+                      QStringLiteral("rider_id must be a non-empty string of at most %1 bytes").arg(kRiderIdBytes - 1),
+                      {{QStringLiteral("field"), QStringLiteral("rider_id")}});
+    const LatLng pickupAt = jsonPoint(body, "pickup");
+    std::optional<LatLng> dropoff;
+    if (body.contains(QStringLiteral("dropoff")) && !body.value(QStringLiteral("dropoff")).isNull())
+        dropoff = jsonPoint(body, "dropoff");
+
+    const auto booked = m_fleet.book(rider.toString(), pickupAt, dropoff, kBookingSearchRadiusM,
+                                     [&](LatLng car) {
+                                         return uint32_t(std::lround(m_estimator.estimate(car, pickupAt).durationS));
+                                     });
+    if (booked.result == FleetStore::BookResult::NoCarAvailable)
+        throwApiError(409, "no_car_available", QStringLiteral("no car is available near the pickup; try again shortly"));
+    if (booked.result == FleetStore::BookResult::CapacityFull)
+        throwApiError(503, "booking_capacity", QStringLiteral("too many open bookings; try again shortly"));
+
+    QJsonObject out = bookingJson(booked.booking);
+    out.insert(QStringLiteral("car"), carJson(booked.car));
+    if (dropoff) {
+        const TripEstimate trip = m_estimator.estimate(pickupAt, *dropoff);
+        out.insert(QStringLiteral("quote"), fareJson(computeFare(m_tariff, trip.distanceM, trip.durationS), m_tariff));
+    }
+    ApiResponse response = jsonResponse(out, 201);
+    response.headers.append({QByteArrayLiteral("Location"),
+                             "/api/v1/bookings/" + QByteArray::number(qulonglong(booked.booking.id))});
+    return response;
+}
+
+ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
+{
+    const auto id = pathId(request, 0, "booking");
+    const auto booking = m_fleet.booking(id);
+    if (!booking)
+        throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
+    QJsonObject out = bookingJson(*booking);
+    const auto car = m_fleet.car(booking->carId);
+    if (car) {
+        out.insert(QStringLiteral("car"), carJson(*car));
+        if (booking->state == BookingState::Assigned)
+            out.insert(QStringLiteral("eta_s"), std::round(m_estimator.estimate(car->position, booking->pickup).durationS));
+    }
+    double distance = 0, seconds = 0;
+    if (booking->state == BookingState::OnTrip && car) {
+        distance = std::max(0.0, car->odometerM - booking->startOdometerM);
+        seconds = double(FleetStore::nowMs() - booking->pickupMs) / 1000.0;
+    } else if (booking->state == BookingState::Completed) {
+        distance = booking->distanceM;
+        seconds = double(booking->endedMs - booking->pickupMs) / 1000.0;
+    }
+    out.insert(QStringLiteral("distance_m"), std::round(distance));
+    out.insert(QStringLiteral("duration_s"), std::round(seconds));
+    if (booking->state == BookingState::OnTrip || booking->state == BookingState::Completed)
+        out.insert(QStringLiteral("fare"), fareJson(computeFare(m_tariff, distance, seconds), m_tariff));
+    return jsonResponse(out);
+}
+
+ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const char *action) const
+{
+    using R = FleetStore::TransitionResult;
+    if (view.transition.result == R::NotFound)
+        throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(view.id));
+    const QString state = QString(bookingStateName(view.transition.booking.state));
+    if (view.transition.result == R::IllegalState)
+        throwApiError(409, "illegal_transition",
+                      QStringLiteral("booking %1 is %2; %3 needs %4")
+                          .arg(view.id)
+                          .arg(state, QLatin1StringView(action), QLatin1StringView(view.wants)),
+                      {{QStringLiteral("state"), state}});
+    return jsonResponse(bookingJson(view.transition.booking));
+}
+
+ApiResponse TaxiApi::pickup(const ApiRequest &request)
+{
+    const auto id = pathId(request, 0, "booking");
+    return transitionResponse({m_fleet.pickup(id), id, "arriving (the car must have arrived)"}, "pickup");
+}
+
+ApiResponse TaxiApi::cancel(const ApiRequest &request)
+{
+    const auto id = pathId(request, 0, "booking");
+    return transitionResponse({m_fleet.cancel(id), id, "assigned or arriving"}, "cancel");
+}
+
+ApiResponse TaxiApi::complete(const ApiRequest &request)
+{
+    const auto id = pathId(request, 0, "booking");
+    FareBreakdown fare;
+    const auto transition = m_fleet.complete(id, [&](double distanceM, double seconds) {
+        fare = computeFare(m_tariff, distanceM, seconds);
+        return fare.total;
+    });
+    transitionResponse({transition, id, "on_trip"}, "complete"); // throws 404/409
+    QJsonObject out = bookingJson(transition.booking);
+    const BookingSnapshot &b = transition.booking;
+    out.insert(QStringLiteral("distance_m"), std::round(b.distanceM));
+    out.insert(QStringLiteral("duration_s"), std::round(double(b.endedMs - b.pickupMs) / 1000.0));
+    out.insert(QStringLiteral("fare"), fareJson(fare, m_tariff));
+    return jsonResponse(out);
+}
+
+ApiResponse TaxiApi::quote(const ApiRequest &request) const
+{
+    const LatLng from = queryPoint(request, "from_");
+    const LatLng to = queryPoint(request, "to_");
+    const TripEstimate trip = m_estimator.estimate(from, to);
+    return jsonResponse({
+        {QStringLiteral("distance_m"), std::round(trip.distanceM)},
+        {QStringLiteral("duration_s"), std::round(trip.durationS)},
+        {QStringLiteral("fare"), fareJson(computeFare(m_tariff, trip.distanceM, trip.durationS), m_tariff)},
+        {QStringLiteral("currency"), m_tariff.currency},
+    });
+}
+
+} // namespace taxicore

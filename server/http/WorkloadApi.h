@@ -1,0 +1,15 @@
+#pragma once
+
+namespace taxicore {
+
+class Router;
+
+// The seed experiments' workloads: /hello (Node's hello world), /fib?n= (the loadtest and
+// autocannon write-ups' recursive Fibonacci) and /cpu (the cluster article's 8^7 loop).
+void registerWorkloadRoutes(Router &router);
+
+// Exposed for tests and benchmarks.
+unsigned long long fibonacci(int n);
+double cpuLoop();
+
+} // namespace taxicore

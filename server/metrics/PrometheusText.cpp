@@ -1,0 +1,79 @@
+#include "metrics/PrometheusText.h"
+
+#include "fleet/FleetStore.h"
+#include "metrics/MetricsLimits.h"
+
+namespace taxicore {
+
+namespace {
+
+template<typename Read>
+uint64_t sumSlots(const FleetStore &fleet, Read read)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < kMaxWorkers; ++i)
+        sum += read(fleet.workerSlot(i));
+    return sum;
+}
+
+QByteArray number(double v)
+{
+    return QByteArray::number(v, 'g', 10);
+}
+
+} // namespace
+
+quint64 totalRequests(const FleetStore &fleet)
+{
+    return sumSlots(fleet, [](const WorkerSlot &s) { return s.requests.load(std::memory_order_relaxed); });
+}
+
+QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &routeNames, const QByteArray &mode)
+{
+    constexpr auto relaxed = std::memory_order_relaxed;
+    QByteArray out;
+    out.reserve(16384);
+    out += "# HELP taxicore_http_requests_total HTTP requests served, by route pattern and status.\n"
+           "# TYPE taxicore_http_requests_total counter\n";
+    for (int route = 0; route < kRouteKinds; ++route) {
+        const QByteArray name = route < routeNames.size() ? routeNames[route] : QByteArray();
+        if (name.isEmpty())
+            continue;
+        for (int st = 0; st < kStatusKinds; ++st) {
+            const uint64_t n = sumSlots(fleet, [&](const WorkerSlot &s) { return s.byRouteStatus[route][st].load(relaxed); });
+            if (n == 0)
+                continue;
+            const int code = kCountedStatuses[std::size_t(st)];
+            out += "taxicore_http_requests_total{route=\"" + name + "\",status=\""
+                + (code ? QByteArray::number(code) : QByteArrayLiteral("other")) + "\"} "
+                + QByteArray::number(n) + '\n';
+        }
+    }
+    out += "# HELP taxicore_http_request_duration_seconds Time from a parsed request to its response.\n"
+           "# TYPE taxicore_http_request_duration_seconds histogram\n";
+    uint64_t cumulative = 0;
+    for (int b = 0; b < kLatencyBuckets; ++b) {
+        cumulative += sumSlots(fleet, [&](const WorkerSlot &s) { return s.latency[b].load(relaxed); });
+        out += "taxicore_http_request_duration_seconds_bucket{le=\"" + number(latencyBucketBoundUs(b) / 1e6)
+            + "\"} " + QByteArray::number(cumulative) + '\n';
+    }
+    out += "taxicore_http_request_duration_seconds_bucket{le=\"+Inf\"} " + QByteArray::number(cumulative) + '\n';
+    const uint64_t sumUs = sumSlots(fleet, [&](const WorkerSlot &s) { return s.latencySumUs.load(relaxed); });
+    out += "taxicore_http_request_duration_seconds_sum " + number(double(sumUs) / 1e6) + '\n';
+    out += "taxicore_http_request_duration_seconds_count " + QByteArray::number(cumulative) + '\n';
+    out += "# HELP taxicore_open_connections Client connections open now.\n"
+           "# TYPE taxicore_open_connections gauge\ntaxicore_open_connections "
+        + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.openConnections.load(relaxed); }))
+        + '\n';
+    out += "# HELP taxicore_requests_in_flight Requests being handled now.\n"
+           "# TYPE taxicore_requests_in_flight gauge\ntaxicore_requests_in_flight "
+        + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.inFlight.load(relaxed); }))
+        + '\n';
+    out += "# HELP taxicore_mode The execution model serving now.\n# TYPE taxicore_mode gauge\n"
+           "taxicore_mode{mode=\"" + mode + "\"} 1\n";
+    out += "# HELP taxicore_cars Cars in the fleet.\n# TYPE taxicore_cars gauge\ntaxicore_cars "
+        + QByteArray::number(fleet.carCount()) + '\n';
+    return out;
+}
+
+} // namespace taxicore

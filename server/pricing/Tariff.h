@@ -1,0 +1,28 @@
+#pragma once
+
+#include <QString>
+
+namespace taxicore {
+
+// What a trip costs: max(minimum, base + per_km·km + per_min·min) × surge.
+// Defaults are a central-Gothenburg street fare in SEK.
+struct Tariff {
+    QString currency = QStringLiteral("SEK");
+    double base = 45.0;
+    double perKm = 13.5;
+    double perMinute = 5.5;
+    double minimum = 95.0;
+};
+
+struct FareBreakdown {
+    double base = 0;
+    double distanceCharge = 0;
+    double timeCharge = 0;
+    double minimum = 0;
+    double surge = 1.0;
+    double total = 0;
+};
+
+FareBreakdown computeFare(const Tariff &tariff, double distanceM, double durationS, double surge = 1.0);
+
+} // namespace taxicore

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "runtime/ServerOptions.h"
+
+#include <QObject>
+#include <QThread>
+#include <QUrl>
+#include <memory>
+
+namespace taxicore {
+
+class FleetSimulator;
+class FleetStore;
+class ServiceThread;
+class SharedRegion;
+
+// Runs the taxi HTTP service on its own I/O thread (never the caller's thread), over a shared
+// memory region holding the fleet, bookings and metrics. Used by taxicore-server and the console.
+class ServerHost : public QObject {
+    Q_OBJECT
+public:
+    explicit ServerHost(ServerOptions options, QObject *parent = nullptr);
+    ~ServerHost() override;
+
+    // Binds and starts serving; false with a message (port in use, bad host, ...) on failure.
+    bool start(QString &error);
+    // Stops accepting, lets in-flight requests finish (up to graceMs), then stops the I/O thread.
+    void stop(int graceMs = 5000);
+
+    QUrl url() const;
+    QString mode() const;
+    quint64 requestsServed() const;
+    FleetStore &fleet() const;
+    const ServerOptions &options() const { return m_options; }
+
+private:
+    ServerOptions m_options;
+    std::unique_ptr<SharedRegion> m_region;
+    std::unique_ptr<FleetStore> m_fleet;
+    std::unique_ptr<FleetSimulator> m_simulator;
+    std::unique_ptr<QThread> m_simulationThread;
+    std::unique_ptr<ServiceThread> m_thread;
+    QUrl m_url;
+};
+
+} // namespace taxicore

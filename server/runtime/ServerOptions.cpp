@@ -1,0 +1,96 @@
+#include "runtime/ServerOptions.h"
+
+#include "fleet/RegionLayout.h"
+
+#include <QCommandLineParser>
+#include <QHostAddress>
+
+namespace taxicore {
+
+void addServerOptions(QCommandLineParser &parser)
+{
+    parser.addOptions({
+        {QStringLiteral("host"), QStringLiteral("Address to listen on (default 127.0.0.1)."), QStringLiteral("address"),
+         QStringLiteral("127.0.0.1")},
+        {QStringLiteral("port"), QStringLiteral("TCP port; 0 picks a free one (default 8080)."), QStringLiteral("port"),
+         QStringLiteral("8080")},
+        {QStringLiteral("mode"), QStringLiteral("Execution model: single | pool | processes (default single)."),
+         QStringLiteral("mode"), QStringLiteral("single")},
+        {QStringLiteral("cars"), QStringLiteral("Simulated cars (default 500, at most %1).").arg(kMaxCars),
+         QStringLiteral("n"), QStringLiteral("500")},
+        {QStringLiteral("seed"), QStringLiteral("Seed of the simulation (default 1)."), QStringLiteral("n"),
+         QStringLiteral("1")},
+        {QStringLiteral("sim-speed"), QStringLiteral("Simulated time per real second (default 1)."),
+         QStringLiteral("factor"), QStringLiteral("1")},
+        {QStringLiteral("data-dir"), QStringLiteral("Directory for the ledger and settings."), QStringLiteral("dir")},
+        {QStringLiteral("city"), QStringLiteral("City file to load instead of the bundled one."), QStringLiteral("path")},
+        {QStringLiteral("workers"), QStringLiteral("Worker processes in processes mode (default: cores)."),
+         QStringLiteral("n"), QStringLiteral("0")},
+        {QStringLiteral("threads"), QStringLiteral("Handler threads in pool mode (default: cores)."), QStringLiteral("n"),
+         QStringLiteral("0")},
+        {QStringLiteral("policy"), QStringLiteral("Connection distribution in processes mode: round-robin | kernel."),
+         QStringLiteral("policy"), QStringLiteral("round-robin")},
+    });
+}
+
+namespace {
+
+bool readInt(const QCommandLineParser &parser, const char *name, int min, int max, int &out, QString &error)
+{
+    bool ok = false;
+    const int value = parser.value(QString::fromLatin1(name)).toInt(&ok);
+    if (!ok || value < min || value > max) {
+        error = QStringLiteral("--%1 must be a whole number from %2 to %3, not \"%4\"")
+                    .arg(QLatin1StringView(name))
+                    .arg(min)
+                    .arg(max)
+                    .arg(parser.value(QString::fromLatin1(name)));
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+} // namespace
+
+bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error)
+{
+    options.host = parser.value(QStringLiteral("host"));
+    if (QHostAddress(options.host).isNull() && options.host != QStringLiteral("localhost")) {
+        error = QStringLiteral("--host must be an IP address, not \"%1\"").arg(options.host);
+        return false;
+    }
+    int port = 0;
+    if (!readInt(parser, "port", 0, 65535, port, error) || !readInt(parser, "cars", 0, kMaxCars, options.cars, error)
+        || !readInt(parser, "workers", 0, kMaxWorkers - 1, options.workers, error)
+        || !readInt(parser, "threads", 0, 256, options.threads, error))
+        return false;
+    options.port = quint16(port);
+    bool ok = false;
+    options.seed = parser.value(QStringLiteral("seed")).toULongLong(&ok);
+    if (!ok) {
+        error = QStringLiteral("--seed must be a whole number");
+        return false;
+    }
+    options.simSpeed = parser.value(QStringLiteral("sim-speed")).toDouble(&ok);
+    if (!ok || options.simSpeed <= 0 || options.simSpeed > 1000) {
+        error = QStringLiteral("--sim-speed must be a number above 0 and at most 1000");
+        return false;
+    }
+    options.mode = parser.value(QStringLiteral("mode"));
+    if (options.mode != QStringLiteral("single") && options.mode != QStringLiteral("pool")
+        && options.mode != QStringLiteral("processes")) {
+        error = QStringLiteral("--mode must be single, pool or processes, not \"%1\"").arg(options.mode);
+        return false;
+    }
+    options.policy = parser.value(QStringLiteral("policy"));
+    if (options.policy != QStringLiteral("round-robin") && options.policy != QStringLiteral("kernel")) {
+        error = QStringLiteral("--policy must be round-robin or kernel, not \"%1\"").arg(options.policy);
+        return false;
+    }
+    options.dataDir = parser.value(QStringLiteral("data-dir"));
+    options.cityPath = parser.value(QStringLiteral("city"));
+    return true;
+}
+
+} // namespace taxicore

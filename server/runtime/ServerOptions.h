@@ -1,0 +1,30 @@
+#pragma once
+
+#include <QString>
+
+class QCommandLineParser;
+
+namespace taxicore {
+
+// Everything a server is started with; shared by taxicore-server and the console (same flags).
+struct ServerOptions {
+    QString host = QStringLiteral("127.0.0.1");
+    quint16 port = 8080;
+    QString mode = QStringLiteral("single"); // single | pool | processes
+    int cars = 500;
+    quint64 seed = 1;
+    double simSpeed = 1.0; // simulated seconds per real second
+    QString dataDir; // empty: QStandardPaths::AppDataLocation
+    QString cityPath; // empty: the bundled city
+    int workers = 0;  // processes mode; 0 = number of cores
+    int threads = 0;  // pool mode; 0 = number of cores
+    QString policy = QStringLiteral("round-robin"); // round-robin | kernel
+};
+
+// Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.
+void addServerOptions(QCommandLineParser &parser);
+
+// Reads the flags back; returns false with a message naming the bad flag.
+bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error);
+
+} // namespace taxicore

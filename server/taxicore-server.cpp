@@ -1,0 +1,50 @@
+// taxicore-server: the taxi service without the console (headless, or as a systemd service).
+
+#include "runtime/ServerHost.h"
+#include "runtime/ServerOptions.h"
+#include "runtime/UnixSignalWatcher.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <cstdio>
+
+namespace {
+constexpr int kShutdownGraceMs = 5000;
+}
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("taxicore-server"));
+    QCoreApplication::setOrganizationName(QStringLiteral("TaxiCore"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TAXICORE_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("TaxiCore taxi-booking HTTP server (headless)."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    taxicore::addServerOptions(parser);
+    parser.process(app);
+
+    taxicore::ServerOptions options;
+    QString error;
+    if (!taxicore::readServerOptions(parser, options, error)) {
+        std::fprintf(stderr, "taxicore-server: %s\n", qPrintable(error));
+        return 2;
+    }
+
+    taxicore::UnixSignalWatcher signalWatcher;
+    taxicore::ServerHost host(options);
+    if (!host.start(error)) {
+        std::fprintf(stderr, "taxicore-server: %s\n", qPrintable(error));
+        return 1;
+    }
+    std::printf("listening on %s\n", qPrintable(host.url().toString(QUrl::StripTrailingSlash)));
+    std::fflush(stdout);
+
+    QObject::connect(&signalWatcher, &taxicore::UnixSignalWatcher::terminationRequested, &app, [&](int) {
+        host.stop(kShutdownGraceMs);
+        app.quit();
+    });
+    return app.exec();
+}
