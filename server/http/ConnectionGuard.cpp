@@ -6,6 +6,7 @@
 
 #include <QDateTime>
 #include <QTcpSocket>
+#include <algorithm>
 
 namespace taxicore {
 
@@ -52,10 +53,6 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     m_metrics.connectionOpened();
     // Connected before QHttpServer sees the socket, so this slot runs first on every read.
     connect(socket, &QTcpSocket::readyRead, this, [this, socket] { inspect(socket); });
-    connect(socket, &QTcpSocket::bytesWritten, this, [this, socket] {
-        if (auto it = m_states.find(socket); it != m_states.end())
-            it->lastActivityMs = monotonicMs();
-    });
     connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
     if (m_states.size() > m_limits.maxConnections || m_draining) {
@@ -98,7 +95,8 @@ void ConnectionGuard::inspect(QTcpSocket *socket)
         // Body bytes: a client that sent `Expect: 100-continue` waits for our go-ahead.
         return;
     }
-    const QByteArray bytes = socket->peek(m_limits.maxHeaderBytes + 1);
+    // Peek only what is buffered: peek(n) allocates n bytes up front.
+    const QByteArray bytes = socket->peek(std::min<qint64>(socket->bytesAvailable(), m_limits.maxHeaderBytes + 1));
     if (!inspectHead(socket, state, bytes))
         return;
     if (state.headComplete && state.expectContinue) {

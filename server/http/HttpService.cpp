@@ -31,12 +31,12 @@ HttpMethod toMethod(QHttpServerRequest::Method method)
     }
 }
 
-ApiRequest copyRequest(const QHttpServerRequest &request, QList<QByteArray> params)
+ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByteArray path,
+                       QList<QByteArray> params)
 {
     ApiRequest r;
     r.method = toMethod(request.method());
-    const QUrl url = request.url();
-    r.path = url.path(QUrl::FullyDecoded).toUtf8();
+    r.path = std::move(path);
     if (url.hasQuery())
         r.query = QUrlQuery(url);
     r.body = request.body();
@@ -78,7 +78,8 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     m_metrics.requestStarted();
 
     const HttpMethod method = toMethod(request.method());
-    const QByteArray path = request.url().path(QUrl::FullyDecoded).toUtf8();
+    const QUrl url = request.url();
+    QByteArray path = url.path(QUrl::FullyDecoded).toUtf8();
     Router::Match match = m_router.match(method, path);
     const bool headOnly = method == HttpMethod::Head;
     const bool http10 = state->http10;
@@ -99,7 +100,7 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         return true;
     }
     const int routeIndex = match.route->id - 1;
-    ApiRequest copy = copyRequest(request, std::move(match.params));
+    ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params));
     if (!m_pool) {
         deliver(socket, sequence, finish(run(routeIndex, copy)));
         return true;

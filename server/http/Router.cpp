@@ -52,8 +52,16 @@ bool Router::matches(const Route &route, const QList<QByteArray> &segments, QLis
 Router::Match Router::match(HttpMethod method, const QByteArray &path) const
 {
     Match m;
-    QList<QByteArray> segments = path.split('/');
-    segments.removeAll(QByteArray());
+    QList<QByteArray> segments;
+    segments.reserve(6);
+    for (qsizetype start = 0; start < path.size();) {
+        qsizetype end = path.indexOf('/', start);
+        if (end < 0)
+            end = path.size();
+        if (end > start)
+            segments.append(path.mid(start, end - start));
+        start = end + 1;
+    }
     const HttpMethod lookFor = method == HttpMethod::Head ? HttpMethod::Get : method;
     QByteArray allowed;
     for (const Route &route : m_routes) {
