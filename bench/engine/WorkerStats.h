@@ -1,0 +1,48 @@
+#pragma once
+
+#include "Histogram.h"
+
+#include <array>
+#include <cstdint>
+
+namespace taxicore::bench {
+
+// What a worker counts. Written by the worker thread only; the coordinator may take a
+// snapshot() at any moment for the per-second series (relaxed atomics, no locks).
+class WorkerStats {
+public:
+    enum Counter {
+        Responses,        // complete responses of any status
+        Successes,        // 2xx, or an expected answer of the scenario
+        NoCarAvailable,   // taxi scenarios: 409 on booking
+        Conflicts,        // taxi scenarios: 409 on a transition tried tolerantly
+        HttpErrors,       // other non-2xx
+        ConnectErrors,
+        ReadErrors,       // reset or closed before the response was complete, or unparsable
+        WriteErrors,
+        Timeouts,
+        BytesRead,
+        ConnectionsOpened,
+        CounterCount
+    };
+    static constexpr int kMaxStatus = 600;
+
+    void add(Counter counter, uint64_t amount = 1);
+    void addStatus(int status);
+    uint64_t value(Counter counter) const { return m_counters[counter]; }
+    uint64_t statusCount(int status) const { return m_statusCounts[static_cast<std::size_t>(status)]; }
+    uint64_t errors() const;
+
+    WorkerStats snapshot() const;
+    void merge(const WorkerStats &other);
+
+    Histogram corrected;   // from the intended send time (open loop); = uncorrected in closed loop
+    Histogram uncorrected; // from the actual send time
+    Histogram scheduleLag; // open loop: how late a send left compared to its schedule
+
+private:
+    std::array<uint64_t, CounterCount> m_counters{};
+    std::array<uint64_t, kMaxStatus> m_statusCounts{};
+};
+
+} // namespace taxicore::bench

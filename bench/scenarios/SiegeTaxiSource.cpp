@@ -1,0 +1,55 @@
+#include "SiegeTaxiSource.h"
+
+#include "JsonPeek.h"
+
+namespace taxicore::bench {
+
+namespace {
+
+enum Call { PositionUpdate = 0, Nearby = 1, Book = 2, GetBooking = 3 };
+constexpr int kHttpConflict = 409;
+
+} // namespace
+
+SiegeTaxiSource::SiegeTaxiSource(const TaxiRequests &requests, std::string riderId)
+    : m_requests(requests), m_riderId(std::move(riderId))
+{
+}
+
+std::string_view SiegeTaxiSource::nextRequest(FastRandom &random)
+{
+    m_sentCall = m_call;
+    m_call = (m_call + 1) % kCallsInCycle;
+    switch (m_sentCall) {
+    case PositionUpdate:
+        m_request = m_requests.positionUpdate(random);
+        break;
+    case Book:
+        m_bookingId = -1;
+        m_request = m_requests.book(random, m_riderId);
+        break;
+    case GetBooking:
+        if (m_bookingId >= 0) {
+            m_request = m_requests.getBooking(m_bookingId);
+            break;
+        }
+        [[fallthrough]];
+    default:
+        m_request = m_requests.nearby(random);
+        break;
+    }
+    return m_request;
+}
+
+ResponseClass SiegeTaxiSource::onResponse(int status, std::string_view body)
+{
+    if (m_sentCall == Book) {
+        if (status == kHttpConflict)
+            return ResponseClass::NoCarAvailable;
+        if (const auto id = peekJsonInteger(body, "booking_id"))
+            m_bookingId = *id;
+    }
+    return classifyStatus(status);
+}
+
+} // namespace taxicore::bench

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "../engine/RequestPlan.h"
+#include "../engine/RequestRenderer.h"
+#include "TaxiMixSource.h"
+#include "TaxiRequests.h"
+
+namespace taxicore::bench {
+
+// The plan behind the taxi scenarios: one stateful source per connection, each with its own
+// rider id (r1, r2, ...).
+class TaxiPlan : public RequestPlan {
+public:
+    enum class Style { Mix, SiegeCycle };
+
+    TaxiPlan(Style style, RequestRenderer renderer, TaxiMixWeights weights = {});
+
+    std::unique_ptr<RequestSource> makeSource(uint32_t connectionIndex) const override;
+    std::string describe() const override;
+
+private:
+    Style m_style;
+    RequestRenderer m_renderer;
+    TaxiRequests m_requests;
+    TaxiMixWeights m_weights;
+};
+
+} // namespace taxicore::bench

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "../engine/FastRandom.h"
+#include "../engine/RequestRenderer.h"
+
+#include <cstdint>
+#include <string>
+
+namespace taxicore::bench {
+
+// Renders the calls of TaxiCore's API v1 with random but valid inputs: coordinates in central
+// Gothenburg (inside the city's bounds lat 57.65-57.76, lng 11.86-12.09, kept to the inner city
+// so routes exist), car ids in the default fleet.
+class TaxiRequests {
+public:
+    // The inner city around Brunnsparken (57.706, 11.969): every point is on or near roads.
+    static constexpr double kMinLat = 57.690;
+    static constexpr double kMaxLat = 57.715;
+    static constexpr double kMinLng = 11.940;
+    static constexpr double kMaxLng = 11.990;
+    static constexpr int kFleetSize = 500; // car ids 1..500, the server's default fleet
+    static constexpr int kNearbyRadiusMeters = 1000;
+    static constexpr int kNearbyLimit = 20;
+
+    explicit TaxiRequests(const RequestRenderer &renderer) : m_renderer(renderer) {}
+
+    std::string positionUpdate(FastRandom &random) const;
+    std::string nearby(FastRandom &random) const;
+    std::string quote(FastRandom &random) const;
+    std::string book(FastRandom &random, std::string_view riderId) const;
+    std::string getBooking(int64_t bookingId) const;
+    // transition: "pickup", "complete" or "cancel"
+    std::string transition(int64_t bookingId, std::string_view transition) const;
+
+private:
+    const RequestRenderer &m_renderer;
+};
+
+} // namespace taxicore::bench
