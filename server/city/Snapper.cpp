@@ -15,8 +15,8 @@ struct Candidate {
 
 GeoPoint centreOf(const format::Header &h)
 {
-    return {fromCoordUnits(h.boundsMin.lat / 2 + h.boundsMax.lat / 2),
-            fromCoordUnits(h.boundsMin.lng / 2 + h.boundsMax.lng / 2)};
+    return {(fromCoordUnits(h.boundsMin.lat) + fromCoordUnits(h.boundsMax.lat)) / 2,
+            (fromCoordUnits(h.boundsMin.lng) + fromCoordUnits(h.boundsMax.lng)) / 2};
 }
 
 int64_t cellIndex(double degrees, int32_t origin, int32_t cellSize)
