@@ -1,7 +1,8 @@
 #pragma once
-// One-to-many travel times towards one target: a single Dijkstra over the reversed road graph
-// from the target settles every source (e.g. every candidate car for a pickup) at once, and stops
-// when all are settled or the time limit is passed.
+// One-to-many travel times towards one target (e.g. every candidate car for a pickup), on the
+// contraction hierarchy: one reverse search from the target over the downward arcs labels the
+// target's whole reverse search space once; then each source needs only a small upward search
+// that meets those labels (the "bucket" many-to-one technique, Knopp et al. 2007).
 
 #include "CityData.h"
 #include "CityTypes.h"
