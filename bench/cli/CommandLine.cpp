@@ -172,7 +172,7 @@ std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options,
         }
         scenario = *found;
     } else {
-        scenario.stages = {{"main", kDefaultConnections, kDefaultDuration, 0}};
+        scenario.stages = {{"", kDefaultConnections, kDefaultDuration, 0}};
         scenario.mix = {{1, "GET", target.path, ""}};
     }
     HttpMode mode = scenario.httpMode;
@@ -200,7 +200,9 @@ std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options,
         settings.httpMode = mode;
         settings.timeout = options.timeout.value_or(scenario.timeout);
         settings.warmup = options.warmup;
-        stages.push_back({options.connections ? "c" + std::to_string(settings.connections) : stage.label, settings, plan});
+        // A stage is named after its connection count unless the scenario named it otherwise.
+        const bool keepLabel = !options.connections && !stage.label.empty();
+        stages.push_back({keepLabel ? stage.label : "c" + std::to_string(settings.connections), settings, plan});
     }
     return stages;
 }
