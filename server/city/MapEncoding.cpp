@@ -40,14 +40,14 @@ QByteArray encodeMapJson(const std::vector<RoadPolyline> &roads, GeoBounds bound
     }
     out.append("],\"roads\":[");
     bool firstRoad = true;
+    int64_t lastLat = 0;  // the delta cursor runs on across roads
+    int64_t lastLng = 0;
     for (const RoadPolyline &road : roads) {
         if (road.points.empty())
             continue;
         out.append(firstRoad ? "[" : ",[");
         firstRoad = false;
         appendNumber(out, int(road.roadClass));
-        int64_t lastLat = 0;
-        int64_t lastLng = 0;
         size_t written = 0;
         for (size_t i = 0; i < road.points.size(); ++i) {
             const int64_t lat = quantize(road.points[i].lat);
@@ -82,6 +82,8 @@ std::optional<DecodedMap> decodeMapJson(const QByteArray &bytes)
     DecodedMap map;
     map.bounds = {{bounds[0].toDouble() / scale, bounds[1].toDouble() / scale},
                   {bounds[2].toDouble() / scale, bounds[3].toDouble() / scale}};
+    int64_t lat = 0;
+    int64_t lng = 0;
     for (const QJsonValue &roadValue : root.value(QLatin1String("roads")).toArray()) {
         const QJsonArray road = roadValue.toArray();
         if (road.size() < 3 || road.size() % 2 != 1)
@@ -91,8 +93,6 @@ std::optional<DecodedMap> decodeMapJson(const QByteArray &bytes)
             return std::nullopt;
         RoadPolyline polyline;
         polyline.roadClass = RoadClass(roadClass);
-        int64_t lat = 0;
-        int64_t lng = 0;
         for (qsizetype i = 1; i + 1 < road.size(); i += 2) {
             lat += road[i].toInteger();
             lng += road[i + 1].toInteger();

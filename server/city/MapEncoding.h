@@ -6,8 +6,9 @@
 //    "classes":["motorway","trunk",...],
 //    "roads":[[class,lat0,lng0,dLat1,dLng1,dLat2,dLng2,...],...]}
 //
-// Coordinates are integers of 1/scale degree (1e-5 deg, about 1.1 m); the first point of a road
-// is absolute, every next one the difference to the previous. class indexes "classes".
+// Coordinates are integers of 1/scale degree (1e-5 deg, about 1.1 m), each the difference to
+// the previous point; the cursor runs on across roads (the first point of a road is relative to
+// the last point of the road before; the very first to 0,0). class indexes "classes".
 // Consecutive points that round to the same integers are dropped (a road keeps >= 2 points).
 
 #include "CityTypes.h"

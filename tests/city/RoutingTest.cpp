@@ -4,6 +4,7 @@
 
 #include "City.h"
 #include "CityTestSupport.h"
+#include "GeoQt.h"
 
 #include <QTest>
 #include <thread>
@@ -82,6 +83,16 @@ private slots:
             QVERIFY2(std::abs(drawn - route.distanceM) < 0.5 + 1e-3 * route.distanceM,
                      qPrintable(QStringLiteral("pair %1: polyline %2 m, distance %3 m").arg(i).arg(drawn).arg(route.distanceM)));
         }
+    }
+
+    void qtPositioningViewsMatch()
+    {
+        const Route route = m_city->route(m_city->centre(), GeoPoint{57.70, 11.95});
+        QVERIFY(route.found);
+        const QGeoPath path = toQGeoPath(route.polyline);
+        QCOMPARE(path.size(), qsizetype(route.polyline.size()));
+        QVERIFY(toQGeoRectangle(m_city->bounds()).contains(toQGeoCoordinate(m_city->centre())));
+        QCOMPARE(fromQGeoCoordinate(path.coordinateAt(0)).lat, route.polyline.front().lat);
     }
 
     void routeToItselfIsEmpty()

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <queue>
 #include <sched.h>
 
 using namespace taxicore::city;
@@ -22,6 +23,7 @@ constexpr int kEtaTargets = 1000;
 constexpr int kEtaSources = 50;
 constexpr double kEtaMaxSeconds = 900;
 constexpr uint64_t kSeed = 2016;
+constexpr int kBaselinePairs = 1000;
 
 long residentKiB()
 {
@@ -51,6 +53,36 @@ Summary summarise(std::vector<double> samples)
 void print(const char *what, const Summary &s)
 {
     std::printf("%-28s mean %8.2f us  p50 %8.2f us  p99 %8.2f us  max %8.2f us\n", what, s.mean, s.p50, s.p99, s.max);
+}
+
+// Baseline for comparison: plain Dijkstra over the road arcs from the start segment's end
+// nodes until both end nodes of the target segment are settled (what the hierarchy replaces).
+double plainDijkstraMs(const CityData &data, const RoadPoint &from, const RoadPoint &to)
+{
+    std::vector<double> dist(data.nodes.size(), INFINITY);
+    using Entry = std::pair<double, uint32_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+    const format::Segment &a = data.segments[from.segment];
+    const format::Segment &b = data.segments[to.segment];
+    for (const uint32_t node : {a.from, a.to}) {
+        dist[node] = 0;
+        queue.emplace(0, node);
+    }
+    int targetsLeft = b.from == b.to ? 1 : 2;
+    while (!queue.empty() && targetsLeft > 0) {
+        const auto [d, node] = queue.top();
+        queue.pop();
+        if (d > dist[node])
+            continue;
+        targetsLeft -= (node == b.from || node == b.to) ? 1 : 0;
+        for (const format::Arc &arc : data.outgoing(node)) {
+            if (d + arc.weightMs < dist[arc.head]) {
+                dist[arc.head] = d + arc.weightMs;
+                queue.emplace(dist[arc.head], arc.head);
+            }
+        }
+    }
+    return std::min(dist[b.from], dist[b.to]);
 }
 
 void pinToOneCore()
@@ -135,6 +167,15 @@ int main(int argc, char *argv[])
                 pairs, totalKm / pairs, notFound);
 
     samples.clear();
+    double sink = 0;
+    for (int i = 0; i < kBaselinePairs; ++i) {
+        const Clock::time_point start = Clock::now();
+        sink += plainDijkstraMs(city.data(), points[2 * i], points[2 * i + 1]);
+        samples.push_back(micros(Clock::now() - start));
+    }
+    print("baseline: plain Dijkstra", summarise(samples));
+
+    samples.clear();
     for (int t = 0; t < kEtaTargets; ++t) {
         const RoadPoint target = city.randomRoadPoint(rng);
         std::vector<RoadPoint> sources;
@@ -148,7 +189,10 @@ int main(int argc, char *argv[])
 
     const Clock::time_point mapStart = Clock::now();
     const qsizetype mapBytes = city.mapJson().size();
-    std::printf("map JSON %lld bytes built in %.1f ms\n", qlonglong(mapBytes), micros(Clock::now() - mapStart) / 1000);
+    const double mapMs = micros(Clock::now() - mapStart) / 1000;
+    std::printf("map JSON %lld bytes (zlib level 9: %lld bytes) built in %.1f ms\n", qlonglong(mapBytes),
+                qlonglong(qCompress(city.mapJson(), 9).size()), mapMs);
+    std::printf("(checksum of baseline costs %.0f)\n", sink);
     std::printf("RSS +%ld KiB after all queries (mapped file, search buffers, map JSON)\n", residentKiB() - rssBefore);
     return 0;
 }
