@@ -15,4 +15,9 @@ ApplicationWindow {
     title: qsTr("TaxiCore — %1").arg(ConsoleBackend.url)
 
     header: ServerBar {}
+
+    CityMap {
+        id: cityMap
+        anchors.fill: parent
+    }
 }

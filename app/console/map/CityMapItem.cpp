@@ -1,0 +1,278 @@
+#include "CityMapItem.h"
+
+#include "CarLayer.h"
+#include "CityRoads.h"
+#include "ConsoleBackend.h"
+#include "RoadLayer.h"
+#include "StrokeGeometry.h"
+
+#include "fleet/FleetStore.h"
+
+#include <QGuiApplication>
+#include <QMouseEvent>
+#include <QSGTransformNode>
+#include <QSGVertexColorMaterial>
+#include <QStyleHints>
+#include <QWheelEvent>
+#include <cmath>
+#include <optional>
+
+namespace {
+// Cars move every simulator tick; 60 Hz keeps them smooth without burning a core.
+constexpr int kFrameIntervalMs = 16;
+// A click selects the nearest car within this distance of the pointer.
+constexpr double kHitRadiusPx = 10;
+// Roads never get thinner than this on screen, whatever the zoom.
+constexpr double kMinRoadWidthPx = 1.2;
+// Each wheel notch (120 units) zooms by this factor.
+constexpr double kWheelNotchZoom = 1.25;
+
+// The scene: roads under a transform (metres → pixels), then cars and the selection in pixels.
+struct MapNode : QSGNode {
+    QSGTransformNode *transform = new QSGTransformNode;
+    RoadLayer *roads = new RoadLayer;
+    CarLayer *cars = new CarLayer;
+    QSGGeometryNode *highlight = new QSGGeometryNode;
+
+    MapNode()
+    {
+        transform->appendChildNode(roads);
+        appendChildNode(transform);
+        appendChildNode(cars);
+        auto *geometry = new QSGGeometry(QSGGeometry::defaultAttributes_ColoredPoint2D(), 0);
+        geometry->setDrawingMode(QSGGeometry::DrawTriangles);
+        highlight->setGeometry(geometry);
+        highlight->setFlag(QSGNode::OwnsGeometry);
+        highlight->setMaterial(new QSGVertexColorMaterial);
+        highlight->setFlag(QSGNode::OwnsMaterial);
+        appendChildNode(highlight);
+    }
+};
+}
+
+CityMapItem::CityMapItem(QQuickItem *parent)
+    : QQuickItem(parent)
+{
+    setFlag(ItemHasContents);
+    setAcceptedMouseButtons(Qt::LeftButton);
+    m_roads = CityRoads::graticule(m_projection);
+    m_frameTimer.setInterval(kFrameIntervalMs);
+    connect(&m_frameTimer, &QTimer::timeout, this, [this] {
+        update();
+        if (int(m_cars.size()) != m_carsShown) {
+            m_carsShown = int(m_cars.size());
+            Q_EMIT carsShownChanged();
+        }
+    });
+    m_frameTimer.start();
+    connect(this, &CityMapItem::styleChanged, this, [this] {
+        m_roadsDirty = true;
+        update();
+    });
+}
+
+void CityMapItem::setBackend(ConsoleBackend *backend)
+{
+    if (m_backend == backend)
+        return;
+    m_backend = backend;
+    Q_EMIT backendChanged();
+    update();
+}
+
+void CityMapItem::setSelectedCarId(int id)
+{
+    if (m_selectedCarId == id)
+        return;
+    m_selectedCarId = id;
+    Q_EMIT selectionChanged();
+    update();
+}
+
+void CityMapItem::setSelectedBookingId(qint64 id)
+{
+    if (m_selectedBookingId == id)
+        return;
+    m_selectedBookingId = id;
+    Q_EMIT selectionChanged();
+    update();
+}
+
+void CityMapItem::setLive(bool live)
+{
+    if (live == m_frameTimer.isActive())
+        return;
+    live ? m_frameTimer.start() : m_frameTimer.stop();
+    Q_EMIT liveChanged();
+}
+
+void CityMapItem::setRoads(std::vector<RoadStroke> strokes)
+{
+    m_roads = std::move(strokes);
+    m_roadsDirty = true;
+    update();
+}
+
+int CityMapItem::carAt(double x, double y) const
+{
+    int best = 0;
+    double bestDist = kHitRadiusPx * kHitRadiusPx;
+    for (const auto &car : m_cars) {
+        const QPointF delta = m_viewport.toScreen(car.metres) - QPointF(x, y);
+        const double dist = delta.x() * delta.x() + delta.y() * delta.y();
+        if (dist <= bestDist) {
+            bestDist = dist;
+            best = car.id;
+        }
+    }
+    return best;
+}
+
+void CityMapItem::panBy(double dx, double dy)
+{
+    m_viewport.panBy({dx, dy});
+    Q_EMIT viewChanged();
+    update();
+}
+
+void CityMapItem::zoomAt(double x, double y, double factor)
+{
+    m_viewport.zoomAt({x, y}, factor);
+    Q_EMIT viewChanged();
+    update();
+}
+
+void CityMapItem::fitCity()
+{
+    m_viewport.fit(m_projection.toMetres(CityRoads::kNorth, CityRoads::kWest),
+                   m_projection.toMetres(CityRoads::kSouth, CityRoads::kEast));
+    m_fitted = true;
+    Q_EMIT viewChanged();
+    update();
+}
+
+void CityMapItem::geometryChange(const QRectF &newGeometry, const QRectF &oldGeometry)
+{
+    QQuickItem::geometryChange(newGeometry, oldGeometry);
+    m_viewport.setSize(newGeometry.size());
+    if (!m_fitted && !newGeometry.isEmpty())
+        fitCity();
+    update();
+}
+
+void CityMapItem::mousePressEvent(QMouseEvent *event)
+{
+    m_pressPos = m_lastDragPos = event->position();
+    m_dragging = false;
+    event->accept();
+}
+
+void CityMapItem::mouseMoveEvent(QMouseEvent *event)
+{
+    const QPointF pos = event->position();
+    if (!m_dragging && (pos - m_pressPos).manhattanLength() < QGuiApplication::styleHints()->startDragDistance())
+        return;
+    m_dragging = true;
+    panBy(pos.x() - m_lastDragPos.x(), pos.y() - m_lastDragPos.y());
+    m_lastDragPos = pos;
+}
+
+void CityMapItem::mouseReleaseEvent(QMouseEvent *event)
+{
+    if (!m_dragging) {
+        const QPointF pos = event->position();
+        Q_EMIT clicked(carAt(pos.x(), pos.y()), pos.x(), pos.y());
+    }
+    m_dragging = false;
+}
+
+void CityMapItem::wheelEvent(QWheelEvent *event)
+{
+    const double notches = event->angleDelta().y() / 120.0;
+    if (notches != 0)
+        zoomAt(event->position().x(), event->position().y(), std::pow(kWheelNotchZoom, notches));
+    event->accept();
+}
+
+int CityMapItem::roadBand() const
+{
+    // Half-octave bands: strokes are rebuilt at most every √2 of zoom.
+    return int(std::floor(std::log2(m_viewport.scale()) * 2));
+}
+
+void CityMapItem::readFleet()
+{
+    taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
+    if (!fleet) {
+        m_cars.clear();
+        return;
+    }
+    const int count = fleet->carCount();
+    m_cars.resize(size_t(count));
+    size_t n = 0;
+    for (int id = 1; id <= count; ++id) {
+        const auto car = fleet->car(id);
+        if (!car)
+            continue;
+        m_cars[n++] = {car->id, m_projection.toMetres(car->position.lat, car->position.lng), car->heading, car->state};
+    }
+    m_cars.resize(n);
+}
+
+void CityMapItem::updateHighlight(QSGGeometryNode *node) const
+{
+    StrokeGeometry::Vertices out;
+    taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
+    const auto carScreen = [this, fleet](int id) -> std::optional<QPointF> {
+        const auto car = fleet ? fleet->car(id) : std::nullopt;
+        if (!car)
+            return std::nullopt;
+        return m_viewport.toScreen(m_projection.toMetres(car->position.lat, car->position.lng));
+    };
+
+    if (fleet && m_selectedBookingId > 0) {
+        if (const auto booking = fleet->booking(uint64_t(m_selectedBookingId))) {
+            const QPointF pickup = m_viewport.toScreen(m_projection.toMetres(booking->pickup.lat, booking->pickup.lng));
+            const auto car = carScreen(booking->carId);
+            const bool toPickup = booking->state == taxicore::BookingState::Assigned
+                                  || booking->state == taxicore::BookingState::Arriving;
+            if (car && toPickup)
+                StrokeGeometry::appendSegment(out, *car, pickup, 1.5, m_toPickupColor);
+            if (booking->hasDropoff) {
+                const QPointF dropoff =
+                    m_viewport.toScreen(m_projection.toMetres(booking->dropoff.lat, booking->dropoff.lng));
+                const QPointF from = (car && booking->state == taxicore::BookingState::OnTrip) ? *car : pickup;
+                StrokeGeometry::appendSegment(out, from, dropoff, 2, m_onTripColor);
+                StrokeGeometry::appendDisc(out, dropoff, 6, m_highlightColor);
+            }
+            StrokeGeometry::appendDisc(out, pickup, 6, m_availableColor);
+            StrokeGeometry::appendRing(out, pickup, 7, 1.5, m_highlightColor);
+        }
+    }
+    if (const auto car = carScreen(m_selectedCarId))
+        StrokeGeometry::appendRing(out, *car, 13, 3, m_highlightColor);
+    StrokeGeometry::upload(node, out);
+}
+
+QSGNode *CityMapItem::updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *)
+{
+    // Runs on the render thread while the GUI thread waits: members are safe to touch here.
+    auto *root = static_cast<MapNode *>(oldNode);
+    if (!root)
+        root = new MapNode;
+
+    const int band = roadBand();
+    if (m_roadsDirty || band != m_builtBand) {
+        const RoadLayer::Palette palette{m_gridColor, m_majorRoadColor.darker(130), m_majorRoadColor,
+                                         m_minorRoadColor, m_majorRoadColor.lighter(110), m_minorRoadColor};
+        root->roads->rebuild(m_roads, palette, kMinRoadWidthPx / std::exp2(band / 2.0));
+        m_roadsDirty = false;
+        m_builtBand = band;
+    }
+    root->transform->setMatrix(m_viewport.matrix());
+
+    readFleet();
+    root->cars->update(m_cars, m_viewport, {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor});
+    updateHighlight(root->highlight);
+    return root;
+}

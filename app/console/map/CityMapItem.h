@@ -1,0 +1,110 @@
+#pragma once
+
+#include "CarMarker.h"
+#include "MapProjection.h"
+#include "MapViewport.h"
+#include "RoadStroke.h"
+
+#include <QColor>
+#include <QPointer>
+#include <QQuickItem>
+#include <QTimer>
+#include <qqmlregistration.h>
+#include <vector>
+
+class ConsoleBackend;
+class QSGGeometryNode;
+
+// The live city map: roads (one node, built once per zoom band), every car (one node, rewritten
+// each frame straight from the fleet's shared memory) and the selection. Drag pans, the wheel
+// zooms towards the cursor, a click reports the car under it.
+class CityMapItem : public QQuickItem
+{
+    Q_OBJECT
+    QML_ELEMENT
+    Q_PROPERTY(ConsoleBackend *backend READ backend WRITE setBackend NOTIFY backendChanged)
+    Q_PROPERTY(int selectedCarId READ selectedCarId WRITE setSelectedCarId NOTIFY selectionChanged)
+    Q_PROPERTY(qint64 selectedBookingId READ selectedBookingId WRITE setSelectedBookingId NOTIFY selectionChanged)
+    Q_PROPERTY(bool live READ live WRITE setLive NOTIFY liveChanged)
+    Q_PROPERTY(double metresPerPixel READ metresPerPixel NOTIFY viewChanged)
+    Q_PROPERTY(int carsShown READ carsShown NOTIFY carsShownChanged)
+    // Colours come from QML so that the legend and the palette (light/dark) share them.
+    Q_PROPERTY(QColor offlineColor MEMBER m_offlineColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor availableColor MEMBER m_availableColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor toPickupColor MEMBER m_toPickupColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor onTripColor MEMBER m_onTripColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor majorRoadColor MEMBER m_majorRoadColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor minorRoadColor MEMBER m_minorRoadColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor gridColor MEMBER m_gridColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor highlightColor MEMBER m_highlightColor NOTIFY styleChanged)
+
+public:
+    explicit CityMapItem(QQuickItem *parent = nullptr);
+
+    ConsoleBackend *backend() const { return m_backend; }
+    void setBackend(ConsoleBackend *backend);
+    int selectedCarId() const { return m_selectedCarId; }
+    void setSelectedCarId(int id);
+    qint64 selectedBookingId() const { return m_selectedBookingId; }
+    void setSelectedBookingId(qint64 id);
+    bool live() const { return m_frameTimer.isActive(); }
+    void setLive(bool live);
+    double metresPerPixel() const { return 1.0 / m_viewport.scale(); }
+    int carsShown() const { return m_carsShown; }
+
+    // The car drawn nearest to (x, y) within a few pixels, or 0.
+    Q_INVOKABLE int carAt(double x, double y) const;
+    Q_INVOKABLE void panBy(double dx, double dy);
+    Q_INVOKABLE void zoomAt(double x, double y, double factor);
+    Q_INVOKABLE void fitCity();
+    // Replaces the strokes under the cars (the city's streets once loaded).
+    void setRoads(std::vector<RoadStroke> strokes);
+
+Q_SIGNALS:
+    void backendChanged();
+    void selectionChanged();
+    void liveChanged();
+    void viewChanged();
+    void carsShownChanged();
+    void styleChanged();
+    // A click (not a drag) on the map: the car under it, or 0.
+    void clicked(int carId, double x, double y);
+
+protected:
+    QSGNode *updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *) override;
+    void geometryChange(const QRectF &newGeometry, const QRectF &oldGeometry) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+
+private:
+    void readFleet();
+    int roadBand() const;
+    void updateHighlight(QSGGeometryNode *node) const;
+
+    QPointer<ConsoleBackend> m_backend;
+    MapProjection m_projection;
+    MapViewport m_viewport;
+    std::vector<RoadStroke> m_roads;
+    std::vector<CarMarker> m_cars; // written during sync (GUI thread blocked), read on the GUI thread
+    bool m_roadsDirty = true;
+    bool m_fitted = false;
+    int m_builtBand = 0;
+    int m_carsShown = 0;
+    int m_selectedCarId = 0;
+    qint64 m_selectedBookingId = 0;
+    QTimer m_frameTimer;
+    QPointF m_pressPos;
+    QPointF m_lastDragPos;
+    bool m_dragging = false;
+
+    QColor m_offlineColor{0x8a, 0x8a, 0x8a};
+    QColor m_availableColor{0x2e, 0xa0, 0x4a};
+    QColor m_toPickupColor{0xf0, 0x90, 0x10};
+    QColor m_onTripColor{0x2f, 0x6f, 0xd6};
+    QColor m_majorRoadColor{0xf2, 0xc0, 0x6a};
+    QColor m_minorRoadColor{0xc8, 0xc8, 0xc8};
+    QColor m_gridColor{0xd8, 0xd8, 0xd8};
+    QColor m_highlightColor{0xd6, 0x1f, 0x69};
+};
