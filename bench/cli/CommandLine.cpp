@@ -57,6 +57,9 @@ std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args
                 inlineValue = flag.substr(eq + 1);
                 flag = flag.substr(0, eq);
             }
+        } else if (flag.size() > 2 && flag[0] == '-' && std::string_view("ctdnR").find(flag[1]) != std::string_view::npos) {
+            inlineValue = flag.substr(2); // wrk style: -c50 -t1 -d10s
+            flag = flag.substr(0, 2);
         }
         const auto value = [&]() -> std::optional<std::string> {
             if (inlineValue)

@@ -6,7 +6,7 @@
 
 namespace taxicore::bench {
 
-// Reads one top-level-looking field from a small JSON object without a full parse: the hot path
+// Reads one field of the outermost JSON object without a full parse (nested objects skipped): the hot path
 // stays plain C++ and allocation-free. Good enough for TaxiCore's flat responses
 // ({"booking_id":12,"state":"assigned",...}); not a general JSON reader.
 std::optional<int64_t> peekJsonInteger(std::string_view json, std::string_view field);

@@ -106,7 +106,7 @@ private slots:
         QTemporaryDir dir;
         const QString json = dir.filePath("r.json");
         const QString csv = dir.filePath("r.csv");
-        const Outcome outcome = runBench({QString::fromStdString(server.url()), "-c", "4", "-n", "300", "--json", json, "--csv", csv});
+        const Outcome outcome = runBench({QString::fromStdString(server.url()), "-c4", "-n", "300", "--json", json, "--csv", csv});
         QCOMPARE(outcome.exitCode, 0);
         QVERIFY(outcome.out.contains("Requests/sec:"));
         QVERIFY(outcome.out.contains("300 requests in"));

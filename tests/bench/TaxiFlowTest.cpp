@@ -140,6 +140,11 @@ private slots:
         QCOMPARE(peekJsonInteger(json, "booking_id").value_or(-1), int64_t{123});
         QCOMPARE(std::string(peekJsonString(json, "state").value_or("")), std::string("on_trip"));
         QVERIFY(!peekJsonInteger(json, "car_id"));
+        // TaxiCore nests the car, with its own state, before the booking's state.
+        const std::string_view nested =
+            "{\"booking_id\":1,\"car\":{\"booking_id\":1,\"state\":\"to_pickup\",\"tags\":[\"a,\\\"state\\\":\"]},\"state\":\"arriving\"}";
+        QCOMPARE(std::string(peekJsonString(nested, "state").value_or("")), std::string("arriving"));
+        QCOMPARE(peekJsonInteger(nested, "booking_id").value_or(-1), int64_t{1});
     }
 
     void taxiMixAgainstAFakeServerCarriesBookingIds()
