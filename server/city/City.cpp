@@ -55,8 +55,8 @@ std::vector<double> City::etaTo(const RoadPoint &target, std::span<const RoadPoi
 
 RoadPoint City::randomRoadPoint(std::mt19937_64 &rng) const
 {
-    if (m_data.segments.empty())
-        return {};
+    if (m_data.segments.empty() || !(m_cumulativeLength.back() > 0))
+        return m_data.segments.empty() ? RoadPoint{} : m_snapper->pointAlong(0, 0);
     std::uniform_real_distribution<double> along(0, m_cumulativeLength.back());
     const double position = along(rng);
     const auto it = std::upper_bound(m_cumulativeLength.begin(), m_cumulativeLength.end(), position);

@@ -40,7 +40,7 @@ public:
     GeoBounds bounds() const;
     GeoPoint centre() const;
 
-    // The nearest point on any road (invalid only for an empty city).
+    // The nearest point on any road; any finite coordinate snaps (invalid for NaN).
     RoadPoint snap(GeoPoint point) const;
 
     // Fastest route by travel time, honouring one-way streets; starts and ends at the snapped

@@ -32,8 +32,12 @@ Snapper::Snapper(const CityData &data) : m_data(data), m_projection(centreOf(*da
                             h.gridCellSize.lng / kCoordUnitsPerDegree * m_projection.metersPerDegreeLng);
 }
 
-RoadPoint Snapper::snap(GeoPoint point) const
+RoadPoint Snapper::snap(GeoPoint query) const
 {
+    // Coordinates come from clients: refuse NaN, clamp the rest onto the globe.
+    if (!std::isfinite(query.lat) || !std::isfinite(query.lng))
+        return {};
+    const GeoPoint point{std::clamp(query.lat, -90.0, 90.0), std::clamp(query.lng, -180.0, 180.0)};
     const format::Header &h = *m_data.header;
     const int64_t rows = h.gridRows;
     const int64_t columns = h.gridColumns;

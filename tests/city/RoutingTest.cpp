@@ -151,6 +151,9 @@ private slots:
         QVERIFY(m_city->snap({0, 0}).valid);
         QVERIFY(m_city->snap({89, 179}).valid);
         QVERIFY(m_city->bounds().contains(m_city->snap({57.0, 11.0}).point));
+        QVERIFY(m_city->snap({1e300, -1e300}).valid);
+        QVERIFY(!m_city->snap({std::nan(""), 11.9}).valid);
+        QVERIFY(!m_city->route(GeoPoint{std::nan(""), 0}, m_city->centre()).found);
     }
 
     void randomRoadPointsLieOnRoads()
