@@ -29,6 +29,7 @@ Route RouteAssembler::assemble(const RoadPoint &from, Along leave, const std::ve
     route.found = true;
     route.durationS = durationMs / 1000.0;
     std::vector<GeoPoint> &line = route.polyline;
+    line.reserve(2 * segmentRefs.size() + 16);  // about two shape points per segment
 
     const std::span<const format::Coord> start = m_data.shape(from.segment);
     const double startLength = m_data.segments[from.segment].lengthM;

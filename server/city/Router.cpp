@@ -172,7 +172,8 @@ bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint
     };
     // A valid hierarchy unpacks to a simple path; more steps than nodes means a corrupt file.
     size_t budget = 2 * size_t(m_data.nodes.size()) + 2;
-    std::vector<Pending> stack{{tail, head, via}};
+    thread_local std::vector<Pending> stack;  // reused: unpacking runs once per route arc
+    stack.assign(1, {tail, head, via});
     while (!stack.empty()) {
         if (budget-- == 0)
             return false;
