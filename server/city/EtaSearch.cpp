@@ -54,10 +54,17 @@ void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc
 std::vector<double> EtaSearch::etaTo(const RoadPoint &target, std::span<const RoadPoint> sources,
                                      double maxSeconds) const
 {
-    std::vector<double> etas(sources.size(), kUnreachable);
     if (!target.valid)
-        return etas;
+        return std::vector<double>(sources.size(), kUnreachable);
     const double limitMs = maxSeconds * 1000.0;
+    return sources.size() > kBucketSearchMaxSources ? byReverseDijkstra(target, sources, limitMs)
+                                                    : byHierarchy(target, sources, limitMs);
+}
+
+std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target, std::span<const RoadPoint> sources,
+                                           double limitMs) const
+{
+    std::vector<double> etas(sources.size(), kUnreachable);
     const format::Segment &end = m_data.segments[target.segment];
 
     SearchLabels toTarget;
@@ -87,6 +94,66 @@ std::vector<double> EtaSearch::etaTo(const RoadPoint &target, std::span<const Ro
                              best = std::min(best, cost + label->distance[kToTarget]);
                          return true;
                      });
+        if (best <= limitMs)
+            etas[i] = best / 1000.0;
+    }
+    return etas;
+}
+
+std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target, std::span<const RoadPoint> sources,
+                                                 double limitMs) const
+{
+    const format::Segment &end = m_data.segments[target.segment];
+    // Time from each node to the target; exact for settled nodes, above the limit for the rest.
+    std::vector<double> toTarget(m_data.nodes.size(), kUnreachable);
+    std::vector<bool> wanted(m_data.nodes.size(), false);
+    size_t wantedLeft = 0;
+    for (const RoadPoint &source : sources) {
+        if (!source.valid)
+            continue;
+        for (const uint32_t node : {m_data.segments[source.segment].from, m_data.segments[source.segment].to}) {
+            if (!wanted[node]) {
+                wanted[node] = true;
+                ++wantedLeft;
+            }
+        }
+    }
+    Queue queue;
+    auto relax = [&](uint32_t node, double cost) {
+        if (cost < toTarget[node]) {
+            toTarget[node] = cost;
+            queue.emplace(cost, node);
+        }
+    };
+    relax(end.from, partialCostMs(end, Along::Forward, 0, target.offsetM));
+    relax(end.to, partialCostMs(end, Along::Backward, end.lengthM, target.offsetM));
+    while (!queue.empty() && wantedLeft > 0) {
+        const auto [cost, node] = queue.top();
+        queue.pop();
+        if (cost > toTarget[node])
+            continue;
+        if (cost > limitMs)
+            break;
+        if (wanted[node]) {
+            wanted[node] = false;
+            --wantedLeft;
+        }
+        for (const format::Arc &arc : m_data.incoming(node))
+            relax(arc.head, cost + arc.weightMs);
+    }
+
+    std::vector<double> etas(sources.size(), kUnreachable);
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const RoadPoint &source = sources[i];
+        if (!source.valid)
+            continue;
+        const format::Segment &start = m_data.segments[source.segment];
+        double best = std::min(partialCostMs(start, Along::Forward, source.offsetM, start.lengthM) + toTarget[start.to],
+                               partialCostMs(start, Along::Backward, source.offsetM, 0) + toTarget[start.from]);
+        if (source.segment == target.segment) {
+            const Along along = target.offsetM >= source.offsetM ? Along::Forward : Along::Backward;
+            best = std::min(best, partialCostMs(start, along, source.offsetM, target.offsetM));
+        }
         if (best <= limitMs)
             etas[i] = best / 1000.0;
     }

@@ -2,7 +2,9 @@
 // One-to-many travel times towards one target (e.g. every candidate car for a pickup), on the
 // contraction hierarchy: one reverse search from the target over the downward arcs labels the
 // target's whole reverse search space once; then each source needs only a small upward search
-// that meets those labels (the "bucket" many-to-one technique, Knopp et al. 2007).
+// that meets those labels (the "bucket" many-to-one technique, Knopp et al. 2007). For many
+// sources (a whole fleet) one plain reverse Dijkstra over the road arcs, bounded by the time
+// limit, is cheaper than a search per source, and is used instead.
 
 #include "CityData.h"
 #include "CityTypes.h"
@@ -12,6 +14,10 @@
 
 namespace taxicore::city {
 
+// Above this many sources etaTo switches from per-source upward searches (~5 us each on the
+// bundled city) to one reverse Dijkstra over the whole graph (~1-2 ms).
+inline constexpr size_t kBucketSearchMaxSources = 300;
+
 class EtaSearch {
 public:
     explicit EtaSearch(const CityData &data) : m_data(data) {}
@@ -20,6 +26,10 @@ public:
     std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources, double maxSeconds) const;
 
 private:
+    std::vector<double> byHierarchy(const RoadPoint &target, std::span<const RoadPoint> sources, double limitMs) const;
+    std::vector<double> byReverseDijkstra(const RoadPoint &target, std::span<const RoadPoint> sources,
+                                          double limitMs) const;
+
     const CityData &m_data;
 };
 

@@ -4,6 +4,7 @@
 
 #include "City.h"
 #include "CityTestSupport.h"
+#include "EtaSearch.h"
 #include "GeoQt.h"
 
 #include <QTest>
@@ -15,7 +16,7 @@ namespace {
 constexpr int kRandomPairs = 250;
 constexpr double kCostTolerance = 1e-6;  // seconds
 
-bool close(double a, double b) { return std::abs(a - b) <= kCostTolerance * std::max(1.0, std::abs(b)); }
+bool close(double a, double b) { return a == b || std::abs(a - b) <= kCostTolerance * std::max(1.0, std::abs(b)); }
 
 // Distance in metres from p to the nearest piece of any road: brute force over every piece,
 // in the same local flat projection the library documents (equirectangular at the bbox centre).
@@ -180,6 +181,25 @@ private slots:
                     QVERIFY(close(limited[i], single));
                 else
                     QCOMPARE(limited[i], kUnreachable);
+            }
+        }
+    }
+
+    void fleetSizedEtaUsesOneReverseSearchWithTheSameAnswers()
+    {
+        const std::vector<RoadPoint> fleet = randomPoints(31, int(kBucketSearchMaxSources) + 100);
+        const std::vector<RoadPoint> few(fleet.begin(), fleet.begin() + 50);
+        for (const RoadPoint &target : randomPoints(32, 3)) {
+            const std::vector<double> all = m_city->etaTo(target, fleet, 600);
+            const std::vector<double> some = m_city->etaTo(target, few, 600);
+            for (size_t i = 0; i < fleet.size(); ++i) {
+                const double single = m_city->route(fleet[i], target).durationS;
+                if (single <= 600)
+                    QVERIFY2(close(all[i], single), qPrintable(QStringLiteral("%1 vs %2").arg(all[i]).arg(single)));
+                else
+                    QCOMPARE(all[i], kUnreachable);
+                if (i < few.size())
+                    QVERIFY(close(some[i], all[i]));
             }
         }
     }

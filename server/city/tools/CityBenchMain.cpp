@@ -12,6 +12,7 @@
 #include <numeric>
 #include <queue>
 #include <sched.h>
+#include <time.h>
 
 using namespace taxicore::city;
 using Clock = std::chrono::steady_clock;
@@ -24,6 +25,8 @@ constexpr int kEtaSources = 50;
 constexpr double kEtaMaxSeconds = 900;
 constexpr uint64_t kSeed = 2016;
 constexpr int kBaselinePairs = 1000;
+constexpr int kFleetSources = 1000;
+constexpr int kFleetTargets = 200;
 
 long residentKiB()
 {
@@ -38,6 +41,14 @@ long residentKiB()
 }
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// CPU time of this thread: on a shared machine it leaves out the time the thread was preempted.
+double threadCpuMicros()
+{
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return now.tv_sec * 1e6 + now.tv_nsec / 1e3;
+}
 
 struct Summary {
     double mean, p50, p99, max;
@@ -151,18 +162,22 @@ int main(int argc, char *argv[])
     while (points.size() < size_t(2 * pairs))
         points.push_back(city.randomRoadPoint(rng));
     samples.clear();
+    std::vector<double> cpuSamples;
     double totalKm = 0;
     int notFound = 0;
     const Clock::time_point routesStart = Clock::now();
     for (int i = 0; i < pairs; ++i) {
+        const double cpuStart = threadCpuMicros();
         const Clock::time_point start = Clock::now();
         const Route route = city.route(points[2 * i], points[2 * i + 1]);
         samples.push_back(micros(Clock::now() - start));
+        cpuSamples.push_back(threadCpuMicros() - cpuStart);
         totalKm += route.distanceM / 1000;
         notFound += route.found ? 0 : 1;
     }
     const double routeSeconds = micros(Clock::now() - routesStart) / 1e6;
     print("route (with polyline)", summarise(samples));
+    print("route, thread CPU time", summarise(cpuSamples));
     std::printf("route throughput %.0f queries/s over %d pairs (mean %.2f km, %d not found)\n", pairs / routeSeconds,
                 pairs, totalKm / pairs, notFound);
 
@@ -176,16 +191,32 @@ int main(int argc, char *argv[])
     print("baseline: plain Dijkstra", summarise(samples));
 
     samples.clear();
+    cpuSamples.clear();
     for (int t = 0; t < kEtaTargets; ++t) {
         const RoadPoint target = city.randomRoadPoint(rng);
         std::vector<RoadPoint> sources;
         for (int s = 0; s < kEtaSources; ++s)
             sources.push_back(city.randomRoadPoint(rng));
+        const double cpuStart = threadCpuMicros();
         const Clock::time_point start = Clock::now();
         const std::vector<double> etas = city.etaTo(target, sources, kEtaMaxSeconds);
         samples.push_back(micros(Clock::now() - start));
+        cpuSamples.push_back(threadCpuMicros() - cpuStart);
     }
     print("etaTo, 50 sources, <= 900 s", summarise(samples));
+    print("etaTo, thread CPU time", summarise(cpuSamples));
+
+    samples.clear();
+    std::vector<RoadPoint> fleet;
+    for (int s = 0; s < kFleetSources; ++s)
+        fleet.push_back(city.randomRoadPoint(rng));
+    for (int t = 0; t < kFleetTargets; ++t) {
+        const RoadPoint target = city.randomRoadPoint(rng);
+        const double cpuStart = threadCpuMicros();
+        const std::vector<double> etas = city.etaTo(target, fleet, kEtaMaxSeconds);
+        samples.push_back(threadCpuMicros() - cpuStart);
+    }
+    print("etaTo, 1000 sources (CPU)", summarise(samples));
 
     const Clock::time_point mapStart = Clock::now();
     const qsizetype mapBytes = city.mapJson().size();
