@@ -1,19 +1,22 @@
 #include "fleet/FleetSimulator.h"
 
+#include "City.h"
 #include "fleet/FleetStore.h"
 #include "geo/GeoMath.h"
 
 namespace taxicore {
 
 namespace {
-// Where simulated cars roam: the inner city, so riders there find cars nearby.
+// Without a city, cars roam the inner city, so riders there find cars nearby.
 constexpr double kSouth = 57.680, kNorth = 57.730, kWest = 11.920, kEast = 12.020;
-constexpr double kArrivedM = 5.0;
+constexpr double kMinSpeedMps = 2.0;
 } // namespace
 
-FleetSimulator::FleetSimulator(FleetStore &fleet, quint64 seed, double speedFactor, QObject *parent)
+FleetSimulator::FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed,
+                               double speedFactor, QObject *parent)
     : QObject(parent)
     , m_fleet(fleet)
+    , m_city(std::move(city))
     , m_random(seed)
     , m_speedFactor(speedFactor)
     , m_timer(this)
@@ -22,8 +25,15 @@ FleetSimulator::FleetSimulator(FleetStore &fleet, quint64 seed, double speedFact
     connect(&m_timer, &QTimer::timeout, this, [this] { step(kTickMs / 1000.0 * m_speedFactor); });
 }
 
+FleetSimulator::~FleetSimulator() = default;
+
 LatLng FleetSimulator::randomPoint()
 {
+    if (m_city) {
+        const city::RoadPoint p = m_city->randomRoadPoint(m_random);
+        if (p.valid)
+            return {p.point.lat, p.point.lng};
+    }
     std::uniform_real_distribution<double> lat(kSouth, kNorth), lng(kWest, kEast);
     const double a = lat(m_random);
     return {a, lng(m_random)};
@@ -39,38 +49,87 @@ void FleetSimulator::stop()
     m_timer.stop();
 }
 
+void FleetSimulator::planRoute(Plan &plan, LatLng from, LatLng to)
+{
+    plan.path.clear();
+    plan.next = 0;
+    plan.speedMps = kStraightLineSpeedKmh / 3.6;
+    if (m_city) {
+        const city::Route route = m_city->route(city::GeoPoint{from.lat, from.lng}, city::GeoPoint{to.lat, to.lng});
+        if (route.found) {
+            for (const city::GeoPoint &p : route.polyline)
+                plan.path.push_back({p.lat, p.lng});
+            if (route.durationS > 0)
+                plan.speedMps = std::max(kMinSpeedMps, route.distanceM / route.durationS);
+        }
+    }
+    plan.path.push_back(to); // the last metres from the road to the exact point
+}
+
+void FleetSimulator::advance(int id, const CarSnapshot &car, Plan &plan, double seconds)
+{
+    LatLng position = car.position;
+    double reach = plan.speedMps * seconds;
+    while (reach > 0 && plan.next < plan.path.size()) {
+        const LatLng waypoint = plan.path[plan.next];
+        const double gap = geo::distanceM(position, waypoint);
+        if (gap <= reach) {
+            position = waypoint;
+            reach -= gap;
+            ++plan.next;
+        } else {
+            position = geo::moveTowards(position, waypoint, reach);
+            reach = 0;
+        }
+    }
+    const bool moving = geo::distanceM(position, car.position) > 0.01;
+    if (!moving) {
+        if (car.speedKmh != 0)
+            m_fleet.updatePosition(id, car.position, car.heading, 0, false);
+        return;
+    }
+    m_fleet.updatePosition(id, position, float(geo::bearingDeg(car.position, position)), float(plan.speedMps * 3.6),
+                           false);
+}
+
 void FleetSimulator::step(double seconds)
 {
     const int count = m_fleet.carCount();
-    if (int(m_cruiseTargets.size()) < count)
-        m_cruiseTargets.resize(std::size_t(count), LatLng{});
-    const double reach = kCruiseSpeedKmh / 3.6 * seconds;
+    if (int(m_plans.size()) < count)
+        m_plans.resize(std::size_t(count));
     for (int id = 1; id <= count; ++id) {
         if (m_fleet.isDeviceDriven(id))
             continue;
         const auto car = m_fleet.car(id);
         if (!car || car->state == CarState::Offline)
             continue;
-        std::optional<LatLng> target;
+        Plan &plan = m_plans[std::size_t(id - 1)];
+        Leg leg = Leg::None;
+        LatLng target{};
         if (car->state == CarState::Available) {
-            LatLng &cruise = m_cruiseTargets[std::size_t(id - 1)];
-            if (cruise.lat == 0 || geo::distanceM(car->position, cruise) < kArrivedM)
-                cruise = randomPoint();
-            target = cruise;
+            leg = Leg::Cruise;
         } else if (const auto booking = m_fleet.booking(car->bookingId)) {
-            if (booking->state == BookingState::Assigned)
+            if (booking->state == BookingState::Assigned) {
+                leg = Leg::ToPickup;
                 target = booking->pickup;
-            else if (booking->state == BookingState::OnTrip && booking->hasDropoff)
+            } else if (booking->state == BookingState::OnTrip && booking->hasDropoff) {
+                leg = Leg::ToDropoff;
                 target = booking->dropoff;
+            }
         }
-        if (!target || geo::distanceM(car->position, *target) < 0.5) {
+        if (leg == Leg::None) {
+            plan = Plan{}; // waiting for its rider
             if (car->speedKmh != 0)
                 m_fleet.updatePosition(id, car->position, car->heading, 0, false);
-            continue; // waiting for its rider
+            continue;
         }
-        const LatLng next = geo::moveTowards(car->position, *target, reach);
-        m_fleet.updatePosition(id, next, float(geo::bearingDeg(car->position, *target)),
-                               float(kCruiseSpeedKmh), false);
+        const bool cruiseDone = leg == Leg::Cruise && plan.next >= plan.path.size();
+        if (plan.leg != leg || plan.bookingId != car->bookingId || cruiseDone) {
+            plan.leg = leg;
+            plan.bookingId = car->bookingId;
+            planRoute(plan, car->position, leg == Leg::Cruise ? randomPoint() : target);
+        }
+        advance(id, *car, plan, seconds);
     }
 }
 

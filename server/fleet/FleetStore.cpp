@@ -268,14 +268,24 @@ std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int lim
 
 FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
                                      std::optional<LatLng> dropoff, double radiusM,
-                                     const std::function<uint32_t(LatLng)> &etaFor)
+                                     const EtaRanker &etas)
 {
     Booking result;
     for (int attempt = 0; attempt < kBookingAttempts; ++attempt) {
-        const auto candidates = nearby(pickup, radiusM, kBookingCandidates, true);
-        if (candidates.empty())
+        const auto nearest = nearby(pickup, radiusM, kBookingCandidates, true);
+        std::vector<LatLng> positions;
+        for (const NearbyCar &n : nearest)
+            positions.push_back(n.car.position);
+        const std::vector<double> eta = etas(pickup, positions);
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < nearest.size(); ++i)
+            if (i < eta.size() && std::isfinite(eta[i]))
+                order.push_back(i);
+        if (order.empty())
             return result; // NoCarAvailable
-        for (const NearbyCar &candidate : candidates) {
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return eta[a] < eta[b]; });
+        for (const std::size_t index : order) {
+            const NearbyCar &candidate = nearest[index];
             CarSlot &car = *carSlot(candidate.car.id);
             uint32_t expected = static_cast<uint32_t>(CarState::Available);
             if (!car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
@@ -298,7 +308,7 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
                 slot.hasDropoff = dropoff.has_value();
                 slot.dropoffLat = dropoff ? dropoff->lat : 0;
                 slot.dropoffLng = dropoff ? dropoff->lng : 0;
-                slot.etaS = etaFor(candidate.car.position);
+                slot.etaS = uint32_t(std::lround(eta[index]));
                 slot.createdMs = nowMs();
                 slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
                 slot.startOdometerM = slot.distanceM = slot.fare = 0;

@@ -37,10 +37,12 @@ public:
         BookingSnapshot booking;
         CarSnapshot car;
     };
-    // Reserves the nearest available car (CAS Available → ToPickup: never two bookings on a car)
-    // within `radiusM`, and creates the booking in state assigned.
+    // Seconds each candidate needs to reach the pickup (infinity: cannot), in the given order.
+    using EtaRanker = std::function<std::vector<double>(LatLng pickup, const std::vector<LatLng> &cars)>;
+    // Reserves the available car with the smallest ETA among the nearest ones (CAS
+    // Available → ToPickup: never two bookings on one car) and creates the booking, assigned.
     Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
-                 double radiusM, const std::function<uint32_t(LatLng carPosition)> &etaFor);
+                 double radiusM, const EtaRanker &etas);
 
     std::optional<BookingSnapshot> booking(uint64_t id) const;
     // The newest bookings first, at most `max`.

@@ -1,5 +1,7 @@
 #include "geo/GeoMath.h"
 
+#include "Geo.h"
+
 #include <cmath>
 #include <numbers>
 
@@ -11,11 +13,7 @@ constexpr double kRad = std::numbers::pi / 180.0;
 
 double distanceM(LatLng a, LatLng b)
 {
-    const double dLat = (b.lat - a.lat) * kRad;
-    const double dLng = (b.lng - a.lng) * kRad;
-    const double s = std::sin(dLat / 2) * std::sin(dLat / 2)
-        + std::cos(a.lat * kRad) * std::cos(b.lat * kRad) * std::sin(dLng / 2) * std::sin(dLng / 2);
-    return 2 * kEarthRadiusM * std::asin(std::min(1.0, std::sqrt(s)));
+    return city::haversineMeters({a.lat, a.lng}, {b.lat, b.lng});
 }
 
 double bearingDeg(LatLng a, LatLng b)

@@ -4,9 +4,7 @@
 
 namespace taxicore::geo {
 
-inline constexpr double kEarthRadiusM = 6371008.8;
-
-// Great-circle distance in metres.
+// Great-circle distance in metres (the city library's haversine).
 double distanceM(LatLng a, LatLng b);
 // Initial bearing from a to b, degrees clockwise from north in [0, 360).
 double bearingDeg(LatLng a, LatLng b);

@@ -40,6 +40,8 @@ ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByte
     if (url.hasQuery())
         r.query = QUrlQuery(url);
     r.body = request.body();
+    r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
+    r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
     r.remote = request.remoteAddress();
     r.params = std::move(params);
     return r;

@@ -72,11 +72,17 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
     const LatLng centre = queryPoint(request, "");
     const double radius = queryNumber(request, "radius_m", 1, kMaxNearbyRadiusM, kDefaultNearbyRadiusM);
     const int limit = int(queryNumber(request, "limit", 1, kMaxNearbyLimit, kDefaultNearbyLimit));
+    const std::vector<NearbyCar> found = m_fleet.nearby(centre, radius, limit);
+    std::vector<LatLng> positions;
+    positions.reserve(found.size());
+    for (const NearbyCar &n : found)
+        positions.push_back(n.car.position);
+    const std::vector<double> etas = m_estimator.etasTo(centre, positions);
     QJsonArray cars;
-    for (const NearbyCar &n : m_fleet.nearby(centre, radius, limit)) {
-        QJsonObject car = carJson(n.car);
-        car.insert(QStringLiteral("distance_m"), std::round(n.distanceM * 10) / 10);
-        car.insert(QStringLiteral("eta_s"), std::round(m_estimator.estimate(n.car.position, centre).durationS));
+    for (std::size_t i = 0; i < found.size(); ++i) {
+        QJsonObject car = carJson(found[i].car);
+        car.insert(QStringLiteral("distance_m"), std::round(found[i].distanceM * 10) / 10);
+        car.insert(QStringLiteral("eta_s"), std::isfinite(etas[i]) ? QJsonValue(std::round(etas[i])) : QJsonValue());
         cars.append(car);
     }
     return jsonResponse({{QStringLiteral("cars"), cars}});
@@ -96,8 +102,8 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         dropoff = jsonPoint(body, "dropoff");
 
     const auto booked = m_fleet.book(rider.toString(), pickupAt, dropoff, kBookingSearchRadiusM,
-                                     [&](LatLng car) {
-                                         return uint32_t(std::lround(m_estimator.estimate(car, pickupAt).durationS));
+                                     [this](LatLng target, const std::vector<LatLng> &cars) {
+                                         return m_estimator.etasTo(target, cars);
                                      });
     if (booked.result == FleetStore::BookResult::NoCarAvailable)
         throwApiError(409, "no_car_available", QStringLiteral("no car is available near the pickup; try again shortly"));

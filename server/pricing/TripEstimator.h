@@ -2,6 +2,8 @@
 
 #include "fleet/FleetTypes.h"
 
+#include <vector>
+
 namespace taxicore {
 
 struct TripEstimate {
@@ -15,6 +17,9 @@ class TripEstimator {
 public:
     virtual ~TripEstimator() = default;
     virtual TripEstimate estimate(LatLng from, LatLng to) const = 0;
+    // Seconds from each source to one target (infinity when it cannot get there); by road this
+    // is one reverse search, not one route per source.
+    virtual std::vector<double> etasTo(LatLng target, const std::vector<LatLng> &sources) const;
 };
 
 class StraightLineEstimator final : public TripEstimator {

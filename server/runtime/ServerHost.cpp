@@ -1,9 +1,11 @@
 #include "runtime/ServerHost.h"
 
+#include "City.h"
 #include "fleet/FleetSimulator.h"
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
 #include "metrics/PrometheusText.h"
+#include "runtime/CityLocator.h"
 #include "runtime/ServiceThread.h"
 
 #include <QThread>
@@ -27,13 +29,25 @@ bool ServerHost::start(QString &error)
         error = QStringLiteral("--mode processes is not available in this build yet; use single or pool");
         return false;
     }
+    const QString cityPath = m_options.cityPath.isEmpty() ? bundledCityPath() : m_options.cityPath;
+    if (cityPath.isEmpty()) {
+        error = QStringLiteral("the bundled city file is missing (reinstall, or pass --city PATH)");
+        return false;
+    }
+    city::CityLoadResult loaded = city::City::load(cityPath);
+    if (!loaded.city) {
+        error = QStringLiteral("cannot load the city: %1").arg(loaded.error);
+        return false;
+    }
+    m_city = std::move(loaded.city);
+
     m_region = SharedRegion::create(error);
     if (!m_region)
         return false;
     m_fleet = std::make_unique<FleetStore>(*m_region);
     m_fleet->control().startedMs.store(FleetStore::nowMs());
 
-    m_simulator = std::make_unique<FleetSimulator>(*m_fleet, m_options.seed, m_options.simSpeed);
+    m_simulator = std::make_unique<FleetSimulator>(*m_fleet, m_city, m_options.seed, m_options.simSpeed);
     m_fleet->initialiseCars(m_options.cars, [this](int) { return m_simulator->randomPoint(); });
     m_simulationThread = std::make_unique<QThread>();
     m_simulationThread->setObjectName(QStringLiteral("taxicore-sim"));
@@ -41,7 +55,7 @@ bool ServerHost::start(QString &error)
     m_simulationThread->start();
     QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::start, Qt::QueuedConnection);
 
-    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet);
+    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet, m_city);
     const ServiceThread::Started started = m_thread->startAndWait();
     if (!started.ok) {
         error = started.error;

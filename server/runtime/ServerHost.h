@@ -7,6 +7,10 @@
 #include <QUrl>
 #include <memory>
 
+namespace taxicore::city {
+class City;
+}
+
 namespace taxicore {
 
 class FleetSimulator;
@@ -31,10 +35,13 @@ public:
     QString mode() const;
     quint64 requestsServed() const;
     FleetStore &fleet() const;
+    // The loaded street network (null before start()).
+    std::shared_ptr<const city::City> city() const { return m_city; }
     const ServerOptions &options() const { return m_options; }
 
 private:
     ServerOptions m_options;
+    std::shared_ptr<const city::City> m_city;
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<FleetStore> m_fleet;
     std::unique_ptr<FleetSimulator> m_simulator;

@@ -1,6 +1,7 @@
 #include "runtime/ServiceThread.h"
 
 #include "fleet/FleetStore.h"
+#include "http/CityApi.h"
 #include "http/ConnectionGuard.h"
 #include "http/HttpService.h"
 #include "http/OpsApi.h"
@@ -8,7 +9,7 @@
 #include "http/TaxiApi.h"
 #include "http/WorkloadApi.h"
 #include "metrics/MetricsRecorder.h"
-#include "pricing/TripEstimator.h"
+#include "pricing/RoadTripEstimator.h"
 
 #include <QHostAddress>
 #include <QThreadPool>
@@ -23,9 +24,11 @@ namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(10);
 }
 
-ServiceThread::ServiceThread(const ServerOptions &options, FleetStore &fleet, ConnectionLimits limits)
+ServiceThread::ServiceThread(const ServerOptions &options, FleetStore &fleet,
+                             std::shared_ptr<const city::City> city, ConnectionLimits limits)
     : m_options(options)
     , m_fleet(fleet)
+    , m_city(std::move(city))
     , m_limits(limits)
 {
     setObjectName(QStringLiteral("taxicore-io"));
@@ -54,10 +57,16 @@ void ServiceThread::run()
     metrics.slot().pid.store(int32_t(getpid()), std::memory_order_relaxed);
     metrics.slot().state.store(2, std::memory_order_relaxed);
 
-    StraightLineEstimator estimator;
+    StraightLineEstimator straightLine;
+    std::unique_ptr<RoadTripEstimator> byRoad;
+    if (m_city)
+        byRoad = std::make_unique<RoadTripEstimator>(*m_city);
+    const TripEstimator &estimator = byRoad ? static_cast<const TripEstimator &>(*byRoad) : straightLine;
     Router router;
     TaxiApi taxi(m_fleet, estimator, Tariff{});
     taxi.registerRoutes(router);
+    if (m_city)
+        registerCityRoutes(router, *m_city);
     registerWorkloadRoutes(router);
     const QByteArray mode = m_options.mode.toLatin1();
     registerOpsRoutes(router, m_fleet, [mode] { return mode; });

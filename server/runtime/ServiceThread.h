@@ -6,6 +6,11 @@
 #include <QThread>
 #include <atomic>
 #include <future>
+#include <memory>
+
+namespace taxicore::city {
+class City;
+}
 
 namespace taxicore {
 
@@ -22,7 +27,8 @@ public:
         QString error;
     };
 
-    ServiceThread(const ServerOptions &options, FleetStore &fleet, ConnectionLimits limits = {});
+    ServiceThread(const ServerOptions &options, FleetStore &fleet, std::shared_ptr<const city::City> city,
+                  ConnectionLimits limits = {});
     ~ServiceThread() override;
 
     // Starts the thread and waits until it listens or fails.
@@ -36,6 +42,7 @@ protected:
 private:
     ServerOptions m_options;
     FleetStore &m_fleet;
+    std::shared_ptr<const city::City> m_city;
     ConnectionLimits m_limits;
     std::promise<Started> m_started;
     std::atomic<QObject *> m_stopTarget{nullptr};

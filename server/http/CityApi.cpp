@@ -1,0 +1,71 @@
+#include "http/CityApi.h"
+
+#include "City.h"
+#include "http/ApiError.h"
+#include "http/GzipBody.h"
+#include "http/JsonViews.h"
+#include "http/RequestInput.h"
+#include "http/Router.h"
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <cmath>
+#include <memory>
+
+namespace taxicore {
+
+namespace {
+
+struct MapBody {
+    QByteArray plain;
+    QByteArray gzipped;
+    QByteArray etag;
+};
+
+ApiResponse mapResponse(const MapBody &map, const ApiRequest &request)
+{
+    ApiResponse r;
+    r.headers.append({QByteArrayLiteral("ETag"), map.etag});
+    r.headers.append({QByteArrayLiteral("Cache-Control"), QByteArrayLiteral("public, max-age=3600")});
+    r.headers.append({QByteArrayLiteral("Vary"), QByteArrayLiteral("Accept-Encoding")});
+    if (!request.ifNoneMatch.isEmpty() && request.ifNoneMatch.contains(map.etag)) {
+        r.status = 304;
+        return r;
+    }
+    if (request.acceptEncoding.contains("gzip") && !map.gzipped.isEmpty()) {
+        r.body = map.gzipped;
+        r.headers.append({QByteArrayLiteral("Content-Encoding"), QByteArrayLiteral("gzip")});
+    } else {
+        r.body = map.plain;
+    }
+    return r;
+}
+
+} // namespace
+
+void registerCityRoutes(Router &router, const city::City &city)
+{
+    router.add(HttpMethod::Get, "/api/v1/route", [&city](const ApiRequest &request) {
+        const LatLng from = queryPoint(request, "from_");
+        const LatLng to = queryPoint(request, "to_");
+        const city::Route route = city.route(city::GeoPoint{from.lat, from.lng}, city::GeoPoint{to.lat, to.lng});
+        if (!route.found)
+            throwApiError(404, "no_route", QStringLiteral("no road connects these two points"));
+        QJsonArray polyline;
+        for (const city::GeoPoint &p : route.polyline)
+            polyline.append(QJsonArray{std::round(p.lat * 1e6) / 1e6, std::round(p.lng * 1e6) / 1e6});
+        return jsonResponse({
+            {QStringLiteral("distance_m"), std::round(route.distanceM)},
+            {QStringLiteral("duration_s"), std::round(route.durationS)},
+            {QStringLiteral("polyline"), polyline},
+        });
+    });
+    // Built once and shared by every request: the streets never change while serving.
+    auto map = std::make_shared<MapBody>();
+    map->plain = city.mapJson();
+    map->gzipped = gzipCompress(map->plain);
+    map->etag = '"' + QCryptographicHash::hash(map->plain, QCryptographicHash::Sha1).toHex().left(20) + '"';
+    router.add(HttpMethod::Get, "/api/v1/map", [map](const ApiRequest &request) { return mapResponse(*map, request); });
+}
+
+} // namespace taxicore

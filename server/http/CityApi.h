@@ -1,0 +1,16 @@
+#pragma once
+
+namespace taxicore::city {
+class City;
+}
+
+namespace taxicore {
+
+class Router;
+class TripEstimator;
+
+// Street-network endpoints: /api/v1/route (fastest route by road) and /api/v1/map (the streets
+// for the rider page, gzip when accepted, with an ETag).
+void registerCityRoutes(Router &router, const city::City &city);
+
+} // namespace taxicore
