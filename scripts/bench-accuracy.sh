@@ -6,11 +6,13 @@
 # A benchmark, not a test: it prints figures and a verdict, and exits 1 if a bound is missed.
 #
 # Usage: scripts/bench-accuracy.sh [taxicore|nginx]   (default: taxicore if built, else nginx)
-# Env:   BUILD_DIR=build ROUNDS=5 DURATION=8 CONNECTIONS=50 THREADS=1 RATE=2000 OUT=$BUILD_DIR/bench
+# Env:   BUILD_DIR=build ROUNDS=7 DURATION=8 CONNECTIONS=50 THREADS=1 RATE=2000 OUT=$BUILD_DIR/bench
+#        PIN=1 (default with 2+ cores): server on CPU 0, clients on CPU 1, so a client that spends
+#        less CPU than the other does not simply leave more of a shared core to the server.
 set -euo pipefail
 
 BUILD_DIR=${BUILD_DIR:-build}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-7}
 DURATION=${DURATION:-8}
 CONNECTIONS=${CONNECTIONS:-50}
 THREADS=${THREADS:-1}
@@ -18,6 +20,7 @@ RATE=${RATE:-2000}
 OUT=${OUT:-$BUILD_DIR/bench}
 BENCH=$BUILD_DIR/bin/taxicore-bench
 SERVER_BIN=$BUILD_DIR/bin/taxicore-server
+PIN=${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
 RUN_TIMEOUT=$((DURATION + 30)) # seconds: no run may hang the script
 START_TIMEOUT=10
 
@@ -88,12 +91,17 @@ case "${1:-auto}" in
   *) echo "usage: $0 [taxicore|nginx]" >&2; exit 2 ;;
 esac
 TARGET="$URL/hello"
+CLIENT=()
+if [ "$PIN" = 1 ]; then
+  for pid in "${SERVER_PIDS[@]}"; do taskset -apc 0 "$pid" >/dev/null; done
+  CLIENT=(taskset -c 1)
+fi
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 # One wrk run: prints "req_per_s cpu_us_per_request".
 run_wrk() {
-  /usr/bin/time -f "%U %S" -o "$WORK/time" timeout "$RUN_TIMEOUT" \
+  /usr/bin/time -f "%U %S" -o "$WORK/time" timeout "$RUN_TIMEOUT" "${CLIENT[@]}" \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" "$TARGET" >"$WORK/wrk.out"
   local rps requests cpu
   rps=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/wrk.out")
@@ -103,7 +111,7 @@ run_wrk() {
 }
 
 run_bench() {
-  /usr/bin/time -f "%U %S" -o "$WORK/time" timeout "$RUN_TIMEOUT" \
+  /usr/bin/time -f "%U %S" -o "$WORK/time" timeout "$RUN_TIMEOUT" "${CLIENT[@]}" \
     "$BENCH" -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" "$TARGET" --json "$WORK/bench.json" >/dev/null
   local rps requests cpu
   rps=$(jq '.stages[0].summary.requests_per_s' "$WORK/bench.json")
@@ -112,7 +120,7 @@ run_bench() {
   echo "$rps $(awk -v c="$cpu" -v n="$requests" 'BEGIN {printf "%.3f", c * 1e6 / n}')"
 }
 
-echo "== accuracy vs wrk: $SERVER_NAME at $TARGET, -t$THREADS -c$CONNECTIONS -d${DURATION}s, $ROUNDS rounds"
+echo "== accuracy vs wrk: $SERVER_NAME at $TARGET, -t$THREADS -c$CONNECTIONS -d${DURATION}s, $ROUNDS rounds, pinned: $PIN"
 : >"$WORK/wrk.rows"
 : >"$WORK/bench.rows"
 for round in $(seq "$ROUNDS"); do
@@ -153,7 +161,8 @@ REPORT="$OUT/accuracy.md"
   echo "# taxicore-bench accuracy ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
   echo
   echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'). Server: $SERVER_NAME."
-  echo "Runs: -t$THREADS -c$CONNECTIONS -d${DURATION}s on $TARGET, $ROUNDS interleaved rounds, medians."
+  echo "Runs: -t$THREADS -c$CONNECTIONS -d${DURATION}s on $TARGET, $ROUNDS interleaved rounds, medians; pinned (server CPU 0, client CPU 1): $PIN."
+  echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
   echo
   echo "| check | wrk | taxicore-bench | ratio | bound | ok |"
   echo "|---|---|---|---|---|---|"
