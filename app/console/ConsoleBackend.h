@@ -16,6 +16,9 @@ class QJSEngine;
 namespace taxicore {
 class FleetStore;
 class ServerHost;
+namespace city {
+class City;
+}
 }
 
 // The console's window onto the embedded server: owns the ServerHost and publishes its URL,
@@ -51,6 +54,8 @@ public:
 
     // Null until the server serves; read at display rate by the map and the bookings model.
     taxicore::FleetStore *fleet() const;
+    // The street network the server routes on; null while not serving or when it failed to load.
+    std::shared_ptr<const taxicore::city::City> city() const { return m_city; }
 
     // One car for the map's info popup: id, state, speedKmh, bookingId, updatedMs, lat, lng.
     Q_INVOKABLE QVariantMap carInfo(int id) const;
@@ -70,6 +75,7 @@ private:
 
     taxicore::ServerOptions m_options;
     std::unique_ptr<taxicore::ServerHost> m_host;
+    std::shared_ptr<const taxicore::city::City> m_city;
     QString m_error;
     QTimer m_statsTimer;
     QElapsedTimer m_rateClock;

@@ -19,6 +19,19 @@ Rectangle {
     color: dark ? "#1f2326" : "#f4f1ea"
     clip: true
 
+    StreetsItem {
+        id: streets
+        objectName: "streets"
+        anchors.fill: parent
+        map: mapItem
+        majorRoadColor: root.dark ? "#8c7a50" : "#d9bf80"
+        minorRoadColor: root.dark ? "#50565c" : "#b9b4aa"
+        gridColor: root.dark ? "#2c3135" : "#e2ded5"
+        // Re-rendered only when the view moves; each frame then draws one texture.
+        layer.enabled: true
+        layer.samples: 4
+    }
+
     CityMapItem {
         id: mapItem
         objectName: "cityMap"
@@ -28,9 +41,6 @@ Rectangle {
         availableColor: "#2ea04a"
         toPickupColor: "#f08c10"
         onTripColor: root.dark ? "#5b9bff" : "#2f6fd6"
-        majorRoadColor: root.dark ? "#8a6d3b" : "#f2c06a"
-        minorRoadColor: root.dark ? "#4a4f55" : "#c9c6bf"
-        gridColor: root.dark ? "#2c3135" : "#e2ded5"
         highlightColor: "#d61f69"
         onClicked: (carId, x, y) => {
             selectedCarId = carId

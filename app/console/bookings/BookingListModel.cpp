@@ -22,6 +22,8 @@ BookingListModel::BookingListModel(QObject *parent)
     connect(&m_pollTimer, &QTimer::timeout, this, &BookingListModel::refresh);
 }
 
+BookingListModel::~BookingListModel() = default;
+
 int BookingListModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_rows.size());
@@ -53,6 +55,11 @@ QHash<int, QByteArray> BookingListModel::roleNames() const
         {IsOpenRole, "isOpen"},           {RiderRole, "rider"},         {CarIdRole, "carId"},
         {EtaSecondsRole, "etaSeconds"},   {FareRole, "fare"},           {CreatedMsRole, "createdMs"},
     };
+}
+
+ConsoleBackend *BookingListModel::backend() const
+{
+    return m_backend;
 }
 
 void BookingListModel::setBackend(ConsoleBackend *backend)

@@ -37,12 +37,13 @@ public:
     static constexpr int kPollIntervalMs = 500;
 
     explicit BookingListModel(QObject *parent = nullptr);
+    ~BookingListModel() override;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role) const override;
     QHash<int, QByteArray> roleNames() const override;
 
-    ConsoleBackend *backend() const { return m_backend; }
+    ConsoleBackend *backend() const;
     void setBackend(ConsoleBackend *backend);
     QString filterText() const { return m_filterText; }
     void setFilterText(const QString &text);

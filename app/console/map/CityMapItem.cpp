@@ -3,14 +3,12 @@
 #include "CarLayer.h"
 #include "CityRoads.h"
 #include "ConsoleBackend.h"
-#include "RoadLayer.h"
 #include "StrokeGeometry.h"
 
 #include "fleet/FleetStore.h"
 
 #include <QGuiApplication>
 #include <QMouseEvent>
-#include <QSGTransformNode>
 #include <QSGVertexColorMaterial>
 #include <QStyleHints>
 #include <QWheelEvent>
@@ -22,22 +20,16 @@ namespace {
 constexpr int kFrameIntervalMs = 16;
 // A click selects the nearest car within this distance of the pointer.
 constexpr double kHitRadiusPx = 10;
-// Roads never get thinner than this on screen, whatever the zoom.
-constexpr double kMinRoadWidthPx = 1.2;
 // Each wheel notch (120 units) zooms by this factor.
 constexpr double kWheelNotchZoom = 1.25;
 
-// The scene: roads under a transform (metres → pixels), then cars and the selection in pixels.
+// The scene, in pixels: cars, then the selection over them.
 struct MapNode : QSGNode {
-    QSGTransformNode *transform = new QSGTransformNode;
-    RoadLayer *roads = new RoadLayer;
     CarLayer *cars = new CarLayer;
     QSGGeometryNode *highlight = new QSGGeometryNode;
 
     MapNode()
     {
-        transform->appendChildNode(roads);
-        appendChildNode(transform);
         appendChildNode(cars);
         auto *geometry = new QSGGeometry(QSGGeometry::defaultAttributes_ColoredPoint2D(), 0);
         geometry->setDrawingMode(QSGGeometry::DrawTriangles);
@@ -55,7 +47,6 @@ CityMapItem::CityMapItem(QQuickItem *parent)
 {
     setFlag(ItemHasContents);
     setAcceptedMouseButtons(Qt::LeftButton);
-    m_roads = CityRoads::graticule(m_projection);
     m_frameTimer.setInterval(kFrameIntervalMs);
     connect(&m_frameTimer, &QTimer::timeout, this, [this] {
         update();
@@ -65,10 +56,14 @@ CityMapItem::CityMapItem(QQuickItem *parent)
         }
     });
     m_frameTimer.start();
-    connect(this, &CityMapItem::styleChanged, this, [this] {
-        m_roadsDirty = true;
-        update();
-    });
+    connect(this, &CityMapItem::styleChanged, this, &QQuickItem::update);
+}
+
+CityMapItem::~CityMapItem() = default;
+
+ConsoleBackend *CityMapItem::backend() const
+{
+    return m_backend;
 }
 
 void CityMapItem::setBackend(ConsoleBackend *backend)
@@ -104,13 +99,6 @@ void CityMapItem::setLive(bool live)
         return;
     live ? m_frameTimer.start() : m_frameTimer.stop();
     Q_EMIT liveChanged();
-}
-
-void CityMapItem::setRoads(std::vector<RoadStroke> strokes)
-{
-    m_roads = std::move(strokes);
-    m_roadsDirty = true;
-    update();
 }
 
 int CityMapItem::carAt(double x, double y) const
@@ -194,12 +182,6 @@ void CityMapItem::wheelEvent(QWheelEvent *event)
     event->accept();
 }
 
-int CityMapItem::roadBand() const
-{
-    // Half-octave bands: strokes are rebuilt at most every √2 of zoom.
-    return int(std::floor(std::log2(m_viewport.scale()) * 2));
-}
-
 void CityMapItem::readFleet()
 {
     taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
@@ -260,16 +242,6 @@ QSGNode *CityMapItem::updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *)
     auto *root = static_cast<MapNode *>(oldNode);
     if (!root)
         root = new MapNode;
-
-    const int band = roadBand();
-    if (m_roadsDirty || band != m_builtBand) {
-        const RoadLayer::Palette palette{m_gridColor, m_majorRoadColor.darker(130), m_majorRoadColor,
-                                         m_minorRoadColor, m_majorRoadColor.lighter(110), m_minorRoadColor};
-        root->roads->rebuild(m_roads, palette, kMinRoadWidthPx / std::exp2(band / 2.0));
-        m_roadsDirty = false;
-        m_builtBand = band;
-    }
-    root->transform->setMatrix(m_viewport.matrix());
 
     readFleet();
     root->cars->update(m_cars, m_viewport, {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor});

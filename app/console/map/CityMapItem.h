@@ -3,7 +3,6 @@
 #include "CarMarker.h"
 #include "MapProjection.h"
 #include "MapViewport.h"
-#include "RoadStroke.h"
 
 #include <QColor>
 #include <QPointer>
@@ -15,9 +14,10 @@
 class ConsoleBackend;
 class QSGGeometryNode;
 
-// The live city map: roads (one node, built once per zoom band), every car (one node, rewritten
-// each frame straight from the fleet's shared memory) and the selection. Drag pans, the wheel
-// zooms towards the cursor, a click reports the car under it.
+// The live city map's view and its moving parts: every car (one node, rewritten each frame
+// straight from the fleet's shared memory) and the selection; StreetsItem draws the streets
+// under it in the same view. Drag pans, the wheel zooms towards the cursor, a click reports
+// the car under it.
 class CityMapItem : public QQuickItem
 {
     Q_OBJECT
@@ -33,15 +33,13 @@ class CityMapItem : public QQuickItem
     Q_PROPERTY(QColor availableColor MEMBER m_availableColor NOTIFY styleChanged)
     Q_PROPERTY(QColor toPickupColor MEMBER m_toPickupColor NOTIFY styleChanged)
     Q_PROPERTY(QColor onTripColor MEMBER m_onTripColor NOTIFY styleChanged)
-    Q_PROPERTY(QColor majorRoadColor MEMBER m_majorRoadColor NOTIFY styleChanged)
-    Q_PROPERTY(QColor minorRoadColor MEMBER m_minorRoadColor NOTIFY styleChanged)
-    Q_PROPERTY(QColor gridColor MEMBER m_gridColor NOTIFY styleChanged)
     Q_PROPERTY(QColor highlightColor MEMBER m_highlightColor NOTIFY styleChanged)
 
 public:
     explicit CityMapItem(QQuickItem *parent = nullptr);
+    ~CityMapItem() override;
 
-    ConsoleBackend *backend() const { return m_backend; }
+    ConsoleBackend *backend() const;
     void setBackend(ConsoleBackend *backend);
     int selectedCarId() const { return m_selectedCarId; }
     void setSelectedCarId(int id);
@@ -57,8 +55,9 @@ public:
     Q_INVOKABLE void panBy(double dx, double dy);
     Q_INVOKABLE void zoomAt(double x, double y, double factor);
     Q_INVOKABLE void fitCity();
-    // Replaces the strokes under the cars (the city's streets once loaded).
-    void setRoads(std::vector<RoadStroke> strokes);
+
+    const MapViewport &viewport() const { return m_viewport; }
+    const MapProjection &projection() const { return m_projection; }
 
 Q_SIGNALS:
     void backendChanged();
@@ -80,17 +79,13 @@ protected:
 
 private:
     void readFleet();
-    int roadBand() const;
     void updateHighlight(QSGGeometryNode *node) const;
 
     QPointer<ConsoleBackend> m_backend;
     MapProjection m_projection;
     MapViewport m_viewport;
-    std::vector<RoadStroke> m_roads;
     std::vector<CarMarker> m_cars; // written during sync (GUI thread blocked), read on the GUI thread
-    bool m_roadsDirty = true;
     bool m_fitted = false;
-    int m_builtBand = 0;
     int m_carsShown = 0;
     int m_selectedCarId = 0;
     qint64 m_selectedBookingId = 0;
@@ -103,8 +98,5 @@ private:
     QColor m_availableColor{0x2e, 0xa0, 0x4a};
     QColor m_toPickupColor{0xf0, 0x90, 0x10};
     QColor m_onTripColor{0x2f, 0x6f, 0xd6};
-    QColor m_majorRoadColor{0xf2, 0xc0, 0x6a};
-    QColor m_minorRoadColor{0xc8, 0xc8, 0xc8};
-    QColor m_gridColor{0xd8, 0xd8, 0xd8};
     QColor m_highlightColor{0xd6, 0x1f, 0x69};
 };

@@ -2,6 +2,8 @@
 
 #include "MapProjection.h"
 
+#include "city/City.h"
+
 #include <cmath>
 
 std::vector<RoadStroke> CityRoads::graticule(const MapProjection &projection)
@@ -21,5 +23,43 @@ std::vector<RoadStroke> CityRoads::graticule(const MapProjection &projection)
                        {projection.toMetres(kNorth, kWest), projection.toMetres(kNorth, kEast),
                         projection.toMetres(kSouth, kEast), projection.toMetres(kSouth, kWest),
                         projection.toMetres(kNorth, kWest)}});
+    return strokes;
+}
+
+namespace {
+RoadStroke::Kind kindOf(taxicore::city::RoadClass roadClass)
+{
+    using taxicore::city::RoadClass;
+    switch (roadClass) {
+    case RoadClass::Motorway:
+    case RoadClass::Trunk:
+    case RoadClass::Primary:
+    case RoadClass::Secondary: return RoadStroke::Kind::Major;
+    case RoadClass::MotorwayLink:
+    case RoadClass::TrunkLink:
+    case RoadClass::PrimaryLink:
+    case RoadClass::SecondaryLink:
+    case RoadClass::TertiaryLink: return RoadStroke::Kind::Link;
+    case RoadClass::Service: return RoadStroke::Kind::Service;
+    case RoadClass::Tertiary:
+    case RoadClass::Unclassified:
+    case RoadClass::Residential:
+    case RoadClass::LivingStreet:
+    case RoadClass::Road: return RoadStroke::Kind::Minor;
+    }
+    return RoadStroke::Kind::Minor;
+}
+}
+
+std::vector<RoadStroke> CityRoads::streets(const taxicore::city::City &city, const MapProjection &projection)
+{
+    std::vector<RoadStroke> strokes;
+    for (const auto &polyline : city.roadPolylines()) {
+        RoadStroke stroke{kindOf(polyline.roadClass), {}};
+        stroke.points.reserve(polyline.points.size());
+        for (const auto &p : polyline.points)
+            stroke.points.push_back(projection.toMetres(p.lat, p.lng));
+        strokes.push_back(std::move(stroke));
+    }
     return strokes;
 }

@@ -6,8 +6,12 @@
 
 class MapProjection;
 
-// Where the map's strokes come from. Until the city library lands this is the city's bounding
-// box and a 0.01° graticule, so that the operator still sees where the cars are.
+namespace taxicore::city {
+class City;
+}
+
+// Where the map's strokes come from: the city's streets, or the city's bounding box and a
+// 0.01° graticule while no city is loaded, so that the operator still sees where cars are.
 class CityRoads
 {
 public:
@@ -16,4 +20,6 @@ public:
     static constexpr double kGridStepDeg = 0.01;
 
     static std::vector<RoadStroke> graticule(const MapProjection &projection);
+    // Every road segment of the city, classed for drawing (motorway → Major, service → Service...).
+    static std::vector<RoadStroke> streets(const taxicore::city::City &city, const MapProjection &projection);
 };

@@ -35,15 +35,19 @@ int drawOrder(RoadStroke::Kind kind)
 }
 }
 
-RoadLayer::RoadLayer()
+namespace {
+QSGGeometryNode *makeChunk()
 {
+    auto *node = new QSGGeometryNode;
     auto *geometry = new QSGGeometry(QSGGeometry::defaultAttributes_ColoredPoint2D(), 0);
     geometry->setDrawingMode(QSGGeometry::DrawTriangles);
     geometry->setVertexDataPattern(QSGGeometry::StaticPattern);
-    setGeometry(geometry);
-    setFlag(OwnsGeometry);
-    setMaterial(new QSGVertexColorMaterial);
-    setFlag(OwnsMaterial);
+    node->setGeometry(geometry);
+    node->setFlag(QSGNode::OwnsGeometry);
+    node->setMaterial(new QSGVertexColorMaterial);
+    node->setFlag(QSGNode::OwnsMaterial);
+    return node;
+}
 }
 
 double RoadLayer::widthM(RoadStroke::Kind kind)
@@ -59,7 +63,20 @@ double RoadLayer::widthM(RoadStroke::Kind kind)
     return 6;
 }
 
-void RoadLayer::rebuild(const std::vector<RoadStroke> &strokes, const Palette &palette, double minWidthM)
+double RoadLayer::minWidthPx(RoadStroke::Kind kind)
+{
+    switch (kind) {
+    case RoadStroke::Kind::Grid: return 1;
+    case RoadStroke::Kind::Boundary: return 1.5;
+    case RoadStroke::Kind::Major: return 2.6;
+    case RoadStroke::Kind::Link: return 1.8;
+    case RoadStroke::Kind::Minor: return 1.5;
+    case RoadStroke::Kind::Service: return 1.1;
+    }
+    return 1;
+}
+
+void RoadLayer::rebuild(const std::vector<RoadStroke> &strokes, const Palette &palette, double scale)
 {
     std::vector<const RoadStroke *> ordered;
     ordered.reserve(strokes.size());
@@ -76,10 +93,21 @@ void RoadLayer::rebuild(const std::vector<RoadStroke> &strokes, const Palette &p
     StrokeGeometry::Vertices out;
     out.reserve(size_t(segments) * 6);
     for (const RoadStroke *s : ordered) {
-        const double half = std::max(widthM(s->kind), minWidthM) / 2;
+        const double half = std::max(widthM(s->kind), minWidthPx(s->kind) / scale) / 2;
         const QColor colour = colourOf(s->kind, palette);
         for (size_t i = 1; i < s->points.size(); ++i)
             StrokeGeometry::appendSegment(out, s->points[i - 1], s->points[i], half, colour);
     }
-    StrokeGeometry::upload(this, out);
+    // A rebuild per zoom band: simpler than reusing chunks.
+    while (QSGNode *old = firstChild()) {
+        removeChildNode(old);
+        delete old;
+    }
+    for (size_t first = 0; first < out.size(); first += kMaxVertices) {
+        const size_t last = std::min(out.size(), first + kMaxVertices);
+        QSGGeometryNode *chunk = makeChunk();
+        StrokeGeometry::upload(chunk, StrokeGeometry::Vertices(out.begin() + std::ptrdiff_t(first),
+                                                               out.begin() + std::ptrdiff_t(last)));
+        appendChildNode(chunk);
+    }
 }
