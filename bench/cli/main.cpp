@@ -1,6 +1,7 @@
 // taxicore-bench: the command-line front of the load-generator library. Parses flags, checks the
 // server answers, runs the stages and prints/writes the results.
 #include "../engine/BenchmarkRun.h"
+#include "../engine/FileDescriptorLimit.h"
 #include "../engine/Version.h"
 #include "../report/MachineInfo.h"
 #include "../report/ResultJson.h"
@@ -12,6 +13,7 @@
 #include <QFile>
 #include <QJsonDocument>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -114,6 +116,11 @@ int main(int argc, char **argv)
         if (!canWrite(path))
             return fail("cannot write " + path);
     }
+    int mostConnections = 0;
+    for (const StagePlan &stage : *stages)
+        mostConnections = std::max(mostConnections, stage.settings.connections);
+    if (const std::string missing = ensureFileDescriptorsFor(mostConnections); !missing.empty())
+        return fail(missing);
     if (const std::string unreachable = target->probe(kProbeTimeout); !unreachable.empty())
         return fail(unreachable);
 

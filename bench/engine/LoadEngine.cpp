@@ -1,6 +1,7 @@
 #include "LoadEngine.h"
 
 #include "Clock.h"
+#include "FileDescriptorLimit.h"
 #include "Worker.h"
 
 #include <pthread.h>
@@ -57,6 +58,8 @@ void LoadEngine::requestStop()
 StageResult LoadEngine::run(const ProgressCallback &progress)
 {
     const int threadCount = m_settings.effectiveThreads();
+    // Best effort: a shortfall shows as connect errors (EMFILE); the CLI refuses to start instead.
+    ensureFileDescriptorsFor(m_settings.connections);
     m_shared = std::make_unique<WorkerShared>();
     WorkerShared &shared = *m_shared;
     shared.target = &m_target;
