@@ -10,4 +10,4 @@ namespace taxicore::city {
 // Checksum of data[0, size) reading the 8 bytes at skipOffset as zero (the stored checksum).
 uint64_t cityChecksum(const unsigned char *data, size_t size, size_t skipOffset);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

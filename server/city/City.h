@@ -24,8 +24,8 @@ class Router;
 class Snapper;
 
 struct CityLoadResult {
-    std::shared_ptr<const City> city;  // null on error
-    QString error;                     // "<path>: <problem>", empty on success
+    std::shared_ptr<const City> city; // null on error
+    QString error;                    // "<path>: <problem>", empty on success
 };
 
 class City {
@@ -50,7 +50,8 @@ public:
 
     // Seconds by road from each source to the target (one reverse search); kUnreachable for
     // sources further than maxSeconds or invalid.
-    std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources, double maxSeconds) const;
+    std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources,
+                              double maxSeconds) const;
 
     // A point uniformly distributed over the length of all roads (for spawning cars).
     RoadPoint randomRoadPoint(std::mt19937_64 &rng) const;
@@ -76,9 +77,9 @@ private:
     std::unique_ptr<Snapper> m_snapper;
     std::unique_ptr<Router> m_router;
     std::unique_ptr<EtaSearch> m_etaSearch;
-    std::vector<double> m_cumulativeLength;  // prefix sums of segment lengths
+    std::vector<double> m_cumulativeLength; // prefix sums of segment lengths
     mutable std::once_flag m_mapOnce;
     mutable QByteArray m_mapJson;
 };
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

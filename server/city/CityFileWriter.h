@@ -14,4 +14,4 @@ QByteArray serializeCity(const RoadGraph &graph, const ContractionHierarchy &hie
 // Writes atomically (temporary file, then rename). Returns an error message, empty on success.
 QString writeCityFile(const QString &path, const QByteArray &bytes);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -13,16 +13,16 @@ inline constexpr uint32_t kVersion = 1;
 inline constexpr uint32_t kByteOrderMark = 0x01020304;
 inline constexpr uint32_t kSectionAlignment = 8;
 
-inline constexpr uint32_t kNoName = 0xFFFFFFFFu;        // Segment::nameIndex of an unnamed road
-inline constexpr uint32_t kNotAllowed = 0xFFFFFFFFu;    // Segment::*Ms of a forbidden direction
-inline constexpr uint32_t kOriginalArcFlag = 0x80000000u;  // ChArc::via holds a SegmentRef
+inline constexpr uint32_t kNoName = 0xFFFFFFFFu;          // Segment::nameIndex of an unnamed road
+inline constexpr uint32_t kNotAllowed = 0xFFFFFFFFu;      // Segment::*Ms of a forbidden direction
+inline constexpr uint32_t kOriginalArcFlag = 0x80000000u; // ChArc::via holds a SegmentRef
 
 // Limits the loader enforces so that no count or weight in a hostile file can overflow.
 inline constexpr uint32_t kMaxNodes = 50'000'000;
 inline constexpr uint32_t kMaxArcWeightMs = 24u * 3600u * 1000u;
 inline constexpr uint32_t kMaxGridCells = 16'000'000;
 
-struct Coord {           // 1e-7 degree units
+struct Coord { // 1e-7 degree units
     int32_t lat;
     int32_t lng;
 };
@@ -31,11 +31,11 @@ struct Coord {           // 1e-7 degree units
 struct Segment {
     uint32_t from;
     uint32_t to;
-    uint32_t nameIndex;   // or kNoName
+    uint32_t nameIndex; // or kNoName
     float lengthM;
-    uint32_t forwardMs;   // travel time from -> to, or kNotAllowed (one-way)
-    uint32_t backwardMs;  // travel time to -> from, or kNotAllowed
-    uint8_t roadClass;    // RoadClass
+    uint32_t forwardMs;  // travel time from -> to, or kNotAllowed (one-way)
+    uint32_t backwardMs; // travel time to -> from, or kNotAllowed
+    uint8_t roadClass;   // RoadClass
     uint8_t speedKmh;
     uint16_t reserved;
 };
@@ -59,28 +59,28 @@ struct ChArc {
 };
 static_assert(sizeof(ChArc) == 12);
 
-struct GridItem {        // one straight piece of a segment's shape: points piece, piece + 1
+struct GridItem { // one straight piece of a segment's shape: points piece, piece + 1
     uint32_t segment;
     uint32_t piece;
 };
 
 enum Section : uint32_t {
-    NodeCoords,       // Coord[nodeCount]
-    Segments,         // Segment[segmentCount]
-    ShapeFirst,       // uint32[segmentCount + 1] into ShapePoints
-    ShapePoints,      // Coord[shapePointCount], each shape starts and ends at its nodes
-    ArcFirst,         // uint32[nodeCount + 1] into Arcs (outgoing)
-    Arcs,             // Arc[arcCount]
-    ReverseArcFirst,  // uint32[nodeCount + 1] into ReverseArcs (incoming, head = tail)
-    ReverseArcs,      // Arc[arcCount]
-    UpFirst,          // uint32[nodeCount + 1]
-    UpArcs,           // ChArc[upArcCount]
-    DownFirst,        // uint32[nodeCount + 1]
-    DownArcs,         // ChArc[downArcCount]
-    NameFirst,        // uint32[nameCount + 1] into NameBytes
-    NameBytes,        // UTF-8, not terminated
-    GridCellFirst,    // uint32[gridRows * gridColumns + 1] into GridItems
-    GridItems,        // GridItem[gridItemCount]
+    NodeCoords,      // Coord[nodeCount]
+    Segments,        // Segment[segmentCount]
+    ShapeFirst,      // uint32[segmentCount + 1] into ShapePoints
+    ShapePoints,     // Coord[shapePointCount], each shape starts and ends at its nodes
+    ArcFirst,        // uint32[nodeCount + 1] into Arcs (outgoing)
+    Arcs,            // Arc[arcCount]
+    ReverseArcFirst, // uint32[nodeCount + 1] into ReverseArcs (incoming, head = tail)
+    ReverseArcs,     // Arc[arcCount]
+    UpFirst,         // uint32[nodeCount + 1]
+    UpArcs,          // ChArc[upArcCount]
+    DownFirst,       // uint32[nodeCount + 1]
+    DownArcs,        // ChArc[downArcCount]
+    NameFirst,       // uint32[nameCount + 1] into NameBytes
+    NameBytes,       // UTF-8, not terminated
+    GridCellFirst,   // uint32[gridRows * gridColumns + 1] into GridItems
+    GridItems,       // GridItem[gridItemCount]
     SectionCount
 };
 
@@ -94,7 +94,7 @@ struct Header {
     uint32_t version;
     uint32_t byteOrderMark;
     uint64_t fileSize;
-    uint64_t checksum;  // Checksum of the whole file with this field read as zero
+    uint64_t checksum; // Checksum of the whole file with this field read as zero
     uint32_t headerSize;
     uint32_t sectionCount;
     uint32_t nodeCount;
@@ -112,9 +112,9 @@ struct Header {
     Coord boundsMin;
     Coord boundsMax;
     Coord gridOrigin;
-    Coord gridCellSize;  // cell height (lat) and width (lng)
+    Coord gridCellSize; // cell height (lat) and width (lng)
     std::array<SectionEntry, SectionCount> sections;
 };
-inline constexpr uint64_t kChecksumOffset = 24;  // offsetof(Header, checksum)
+inline constexpr uint64_t kChecksumOffset = 24; // offsetof(Header, checksum)
 
-}  // namespace taxicore::city::format
+} // namespace taxicore::city::format

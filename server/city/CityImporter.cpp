@@ -11,21 +11,20 @@
 namespace taxicore::city {
 
 namespace {
-bool isOsmFile(const QString &path)
-{
-    return path.endsWith(QLatin1String(".osm"), Qt::CaseInsensitive)
-           || path.endsWith(QLatin1String(".osm.pbf"), Qt::CaseInsensitive)
-           || path.endsWith(QLatin1String(".pbf"), Qt::CaseInsensitive);
+bool isOsmFile(const QString &path) {
+    return path.endsWith(QLatin1String(".osm"), Qt::CaseInsensitive) ||
+           path.endsWith(QLatin1String(".osm.pbf"), Qt::CaseInsensitive) ||
+           path.endsWith(QLatin1String(".pbf"), Qt::CaseInsensitive);
 }
-}  // namespace
+} // namespace
 
-QString importCity(const QString &inputPath, const QString &outputPath, ImportReport *report)
-{
+QString importCity(const QString &inputPath, const QString &outputPath, ImportReport *report) {
     ImportReport local;
     ImportReport &out = report ? *report : local;
     QElapsedTimer timer;
     timer.start();
-    const WayReadResult read = isOsmFile(inputPath) ? readOsmWays(inputPath) : readGeoJsonWays(inputPath);
+    const WayReadResult read =
+        isOsmFile(inputPath) ? readOsmWays(inputPath) : readGeoJsonWays(inputPath);
     if (!read.error.isEmpty())
         return read.error;
     out.readSeconds = timer.nsecsElapsed() / 1e9;
@@ -48,4 +47,4 @@ QString importCity(const QString &inputPath, const QString &outputPath, ImportRe
     return writeCityFile(outputPath, bytes);
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

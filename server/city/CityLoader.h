@@ -13,4 +13,4 @@ namespace taxicore::city {
 // string; otherwise returns the error. The mapping lives as long as `file`.
 QString mapCityFile(QFile &file, CityData &data);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

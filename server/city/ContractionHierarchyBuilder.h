@@ -11,13 +11,13 @@
 namespace taxicore::city {
 
 struct ContractionHierarchy {
-    std::vector<uint32_t> upFirst;    // nodeCount + 1
+    std::vector<uint32_t> upFirst; // nodeCount + 1
     std::vector<format::ChArc> upArcs;
-    std::vector<uint32_t> downFirst;  // nodeCount + 1
+    std::vector<uint32_t> downFirst; // nodeCount + 1
     std::vector<format::ChArc> downArcs;
     size_t shortcutCount = 0;
 };
 
 ContractionHierarchy buildContractionHierarchy(const RoadGraph &graph);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

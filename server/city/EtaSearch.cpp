@@ -10,8 +10,8 @@
 namespace taxicore::city {
 
 namespace {
-constexpr int kToTarget = 1;    // SearchLabel::distance slot of the reverse search
-constexpr int kFromSource = 0;  // slot of a source's forward search
+constexpr int kToTarget = 1;   // SearchLabel::distance slot of the reverse search
+constexpr int kFromSource = 0; // slot of a source's forward search
 
 using Entry = std::pair<double, uint32_t>;
 using Queue = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
@@ -23,10 +23,10 @@ struct Seed {
 
 // Dijkstra over one direction of the hierarchy (up arcs forward, down arcs reversed), calling
 // onSettle(node, cost); it stops when onSettle returns false or costs pass the limit.
-template<typename OnSettle>
-void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc> arcs, const Seed (&seeds)[2],
-                  int slot, double limitMs, SearchLabels &labels, OnSettle onSettle)
-{
+template <typename OnSettle>
+void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc> arcs,
+                  const Seed (&seeds)[2], int slot, double limitMs, SearchLabels &labels,
+                  OnSettle onSettle) {
     Queue queue;
     auto relax = [&](uint32_t node, double cost) {
         SearchLabel &label = labels.get(node);
@@ -49,11 +49,10 @@ void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc
             relax(arcs[i].head, cost + arcs[i].weightMs);
     }
 }
-}  // namespace
+} // namespace
 
 std::vector<double> EtaSearch::etaTo(const RoadPoint &target, std::span<const RoadPoint> sources,
-                                     double maxSeconds) const
-{
+                                     double maxSeconds) const {
     if (!target.valid)
         return std::vector<double>(sources.size(), kUnreachable);
     const double limitMs = maxSeconds * 1000.0;
@@ -61,15 +60,16 @@ std::vector<double> EtaSearch::etaTo(const RoadPoint &target, std::span<const Ro
                                                     : byHierarchy(target, sources, limitMs);
 }
 
-std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target, std::span<const RoadPoint> sources,
-                                           double limitMs) const
-{
+std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target,
+                                           std::span<const RoadPoint> sources,
+                                           double limitMs) const {
     std::vector<double> etas(sources.size(), kUnreachable);
     const format::Segment &end = m_data.segments[target.segment];
 
     SearchLabels toTarget;
-    const Seed targetSeeds[2] = {{end.from, partialCostMs(end, Along::Forward, 0, target.offsetM)},
-                                 {end.to, partialCostMs(end, Along::Backward, end.lengthM, target.offsetM)}};
+    const Seed targetSeeds[2] = {
+        {end.from, partialCostMs(end, Along::Forward, 0, target.offsetM)},
+        {end.to, partialCostMs(end, Along::Backward, end.lengthM, target.offsetM)}};
     upwardSearch(m_data.downFirst, m_data.downArcs, targetSeeds, kToTarget, limitMs, toTarget,
                  [](uint32_t, double) { return true; });
 
@@ -83,11 +83,12 @@ std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target, std::span<co
             const Along along = target.offsetM >= source.offsetM ? Along::Forward : Along::Backward;
             best = partialCostMs(start, along, source.offsetM, target.offsetM);
         }
-        const Seed sourceSeeds[2] = {{start.to, partialCostMs(start, Along::Forward, source.offsetM, start.lengthM)},
-                                     {start.from, partialCostMs(start, Along::Backward, source.offsetM, 0)}};
+        const Seed sourceSeeds[2] = {
+            {start.to, partialCostMs(start, Along::Forward, source.offsetM, start.lengthM)},
+            {start.from, partialCostMs(start, Along::Backward, source.offsetM, 0)}};
         SearchLabels fromSource;
-        upwardSearch(m_data.upFirst, m_data.upArcs, sourceSeeds, kFromSource, std::min(limitMs, best), fromSource,
-                     [&](uint32_t node, double cost) {
+        upwardSearch(m_data.upFirst, m_data.upArcs, sourceSeeds, kFromSource,
+                     std::min(limitMs, best), fromSource, [&](uint32_t node, double cost) {
                          if (cost >= best)
                              return false;
                          if (const SearchLabel *label = toTarget.find(node))
@@ -100,9 +101,9 @@ std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target, std::span<co
     return etas;
 }
 
-std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target, std::span<const RoadPoint> sources,
-                                                 double limitMs) const
-{
+std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target,
+                                                 std::span<const RoadPoint> sources,
+                                                 double limitMs) const {
     const format::Segment &end = m_data.segments[target.segment];
     // Time from each node to the target; exact for settled nodes, above the limit for the rest.
     std::vector<double> toTarget(m_data.nodes.size(), kUnreachable);
@@ -111,7 +112,8 @@ std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target, std::s
     for (const RoadPoint &source : sources) {
         if (!source.valid)
             continue;
-        for (const uint32_t node : {m_data.segments[source.segment].from, m_data.segments[source.segment].to}) {
+        for (const uint32_t node :
+             {m_data.segments[source.segment].from, m_data.segments[source.segment].to}) {
             if (!wanted[node]) {
                 wanted[node] = true;
                 ++wantedLeft;
@@ -148,8 +150,10 @@ std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target, std::s
         if (!source.valid)
             continue;
         const format::Segment &start = m_data.segments[source.segment];
-        double best = std::min(partialCostMs(start, Along::Forward, source.offsetM, start.lengthM) + toTarget[start.to],
-                               partialCostMs(start, Along::Backward, source.offsetM, 0) + toTarget[start.from]);
+        double best = std::min(partialCostMs(start, Along::Forward, source.offsetM, start.lengthM) +
+                                   toTarget[start.to],
+                               partialCostMs(start, Along::Backward, source.offsetM, 0) +
+                                   toTarget[start.from]);
         if (source.segment == target.segment) {
             const Along along = target.offsetM >= source.offsetM ? Along::Forward : Along::Backward;
             best = std::min(best, partialCostMs(start, along, source.offsetM, target.offsetM));
@@ -160,4 +164,4 @@ std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target, std::s
     return etas;
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

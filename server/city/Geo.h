@@ -11,16 +11,15 @@ struct GeoPoint {
 };
 
 struct GeoBounds {
-    GeoPoint min;  // south-west corner
-    GeoPoint max;  // north-east corner
-    bool contains(GeoPoint p) const
-    {
+    GeoPoint min; // south-west corner
+    GeoPoint max; // north-east corner
+    bool contains(GeoPoint p) const {
         return p.lat >= min.lat && p.lat <= max.lat && p.lng >= min.lng && p.lng <= max.lng;
     }
 };
 
 inline constexpr double kEarthRadiusMeters = 6371008.8;
-inline constexpr double kMetersPerDegreeLat = 111194.93;  // kEarthRadiusMeters * pi / 180
+inline constexpr double kMetersPerDegreeLat = 111194.93; // kEarthRadiusMeters * pi / 180
 // Coordinates are stored as integers of 1e-7 degree, OpenStreetMap's own precision.
 inline constexpr double kCoordUnitsPerDegree = 1e7;
 
@@ -37,10 +36,11 @@ struct LocalProjection {
     double y(double lat) const { return (lat - origin.lat) * kMetersPerDegreeLat; }
 };
 
-inline int32_t toCoordUnits(double degrees)
-{
+inline int32_t toCoordUnits(double degrees) {
     return static_cast<int32_t>(degrees * kCoordUnitsPerDegree + (degrees >= 0 ? 0.5 : -0.5));
 }
-inline double fromCoordUnits(int32_t units) { return units / kCoordUnitsPerDegree; }
+inline double fromCoordUnits(int32_t units) {
+    return units / kCoordUnitsPerDegree;
+}
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

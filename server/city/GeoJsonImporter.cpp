@@ -12,8 +12,7 @@ namespace taxicore::city {
 namespace {
 constexpr qint64 kMaxGeoJsonBytes = qint64(1) << 30;
 
-std::string tag(const QJsonObject &properties, const char *key)
-{
+std::string tag(const QJsonObject &properties, const char *key) {
     const QJsonValue value = properties.value(QLatin1String(key));
     if (value.isString())
         return value.toString().toStdString();
@@ -22,8 +21,7 @@ std::string tag(const QJsonObject &properties, const char *key)
     return {};
 }
 
-bool appendLine(const QJsonArray &coordinates, RawWay &way)
-{
+bool appendLine(const QJsonArray &coordinates, RawWay &way) {
     for (const QJsonValue &pointValue : coordinates) {
         const QJsonArray point = pointValue.toArray();
         if (point.size() < 2 || !point[0].isDouble() || !point[1].isDouble())
@@ -39,8 +37,7 @@ bool appendLine(const QJsonArray &coordinates, RawWay &way)
     return way.points.size() >= 2;
 }
 
-RawWay wayTags(const QJsonObject &properties)
-{
+RawWay wayTags(const QJsonObject &properties) {
     RawWay way;
     way.highway = tag(properties, "highway");
     way.name = tag(properties, "name");
@@ -54,10 +51,9 @@ RawWay wayTags(const QJsonObject &properties)
     way.area = tag(properties, "area");
     return way;
 }
-}  // namespace
+} // namespace
 
-WayReadResult readGeoJsonWays(const QString &path)
-{
+WayReadResult readGeoJsonWays(const QString &path) {
     WayReadResult result;
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
@@ -72,9 +68,9 @@ WayReadResult readGeoJsonWays(const QString &path)
     const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
     if (parseError.error != QJsonParseError::NoError) {
         result.error = QStringLiteral("%1: invalid JSON at byte %2: %3")
-                               .arg(path)
-                               .arg(parseError.offset)
-                               .arg(parseError.errorString());
+                           .arg(path)
+                           .arg(parseError.offset)
+                           .arg(parseError.errorString());
         return result;
     }
     const QJsonValue features = document.object().value(QLatin1String("features"));
@@ -105,4 +101,4 @@ WayReadResult readGeoJsonWays(const QString &path)
     return result;
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

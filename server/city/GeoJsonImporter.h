@@ -9,4 +9,4 @@ namespace taxicore::city {
 
 WayReadResult readGeoJsonWays(const QString &path);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

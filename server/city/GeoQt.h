@@ -11,17 +11,20 @@
 
 namespace taxicore::city {
 
-inline QGeoCoordinate toQGeoCoordinate(GeoPoint p) { return QGeoCoordinate(p.lat, p.lng); }
-
-inline GeoPoint fromQGeoCoordinate(const QGeoCoordinate &c) { return {c.latitude(), c.longitude()}; }
-
-inline QGeoRectangle toQGeoRectangle(GeoBounds b)
-{
-    return QGeoRectangle(QGeoCoordinate(b.max.lat, b.min.lng), QGeoCoordinate(b.min.lat, b.max.lng));
+inline QGeoCoordinate toQGeoCoordinate(GeoPoint p) {
+    return QGeoCoordinate(p.lat, p.lng);
 }
 
-inline QGeoPath toQGeoPath(const std::vector<GeoPoint> &points)
-{
+inline GeoPoint fromQGeoCoordinate(const QGeoCoordinate &c) {
+    return {c.latitude(), c.longitude()};
+}
+
+inline QGeoRectangle toQGeoRectangle(GeoBounds b) {
+    return QGeoRectangle(QGeoCoordinate(b.max.lat, b.min.lng),
+                         QGeoCoordinate(b.min.lat, b.max.lng));
+}
+
+inline QGeoPath toQGeoPath(const std::vector<GeoPoint> &points) {
     QList<QGeoCoordinate> path;
     path.reserve(qsizetype(points.size()));
     for (const GeoPoint p : points)
@@ -29,4 +32,4 @@ inline QGeoPath toQGeoPath(const std::vector<GeoPoint> &points)
     return QGeoPath(path);
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -33,4 +33,4 @@ struct DecodedMap {
 // For tests and tools: nullopt when the bytes are not in the format above.
 std::optional<DecodedMap> decodeMapJson(const QByteArray &bytes);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

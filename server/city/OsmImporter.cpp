@@ -16,29 +16,30 @@ namespace taxicore::city {
 
 #ifdef TAXICORE_HAVE_OSMIUM
 namespace {
-using LocationIndex = osmium::index::map::FlexMem<osmium::unsigned_object_id_type, osmium::Location>;
+using LocationIndex =
+    osmium::index::map::FlexMem<osmium::unsigned_object_id_type, osmium::Location>;
 
-std::string tagValue(const osmium::TagList &tags, const char *key)
-{
+std::string tagValue(const osmium::TagList &tags, const char *key) {
     const char *value = tags.get_value_by_key(key);
     return value ? std::string(value) : std::string();
 }
 
 class HighwayCollector : public osmium::handler::Handler {
 public:
-    explicit HighwayCollector(std::vector<RawWay> &ways) : m_ways(ways) {}
+    explicit HighwayCollector(std::vector<RawWay> &ways)
+        : m_ways(ways) {}
 
-    void way(const osmium::Way &osmWay)
-    {
+    void way(const osmium::Way &osmWay) {
         const osmium::TagList &tags = osmWay.tags();
         if (!tags.has_key("highway"))
             return;
         RawWay way;
         for (const osmium::NodeRef &ref : osmWay.nodes()) {
             if (!ref.location().valid())
-                continue;  // node outside the extract
+                continue; // node outside the extract
             way.nodeKeys.push_back(uint64_t(ref.ref()));
-            way.points.push_back({toCoordUnits(ref.location().lat()), toCoordUnits(ref.location().lon())});
+            way.points.push_back(
+                {toCoordUnits(ref.location().lat()), toCoordUnits(ref.location().lon())});
         }
         if (way.points.size() < 2)
             return;
@@ -58,12 +59,13 @@ public:
 private:
     std::vector<RawWay> &m_ways;
 };
-}  // namespace
+} // namespace
 
-bool osmImportAvailable() { return true; }
+bool osmImportAvailable() {
+    return true;
+}
 
-WayReadResult readOsmWays(const QString &path)
-{
+WayReadResult readOsmWays(const QString &path) {
     WayReadResult result;
     if (!QFileInfo(path).isReadable()) {
         result.error = QStringLiteral("%1: cannot open: no such readable file").arg(path);
@@ -85,12 +87,14 @@ WayReadResult readOsmWays(const QString &path)
     return result;
 }
 #else
-bool osmImportAvailable() { return false; }
+bool osmImportAvailable() {
+    return false;
+}
 
-WayReadResult readOsmWays(const QString &path)
-{
-    return {{}, QStringLiteral("%1: this build has no libosmium (install libosmium2-dev)").arg(path)};
+WayReadResult readOsmWays(const QString &path) {
+    return {{},
+            QStringLiteral("%1: this build has no libosmium (install libosmium2-dev)").arg(path)};
 }
 #endif
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -10,4 +10,4 @@ bool osmImportAvailable();
 
 WayReadResult readOsmWays(const QString &path);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -22,7 +22,7 @@ enum class RoadClass : uint8_t {
     PrimaryLink,
     SecondaryLink,
     TertiaryLink,
-    Road,  // "highway=road": unknown classification, mapped but not yet surveyed
+    Road, // "highway=road": unknown classification, mapped but not yet surveyed
 };
 inline constexpr int kRoadClassCount = 15;
 
@@ -38,4 +38,4 @@ double defaultSpeedKmh(RoadClass roadClass);
 // OpenStreetMap implies oneway=yes on motorways and their links.
 bool impliesOneway(RoadClass roadClass);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -18,7 +18,7 @@ struct RoadSegment {
     uint32_t backwardMs = format::kNotAllowed;
     RoadClass roadClass = RoadClass::Road;
     double speedKmh = 0;
-    std::vector<format::Coord> shape;  // from node ... to node
+    std::vector<format::Coord> shape; // from node ... to node
 };
 
 struct RoadGraph {
@@ -34,4 +34,4 @@ struct RoadGraphStats {
     size_t segmentsBeforeComponentFilter = 0;
 };
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -18,10 +18,11 @@ struct DrivableRawWay {
     DrivableWay rules;
 };
 
-GeoPoint toGeo(format::Coord c) { return {fromCoordUnits(c.lat), fromCoordUnits(c.lng)}; }
+GeoPoint toGeo(format::Coord c) {
+    return {fromCoordUnits(c.lat), fromCoordUnits(c.lng)};
+}
 
-double shapeLength(const std::vector<format::Coord> &shape)
-{
+double shapeLength(const std::vector<format::Coord> &shape) {
     double length = 0;
     for (size_t i = 1; i < shape.size(); ++i)
         length += haversineMeters(toGeo(shape[i - 1]), toGeo(shape[i]));
@@ -29,8 +30,7 @@ double shapeLength(const std::vector<format::Coord> &shape)
 }
 
 // A point becomes a graph node when it ends a way or appears more than once among all ways.
-std::unordered_map<uint64_t, uint32_t> nodeKeyUses(const std::vector<DrivableRawWay> &ways)
-{
+std::unordered_map<uint64_t, uint32_t> nodeKeyUses(const std::vector<DrivableRawWay> &ways) {
     std::unordered_map<uint64_t, uint32_t> uses;
     for (const DrivableRawWay &drivable : ways) {
         const std::vector<uint64_t> &keys = drivable.way->nodeKeys;
@@ -44,17 +44,17 @@ std::unordered_map<uint64_t, uint32_t> nodeKeyUses(const std::vector<DrivableRaw
 
 class Splitter {
 public:
-    explicit Splitter(const std::unordered_map<uint64_t, uint32_t> &uses) : m_uses(uses) {}
+    explicit Splitter(const std::unordered_map<uint64_t, uint32_t> &uses)
+        : m_uses(uses) {}
 
-    void split(const DrivableRawWay &drivable)
-    {
+    void split(const DrivableRawWay &drivable) {
         const RawWay &way = *drivable.way;
         const uint32_t nameIndex = internName(way.name);
         std::vector<format::Coord> shape;
         uint32_t startNode = kNotANode;
         for (size_t i = 0; i < way.points.size(); ++i) {
             if (i > 0 && way.nodeKeys[i] == way.nodeKeys[i - 1])
-                continue;  // repeated point
+                continue; // repeated point
             shape.push_back(way.points[i]);
             if (m_uses.at(way.nodeKeys[i]) < 2)
                 continue;
@@ -69,16 +69,14 @@ public:
     RoadGraph take() { return std::move(m_graph); }
 
 private:
-    uint32_t nodeFor(uint64_t key, format::Coord coord)
-    {
+    uint32_t nodeFor(uint64_t key, format::Coord coord) {
         const auto [it, inserted] = m_nodeIds.try_emplace(key, uint32_t(m_graph.nodes.size()));
         if (inserted)
             m_graph.nodes.push_back(coord);
         return it->second;
     }
 
-    uint32_t internName(const std::string &name)
-    {
+    uint32_t internName(const std::string &name) {
         if (name.empty())
             return format::kNoName;
         const auto [it, inserted] = m_nameIds.try_emplace(name, uint32_t(m_graph.names.size()));
@@ -88,8 +86,7 @@ private:
     }
 
     void addSegment(uint32_t from, uint32_t to, uint32_t nameIndex, const DrivableWay &rules,
-                    const std::vector<format::Coord> &shape)
-    {
+                    const std::vector<format::Coord> &shape) {
         RoadSegment segment;
         segment.from = from;
         segment.to = to;
@@ -114,8 +111,7 @@ private:
     RoadGraph m_graph;
 };
 
-std::vector<std::pair<uint32_t, uint32_t>> directedArcs(const RoadGraph &graph)
-{
+std::vector<std::pair<uint32_t, uint32_t>> directedArcs(const RoadGraph &graph) {
     std::vector<std::pair<uint32_t, uint32_t>> arcs;
     for (const RoadSegment &segment : graph.segments) {
         if (segment.forwardMs != format::kNotAllowed)
@@ -126,8 +122,7 @@ std::vector<std::pair<uint32_t, uint32_t>> directedArcs(const RoadGraph &graph)
     return arcs;
 }
 
-RoadGraph keepComponent(RoadGraph graph, const std::vector<uint32_t> &component, uint32_t keep)
-{
+RoadGraph keepComponent(RoadGraph graph, const std::vector<uint32_t> &component, uint32_t keep) {
     RoadGraph kept;
     std::vector<uint32_t> newId(graph.nodes.size(), kNotANode);
     for (uint32_t node = 0; node < graph.nodes.size(); ++node) {
@@ -154,16 +149,14 @@ RoadGraph keepComponent(RoadGraph graph, const std::vector<uint32_t> &component,
     }
     return kept;
 }
-}  // namespace
+} // namespace
 
-uint32_t travelTimeMs(double lengthM, double speedKmh)
-{
+uint32_t travelTimeMs(double lengthM, double speedKmh) {
     const double ms = std::round(lengthM / (speedKmh / 3.6) * 1000.0);
     return uint32_t(std::clamp(ms, 1.0, double(format::kMaxArcWeightMs)));
 }
 
-RoadGraph buildRoadGraph(const std::vector<RawWay> &ways, RoadGraphStats *stats)
-{
+RoadGraph buildRoadGraph(const std::vector<RawWay> &ways, RoadGraphStats *stats) {
     std::vector<DrivableRawWay> drivable;
     for (const RawWay &way : ways) {
         if (way.points.size() < 2 || way.points.size() != way.nodeKeys.size())
@@ -185,8 +178,8 @@ RoadGraph buildRoadGraph(const std::vector<RawWay> &ways, RoadGraphStats *stats)
     if (graph.nodes.empty())
         return graph;
     const std::vector<uint32_t> component =
-            stronglyConnectedComponents(uint32_t(graph.nodes.size()), directedArcs(graph));
+        stronglyConnectedComponents(uint32_t(graph.nodes.size()), directedArcs(graph));
     return keepComponent(std::move(graph), component, largestComponent(component));
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

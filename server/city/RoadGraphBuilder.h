@@ -13,4 +13,4 @@ RoadGraph buildRoadGraph(const std::vector<RawWay> &ways, RoadGraphStats *stats 
 // Travel time in ms for a length at a speed, at least 1 ms so that every arc costs something.
 uint32_t travelTimeMs(double lengthM, double speedKmh);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

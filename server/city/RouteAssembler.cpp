@@ -4,14 +4,12 @@
 
 namespace taxicore::city {
 
-void RouteAssembler::append(GeoPoint point, std::vector<GeoPoint> &polyline) const
-{
+void RouteAssembler::append(GeoPoint point, std::vector<GeoPoint> &polyline) const {
     if (polyline.empty() || polyline.back().lat != point.lat || polyline.back().lng != point.lng)
         polyline.push_back(point);
 }
 
-void RouteAssembler::appendShape(uint32_t segmentRef, std::vector<GeoPoint> &polyline) const
-{
+void RouteAssembler::appendShape(uint32_t segmentRef, std::vector<GeoPoint> &polyline) const {
     const std::span<const format::Coord> shape = m_data.shape(segmentRef >> 1);
     if ((segmentRef & 1) == 0) {
         for (const format::Coord c : shape)
@@ -22,14 +20,14 @@ void RouteAssembler::appendShape(uint32_t segmentRef, std::vector<GeoPoint> &pol
     }
 }
 
-Route RouteAssembler::assemble(const RoadPoint &from, Along leave, const std::vector<uint32_t> &segmentRefs,
-                               const RoadPoint &to, Along enter, double durationMs) const
-{
+Route RouteAssembler::assemble(const RoadPoint &from, Along leave,
+                               const std::vector<uint32_t> &segmentRefs, const RoadPoint &to,
+                               Along enter, double durationMs) const {
     Route route;
     route.found = true;
     route.durationS = durationMs / 1000.0;
     std::vector<GeoPoint> &line = route.polyline;
-    line.reserve(2 * segmentRefs.size() + 16);  // about two shape points per segment
+    line.reserve(2 * segmentRefs.size() + 16); // about two shape points per segment
 
     const std::span<const format::Coord> start = m_data.shape(from.segment);
     const double startLength = m_data.segments[from.segment].lengthM;
@@ -64,8 +62,8 @@ Route RouteAssembler::assemble(const RoadPoint &from, Along leave, const std::ve
     return route;
 }
 
-Route RouteAssembler::assembleWithinSegment(const RoadPoint &from, const RoadPoint &to, double durationMs) const
-{
+Route RouteAssembler::assembleWithinSegment(const RoadPoint &from, const RoadPoint &to,
+                                            double durationMs) const {
     Route route;
     route.found = true;
     route.durationS = durationMs / 1000.0;
@@ -83,4 +81,4 @@ Route RouteAssembler::assembleWithinSegment(const RoadPoint &from, const RoadPoi
     return route;
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -9,11 +9,12 @@
 
 namespace taxicore::city {
 
-enum class Along : uint8_t { Forward, Backward };  // travel direction on a segment
+enum class Along : uint8_t { Forward, Backward }; // travel direction on a segment
 
 class RouteAssembler {
 public:
-    explicit RouteAssembler(const CityData &data) : m_data(data) {}
+    explicit RouteAssembler(const CityData &data)
+        : m_data(data) {}
 
     // A route that leaves `from` in direction `leave`, follows `segmentRefs`, and reaches `to`
     // travelling in direction `enter` on its segment.
@@ -21,7 +22,8 @@ public:
                    const RoadPoint &to, Along enter, double durationMs) const;
 
     // A route that stays on one segment.
-    Route assembleWithinSegment(const RoadPoint &from, const RoadPoint &to, double durationMs) const;
+    Route assembleWithinSegment(const RoadPoint &from, const RoadPoint &to,
+                                double durationMs) const;
 
 private:
     void appendShape(uint32_t segmentRef, std::vector<GeoPoint> &polyline) const;
@@ -30,4 +32,4 @@ private:
     const CityData &m_data;
 };
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -11,18 +11,20 @@ namespace taxicore::city {
 
 namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr uint32_t kSeedTag = 0xFFFFFFF0u;  // parentArc of a search root: kSeedTag | Along
+constexpr uint32_t kSeedTag = 0xFFFFFFF0u; // parentArc of a search root: kSeedTag | Along
 constexpr int kForward = 0;
 constexpr int kBackward = 1;
 
 using QueueEntry = std::pair<double, uint32_t>;
 using Queue = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
 
-bool allowed(uint32_t ms) { return ms != format::kNotAllowed; }
-}  // namespace
+bool allowed(uint32_t ms) {
+    return ms != format::kNotAllowed;
+}
+} // namespace
 
-double partialCostMs(const format::Segment &segment, Along along, double fromOffsetM, double toOffsetM)
-{
+double partialCostMs(const format::Segment &segment, Along along, double fromOffsetM,
+                     double toOffsetM) {
     const uint32_t ms = along == Along::Forward ? segment.forwardMs : segment.backwardMs;
     if (!allowed(ms))
         return kInfinity;
@@ -31,10 +33,11 @@ double partialCostMs(const format::Segment &segment, Along along, double fromOff
     return std::abs(toOffsetM - fromOffsetM) / segment.lengthM * ms;
 }
 
-Router::Router(const CityData &data) : m_data(data), m_assembler(data) {}
+Router::Router(const CityData &data)
+    : m_data(data)
+    , m_assembler(data) {}
 
-Route Router::route(const RoadPoint &from, const RoadPoint &to) const
-{
+Route Router::route(const RoadPoint &from, const RoadPoint &to) const {
     if (!from.valid || !to.valid)
         return {};
     const format::Segment &start = m_data.segments[from.segment];
@@ -42,11 +45,11 @@ Route Router::route(const RoadPoint &from, const RoadPoint &to) const
     const double startLength = start.lengthM;
     const double endLength = end.lengthM;
     const std::vector<Seed> sources = {
-            {start.to, partialCostMs(start, Along::Forward, from.offsetM, startLength), Along::Forward},
-            {start.from, partialCostMs(start, Along::Backward, from.offsetM, 0), Along::Backward}};
+        {start.to, partialCostMs(start, Along::Forward, from.offsetM, startLength), Along::Forward},
+        {start.from, partialCostMs(start, Along::Backward, from.offsetM, 0), Along::Backward}};
     const std::vector<Seed> targets = {
-            {end.from, partialCostMs(end, Along::Forward, 0, to.offsetM), Along::Forward},
-            {end.to, partialCostMs(end, Along::Backward, endLength, to.offsetM), Along::Backward}};
+        {end.from, partialCostMs(end, Along::Forward, 0, to.offsetM), Along::Forward},
+        {end.to, partialCostMs(end, Along::Backward, endLength, to.offsetM), Along::Backward}};
 
     double directMs = kInfinity;
     if (from.segment == to.segment) {
@@ -56,14 +59,15 @@ Route Router::route(const RoadPoint &from, const RoadPoint &to) const
     SearchLabels labels;
     const Meeting meeting = search(sources, targets, directMs, labels);
     if (meeting.node == kNoNode)
-        return directMs < kInfinity ? m_assembler.assembleWithinSegment(from, to, directMs) : Route{};
+        return directMs < kInfinity ? m_assembler.assembleWithinSegment(from, to, directMs)
+                                    : Route{};
 
     // Walk both search trees from the meeting node back to their roots, unpacking shortcuts.
     std::vector<uint32_t> forwardRefs;
     std::vector<uint32_t> backwardRefs;
     Along leave = Along::Forward;
     Along enter = Along::Forward;
-    std::vector<std::pair<uint32_t, uint32_t>> upChain;  // (tail node, up arc index)
+    std::vector<std::pair<uint32_t, uint32_t>> upChain; // (tail node, up arc index)
     for (uint32_t node = meeting.node;;) {
         const SearchLabel *label = labels.find(node);
         if (label->parentArc[kForward] >= kSeedTag) {
@@ -95,10 +99,10 @@ Route Router::route(const RoadPoint &from, const RoadPoint &to) const
 }
 
 Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vector<Seed> &targets,
-                               double bestMs, SearchLabels &labels) const
-{
+                               double bestMs, SearchLabels &labels) const {
     Queue queues[2];
-    auto relax = [&](int direction, uint32_t node, double cost, uint32_t parent, uint32_t parentArc) {
+    auto relax = [&](int direction, uint32_t node, double cost, uint32_t parent,
+                     uint32_t parentArc) {
         SearchLabel &label = labels.get(node);
         if (cost < label.distance[direction]) {
             label.distance[direction] = cost;
@@ -118,8 +122,9 @@ Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vect
     bool finished[2] = {false, false};
     while (!finished[kForward] || !finished[kBackward]) {
         int direction = kForward;
-        if (finished[kForward] || (!finished[kBackward] && !queues[kBackward].empty()
-                                   && (queues[kForward].empty() || queues[kBackward].top().first < queues[kForward].top().first)))
+        if (finished[kForward] || (!finished[kBackward] && !queues[kBackward].empty() &&
+                                   (queues[kForward].empty() ||
+                                    queues[kBackward].top().first < queues[kForward].top().first)))
             direction = kBackward;
         Queue &queue = queues[direction];
         if (queue.empty() || queue.top().first >= meeting.costMs) {
@@ -130,7 +135,7 @@ Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vect
         queue.pop();
         const SearchLabel &label = *labels.find(node);
         if (cost > label.distance[direction])
-            continue;  // stale entry
+            continue; // stale entry
         const double other = label.distance[1 - direction];
         if (cost + other < meeting.costMs)
             meeting = {cost + other, node};
@@ -153,8 +158,7 @@ Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vect
     return meeting;
 }
 
-const format::ChArc *Router::findArc(std::span<const format::ChArc> arcs, uint32_t head) const
-{
+const format::ChArc *Router::findArc(std::span<const format::ChArc> arcs, uint32_t head) const {
     const format::ChArc *best = nullptr;
     for (const format::ChArc &arc : arcs) {
         if (arc.head == head && (!best || arc.weightMs < best->weightMs))
@@ -163,8 +167,8 @@ const format::ChArc *Router::findArc(std::span<const format::ChArc> arcs, uint32
     return best;
 }
 
-bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint32_t> &segmentRefs) const
-{
+bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via,
+                    std::vector<uint32_t> &segmentRefs) const {
     struct Pending {
         uint32_t tail;
         uint32_t head;
@@ -172,7 +176,7 @@ bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint
     };
     // A valid hierarchy unpacks to a simple path; more steps than nodes means a corrupt file.
     size_t budget = 2 * size_t(m_data.nodes.size()) + 2;
-    thread_local std::vector<Pending> stack;  // reused: unpacking runs once per route arc
+    thread_local std::vector<Pending> stack; // reused: unpacking runs once per route arc
     stack.assign(1, {tail, head, via});
     while (!stack.empty()) {
         if (budget-- == 0)
@@ -184,12 +188,14 @@ bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint
             continue;
         }
         const uint32_t middle = arc.via;
-        const format::ChArc *first = findArc(m_data.downArcs.subspan(m_data.downFirst[middle],
-                                                                     m_data.downFirst[middle + 1] - m_data.downFirst[middle]),
-                                             arc.tail);
-        const format::ChArc *second = findArc(m_data.upArcs.subspan(m_data.upFirst[middle],
-                                                                    m_data.upFirst[middle + 1] - m_data.upFirst[middle]),
-                                              arc.head);
+        const format::ChArc *first =
+            findArc(m_data.downArcs.subspan(m_data.downFirst[middle], m_data.downFirst[middle + 1] -
+                                                                          m_data.downFirst[middle]),
+                    arc.tail);
+        const format::ChArc *second =
+            findArc(m_data.upArcs.subspan(m_data.upFirst[middle],
+                                          m_data.upFirst[middle + 1] - m_data.upFirst[middle]),
+                    arc.head);
         if (!first || !second)
             return false;
         stack.push_back({middle, arc.head, second->via});
@@ -198,4 +204,4 @@ bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint
     return true;
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -19,7 +19,7 @@ public:
 private:
     const CityData &m_data;
     LocalProjection m_projection;
-    double m_cellMeters = 0;  // the smaller side of a grid cell
+    double m_cellMeters = 0; // the smaller side of a grid cell
 };
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

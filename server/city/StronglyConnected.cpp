@@ -13,8 +13,7 @@ struct Adjacency {
 };
 
 Adjacency adjacency(uint32_t nodeCount, const std::vector<std::pair<uint32_t, uint32_t>> &arcs,
-                    bool reversed)
-{
+                    bool reversed) {
     Adjacency result;
     result.first.assign(nodeCount + 1, 0);
     for (const auto &[tail, head] : arcs)
@@ -29,12 +28,11 @@ Adjacency adjacency(uint32_t nodeCount, const std::vector<std::pair<uint32_t, ui
 }
 
 // Nodes in increasing DFS finishing time.
-std::vector<uint32_t> finishingOrder(const Adjacency &graph, uint32_t nodeCount)
-{
+std::vector<uint32_t> finishingOrder(const Adjacency &graph, uint32_t nodeCount) {
     std::vector<uint32_t> order;
     order.reserve(nodeCount);
     std::vector<bool> visited(nodeCount, false);
-    std::vector<std::pair<uint32_t, uint32_t>> stack;  // node, next arc to look at
+    std::vector<std::pair<uint32_t, uint32_t>> stack; // node, next arc to look at
     for (uint32_t root = 0; root < nodeCount; ++root) {
         if (visited[root])
             continue;
@@ -56,12 +54,13 @@ std::vector<uint32_t> finishingOrder(const Adjacency &graph, uint32_t nodeCount)
     }
     return order;
 }
-}  // namespace
+} // namespace
 
-std::vector<uint32_t> stronglyConnectedComponents(
-        uint32_t nodeCount, const std::vector<std::pair<uint32_t, uint32_t>> &arcs)
-{
-    const std::vector<uint32_t> order = finishingOrder(adjacency(nodeCount, arcs, false), nodeCount);
+std::vector<uint32_t>
+stronglyConnectedComponents(uint32_t nodeCount,
+                            const std::vector<std::pair<uint32_t, uint32_t>> &arcs) {
+    const std::vector<uint32_t> order =
+        finishingOrder(adjacency(nodeCount, arcs, false), nodeCount);
     const Adjacency reversed = adjacency(nodeCount, arcs, true);
     std::vector<uint32_t> component(nodeCount, kUnassigned);
     uint32_t nextComponent = 0;
@@ -87,8 +86,7 @@ std::vector<uint32_t> stronglyConnectedComponents(
     return component;
 }
 
-uint32_t largestComponent(const std::vector<uint32_t> &component)
-{
+uint32_t largestComponent(const std::vector<uint32_t> &component) {
     if (component.empty())
         return 0;
     std::vector<uint32_t> sizes(*std::max_element(component.begin(), component.end()) + 1, 0);
@@ -97,4 +95,4 @@ uint32_t largestComponent(const std::vector<uint32_t> &component)
     return uint32_t(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
 }
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

@@ -10,7 +10,7 @@ namespace taxicore::city {
 // What a reader hands to the graph builder: the ways, or an error naming file and problem.
 struct WayReadResult {
     std::vector<RawWay> ways;
-    QString error;  // empty on success
+    QString error; // empty on success
 };
 
-}  // namespace taxicore::city
+} // namespace taxicore::city

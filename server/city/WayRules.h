@@ -32,4 +32,4 @@ bool carAccessAllowed(std::string_view access, std::string_view motorVehicle,
 // nullopt when a car may not use the way at all.
 std::optional<DrivableWay> classifyWay(const RawWay &way);
 
-}  // namespace taxicore::city
+} // namespace taxicore::city
