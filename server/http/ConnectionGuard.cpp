@@ -13,6 +13,8 @@ namespace taxicore {
 namespace {
 
 constexpr int kSweepIntervalMs = 500;
+// Chunk-size lines and CRLFs around a chunked body's data, allowed on top of the body limit.
+constexpr long long kChunkFramingAllowance = 4096;
 
 long long monotonicMs()
 {
@@ -62,6 +64,12 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
         return;
     }
     addPendingConnection(socket);
+    // QHttpServer connected its reader inside addPendingConnection; this one runs after it and
+    // remembers what it left unread, so the next inspect() can tell new bytes from old ones.
+    connect(socket, &QTcpSocket::readyRead, this, [this, socket] {
+        if (auto it = m_states.find(socket); it != m_states.end())
+            it->leftoverBytes = socket->bytesAvailable();
+    });
     Q_EMIT newConnection();
 }
 
@@ -91,18 +99,23 @@ void ConnectionGuard::inspect(QTcpSocket *socket)
         socket->readAll(); // nothing more from this client reaches QHttpServer
         return;
     }
+    const long long newBytes = std::max<long long>(0, socket->bytesAvailable() - state.leftoverBytes);
     if (state.headComplete) {
-        // Body bytes: a client that sent `Expect: 100-continue` waits for our go-ahead.
+        state.bodyBytes += newBytes;
+        if (state.chunked && state.bodyBytes > m_limits.maxBodyBytes + kChunkFramingAllowance)
+            reject(socket, state, 413, "body_too_large",
+                   QStringLiteral("request bodies are limited to %1 bytes").arg(m_limits.maxBodyBytes));
         return;
     }
     // Peek only what is buffered: peek(n) allocates n bytes up front.
     const QByteArray bytes = socket->peek(std::min<qint64>(socket->bytesAvailable(), m_limits.maxHeaderBytes + 1));
     if (!inspectHead(socket, state, bytes))
         return;
-    if (state.headComplete && state.expectContinue) {
-        const int headEnd = bytes.indexOf("\r\n\r\n");
-        const long long bodyBuffered = headEnd < 0 ? 0 : bytes.size() - headEnd - 4;
-        if (bodyBuffered < state.contentLength)
+    if (state.headComplete) {
+        const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
+        state.bodyBytes = headEnd < 0 ? 0 : bytes.size() - headEnd - 4;
+        // A client that sent `Expect: 100-continue` waits for our go-ahead (Qt 6.4 never gives it).
+        if (state.expectContinue && state.bodyBytes < state.contentLength)
             socket->write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
     }
 }
@@ -139,6 +152,9 @@ bool ConnectionGuard::inspectHead(QTcpSocket *socket, ConnectionState &state, co
         state.headBytes = int(lineEnd + 2 - pos);
         state.headerFields = 0;
         state.contentLength = 0;
+        state.sawContentLength = false;
+        state.chunked = false;
+        state.bodyBytes = 0;
         state.expectContinue = false;
         state.headStartedMs = monotonicMs();
         pos = lineEnd + 2;
@@ -172,16 +188,26 @@ bool ConnectionGuard::inspectHead(QTcpSocket *socket, ConnectionState &state, co
         }
         if (startsWithNoCase(line, "content-length:")) {
             bool ok = false;
-            state.contentLength = line.mid(15).trimmed().toLongLong(&ok);
-            if (!ok || state.contentLength < 0) {
+            const long long length = line.mid(15).trimmed().toLongLong(&ok);
+            if (!ok || length < 0) {
                 reject(socket, state, 400, "bad_content_length", QStringLiteral("Content-Length is not a number"));
                 return false;
             }
+            // Two different lengths make the framing ambiguous (request smuggling): refuse.
+            if (state.sawContentLength && length != state.contentLength) {
+                reject(socket, state, 400, "conflicting_content_length",
+                       QStringLiteral("the request has conflicting Content-Length headers"));
+                return false;
+            }
+            state.sawContentLength = true;
+            state.contentLength = length;
             if (state.contentLength > m_limits.maxBodyBytes) {
                 reject(socket, state, 413, "body_too_large",
                        QStringLiteral("request bodies are limited to %1 bytes").arg(m_limits.maxBodyBytes));
                 return false;
             }
+        } else if (startsWithNoCase(line, "transfer-encoding:")) {
+            state.chunked = line.toLower().contains("chunked");
         } else if (startsWithNoCase(line, "expect:")) {
             state.expectContinue = line.mid(7).trimmed().toLower() == "100-continue";
         } else if (startsWithNoCase(line, "connection:")) {

@@ -15,6 +15,10 @@ struct ConnectionState {
     int headBytes = 0;
     int headerFields = 0;
     long long contentLength = 0;
+    bool sawContentLength = false;
+    bool chunked = false;
+    long long bodyBytes = 0;     // body bytes received so far (chunked bodies have no length)
+    long long leftoverBytes = 0; // buffered bytes QHttpServer left unread after its last pass
     bool expectContinue = false;
     long long headStartedMs = 0;
     long long lastActivityMs = 0;
