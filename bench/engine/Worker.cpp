@@ -103,8 +103,11 @@ void Worker::run()
         m_cpuAtMeasureStartNs = threadCpuNowNs();
     m_cpuAtEndNs = threadCpuNowNs();
     m_finishedAtNs = monotonicNowNs();
-    for (Connection &connection : m_connections)
+    for (Connection &connection : m_connections) {
+        if (connection.phase != Connection::Phase::Idle && connection.counted)
+            m_stats.add(WorkerStats::UnfinishedAtEnd);
         closeSocket(connection);
+    }
     m_done = true;
 }
 

@@ -23,6 +23,7 @@ public:
         Timeouts,
         BytesRead,
         ConnectionsOpened,
+        UnfinishedAtEnd,  // duration mode: counted requests still in flight when time was up
         CounterCount
     };
     static constexpr int kMaxStatus = 600;

@@ -98,6 +98,7 @@ QJsonObject stageResultToJson(const StageResult &stage)
                                  ? static_cast<double>(totals.value(WorkerStats::BytesRead)) / stage.elapsedSeconds
                                  : 0.0;
     summary["connections_opened"] = number(totals.value(WorkerStats::ConnectionsOpened));
+    summary["unfinished_at_end"] = number(totals.value(WorkerStats::UnfinishedAtEnd));
     summary["interrupted"] = stage.interrupted;
     json["summary"] = summary;
 

@@ -97,6 +97,9 @@ std::string stageSummaryText(const StageResult &stage)
         out += format("  Expected refusals: no car available (409) %llu, booking transition conflicts (409) %llu\n",
                       static_cast<unsigned long long>(t.value(WorkerStats::NoCarAvailable)),
                       static_cast<unsigned long long>(t.value(WorkerStats::Conflicts)));
+    if (const uint64_t unfinished = t.value(WorkerStats::UnfinishedAtEnd))
+        out += format("  %llu requests still waiting for a response when the time was up (not counted)\n",
+                      static_cast<unsigned long long>(unfinished));
     out += format("Requests/sec: %10.2f\n", stage.requestsPerSecond());
     out += format("Transfer/sec: %10s\n",
                   formatBytes(stage.elapsedSeconds > 0 ? static_cast<double>(t.value(WorkerStats::BytesRead)) / stage.elapsedSeconds : 0).c_str());

@@ -34,6 +34,8 @@ private slots:
         QVERIFY2(timeouts >= 6 && timeouts <= 12, qPrintable(QString::number(timeouts)));
         QCOMPARE(result.responses(), uint64_t{0});
         QCOMPARE(result.errors(), timeouts);
+        // The last request of each connection was cut short by the end of the run.
+        QCOMPARE(result.totals.value(WorkerStats::UnfinishedAtEnd), uint64_t{2});
     }
 
     void serverErrorsAreCountedByStatus()

@@ -75,7 +75,7 @@ private slots:
     {
         const QJsonObject summary = m_stage["summary"].toObject();
         requireKeys(summary, {"elapsed_s", "responses", "requests_per_s", "successes", "no_car", "conflicts", "errors",
-                              "bytes_read", "connections_opened"});
+                              "bytes_read", "connections_opened", "unfinished_at_end"});
         QCOMPARE(summary["responses"].toInt(), 40);
         QVERIFY(summary["interrupted"].isBool());
         const QJsonObject errors = m_stage["errors"].toObject();
