@@ -1,0 +1,530 @@
+'use strict';
+// TaxiCore rider page: find nearby taxis, book the nearest, pick a destination for a quote,
+// watch the car come, get in, leave, read the receipt. Live data comes over the WebSocket feed
+// (/api/v1/stream), with polling of the REST API when the feed is not there. Every failure ends
+// as a message in the panel, never as a blank page.
+(function () {
+  const API = '/api/v1';
+  // The bundled city until /api/v1/map says otherwise (central Gothenburg).
+  const DEFAULT_BOUNDS = { south: 57.65, north: 57.76, west: 11.86, east: 12.09 };
+  const NEARBY_RADIUS_M = 3000;
+  const NEARBY_LIMIT = 30;
+  const POLL_CARS_MS = 2000;
+  const POLL_BOOKING_MS = 1000;
+  const REQUEST_TIMEOUT_MS = 8000;
+  const FRIENDLY = {
+    no_car_available: 'No taxi is available right now. Please try again in a moment.',
+    booking_capacity: 'Too many bookings at the moment. Please try again shortly.',
+    outside_service_area: 'That place is outside the service area (central Gothenburg). Pick a point inside the city.',
+    unreachable: 'Cannot reach the TaxiCore server. Check your connection; the page keeps trying.',
+    no_route: 'No road leads there. Pick a point on a street.',
+  };
+
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    status: $('status'), message: $('message'), messageText: $('message-text'), live: $('live'),
+    trip: $('trip'), quote: $('quote'), receipt: $('receipt'), receiptFacts: $('receipt-facts'),
+    book: $('book'), pickup: $('pickup'), leave: $('leave'), cancel: $('cancel'), again: $('again'),
+    mapLoading: $('map-loading'),
+  };
+
+  const state = {
+    riderId: riderId(),
+    bounds: DEFAULT_BOUNDS,
+    pickup: null,
+    pickupChosen: false,
+    destination: null,
+    quote: null,
+    cars: [],
+    booking: null, // the latest view of our booking
+    phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled
+    cancelledByMe: false,
+    busy: false,
+    unreachable: false,
+    feed: { ws: null, failures: 0, live: false, retry: 0 },
+    timers: { cars: 0, booking: 0 },
+  };
+
+  const centre = { lat: (DEFAULT_BOUNDS.south + DEFAULT_BOUNDS.north) / 2, lng: (DEFAULT_BOUNDS.west + DEFAULT_BOUNDS.east) / 2 };
+  const map = new window.TaxiMap($('map-wrap'), $('roads'), $('overlay'), centre);
+
+  // ── formatting ──
+  function riderId() {
+    try {
+      let id = localStorage.getItem('taxicore-rider');
+      if (!id) localStorage.setItem('taxicore-rider', (id = 'rider-' + Math.random().toString(36).slice(2, 10)));
+      return id;
+    } catch (e) {
+      return 'rider-' + Math.random().toString(36).slice(2, 10);
+    }
+  }
+  const distance = (m) => (m < 1000 ? Math.round(m) + ' m' : (m / 1000).toFixed(1) + ' km');
+  function duration(s) {
+    s = Math.max(0, Math.round(s));
+    if (s < 60) return s + ' s';
+    const min = Math.floor(s / 60), sec = s % 60;
+    return min < 60 ? min + ' min' + (sec ? ' ' + sec + ' s' : '') : Math.floor(min / 60) + ' h ' + (min % 60) + ' min';
+  }
+  const eta = (s) => (s == null ? '—' : s < 60 ? 'under a minute' : Math.round(s / 60) + ' min');
+  function money(amount, currency) {
+    try {
+      return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency || 'SEK' }).format(amount);
+    } catch (e) {
+      return amount.toFixed(2) + ' ' + (currency || '');
+    }
+  }
+  function facts(dl, rows) {
+    dl.replaceChildren();
+    for (const [label, value, cls] of rows) {
+      const dt = document.createElement('dt');
+      const dd = document.createElement('dd');
+      dt.textContent = label;
+      dd.textContent = value;
+      if (cls) dd.className = cls;
+      dl.append(dt, dd);
+    }
+    dl.hidden = rows.length === 0;
+  }
+  const inside = (p) => p.lat >= state.bounds.south && p.lat <= state.bounds.north && p.lng >= state.bounds.west && p.lng <= state.bounds.east;
+
+  // ── messages ──
+  function showMessage(text, kind) {
+    ui.messageText.textContent = text;
+    ui.message.className = kind === 'info' ? 'info' : '';
+    ui.message.dataset.kind = kind || 'error';
+    ui.message.hidden = false;
+  }
+  function hideMessage() {
+    ui.message.hidden = true;
+  }
+  $('message-close').addEventListener('click', hideMessage);
+  function showError(err) {
+    showMessage(FRIENDLY[err.code] || err.message || 'Something went wrong.', 'error');
+  }
+
+  // ── HTTP ──
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+  async function api(method, path, body) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
+    let res;
+    try {
+      res = await fetch(API + path, {
+        method, cache: 'no-store', signal: abort.signal,
+        headers: body ? { 'Content-Type': 'application/json' } : undefined,
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    } catch (e) {
+      setUnreachable(true);
+      throw new ApiError(0, 'unreachable', FRIENDLY.unreachable);
+    } finally {
+      clearTimeout(timer);
+    }
+    setUnreachable(false);
+    let data = null;
+    try {
+      data = await res.json();
+    } catch (e) {
+      data = null;
+    }
+    if (!res.ok) throw new ApiError(res.status, (data && data.error) || 'http_' + res.status, (data && data.message) || 'The server answered ' + res.status + '.');
+    return data;
+  }
+  function setUnreachable(down) {
+    if (down === state.unreachable) return;
+    state.unreachable = down;
+    if (down) {
+      showMessage(FRIENDLY.unreachable, 'error');
+      ui.message.dataset.kind = 'unreachable';
+    } else if (ui.message.dataset.kind === 'unreachable') {
+      showMessage('Connected to the server again.', 'info');
+    }
+    renderLive();
+  }
+
+  // ── live feed (WebSocket) with polling as the fallback ──
+  function connectFeed() {
+    clearTimeout(state.feed.retry);
+    if (!('WebSocket' in window)) return startPolling();
+    let ws;
+    try {
+      ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + API + '/stream');
+    } catch (e) {
+      return startPolling();
+    }
+    state.feed.ws = ws;
+    ws.onopen = () => {
+      state.feed.failures = 0;
+      state.feed.live = true;
+      stopPolling();
+      subscribe();
+      renderLive();
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch (e) {
+        return;
+      }
+      if (msg.type === 'update') {
+        setUnreachable(false);
+        onCars(msg.cars || []);
+        if (msg.booking) onBooking(msg.booking);
+      } else if (msg.type === 'error') {
+        console.warn('feed:', msg.error, msg.message);
+      }
+    };
+    ws.onclose = () => {
+      if (state.feed.ws !== ws) return;
+      state.feed.ws = null;
+      state.feed.live = false;
+      state.feed.failures += 1;
+      startPolling();
+      renderLive();
+      const delay = Math.min(15000, 1000 * 2 ** Math.min(state.feed.failures, 4));
+      state.feed.retry = setTimeout(connectFeed, delay);
+    };
+  }
+  function subscribe() {
+    const ws = state.feed.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN || !state.pickup) return;
+    const sub = { lat: state.pickup.lat, lng: state.pickup.lng, radius_m: NEARBY_RADIUS_M, limit: NEARBY_LIMIT };
+    if (state.booking && isOpen(state.phase)) sub.booking_id = state.booking.booking_id;
+    ws.send(JSON.stringify({ subscribe: sub }));
+  }
+  function startPolling() {
+    if (!state.timers.cars) {
+      pollCars();
+      state.timers.cars = setInterval(pollCars, POLL_CARS_MS);
+    }
+    if (!state.timers.booking) state.timers.booking = setInterval(pollBooking, POLL_BOOKING_MS);
+  }
+  function stopPolling() {
+    clearInterval(state.timers.cars);
+    clearInterval(state.timers.booking);
+    state.timers.cars = state.timers.booking = 0;
+  }
+  async function pollCars() {
+    if (!state.pickup) return;
+    try {
+      const q = `lat=${state.pickup.lat.toFixed(6)}&lng=${state.pickup.lng.toFixed(6)}&radius_m=${NEARBY_RADIUS_M}&limit=${NEARBY_LIMIT}`;
+      onCars((await api('GET', '/cars/nearby?' + q)).cars || []);
+    } catch (e) {
+      if (e.code !== 'unreachable') console.warn(e);
+    }
+  }
+  async function pollBooking() {
+    if (!state.booking || !isOpen(state.phase)) return;
+    try {
+      onBooking(await api('GET', '/bookings/' + state.booking.booking_id));
+    } catch (e) {
+      if (e.code !== 'unreachable') console.warn(e);
+    }
+  }
+  const isOpen = (phase) => phase === 'assigned' || phase === 'arriving' || phase === 'on_trip';
+
+  // ── data in ──
+  function onCars(cars) {
+    state.cars = cars;
+    drawCars();
+    if (state.phase === 'idle') renderStatus();
+    document.documentElement.dataset.cars = String(cars.length);
+  }
+  function drawCars() {
+    let cars = state.cars;
+    const mine = state.booking && state.booking.car;
+    if (mine && isOpen(state.phase)) cars = cars.filter((c) => c.id !== mine.id).concat([Object.assign({}, mine, { eta_s: state.booking.eta_s })]);
+    map.setCars(cars);
+  }
+  function onBooking(b) {
+    if (!state.booking || b.booking_id !== state.booking.booking_id) return;
+    if (b.state === 'unknown') {
+      showMessage('Your booking is no longer known to the server.', 'error');
+      return finish('cancelled');
+    }
+    state.booking = Object.assign({}, state.booking, b);
+    if (b.car) map.setAssignedCar(b.car.id);
+    const before = state.phase;
+    if (b.state !== before) {
+      if (b.state === 'cancelled' && !state.cancelledByMe && isOpen(before)) {
+        showMessage('Your booking was cancelled by the operator. Sorry! You can book again.', 'error');
+        ui.message.dataset.kind = 'cancelled';
+      }
+      if (b.state === 'arriving') map.setRoute('approach', null);
+      if (b.state === 'completed' && !state.receiptShown) showReceipt(b);
+      state.phase = b.state;
+      if (!isOpen(b.state)) subscribe();
+    }
+    drawCars();
+    render();
+  }
+
+  // ── actions ──
+  async function act(button, fn) {
+    if (state.busy) return;
+    state.busy = true;
+    button.disabled = true;
+    try {
+      await fn();
+    } catch (e) {
+      showError(e);
+    } finally {
+      state.busy = false;
+      button.disabled = false;
+      render();
+    }
+  }
+
+  ui.book.addEventListener('click', () => act(ui.book, async () => {
+    hideMessage();
+    const body = { rider_id: state.riderId, pickup: state.pickup };
+    if (state.destination) body.dropoff = state.destination;
+    state.phase = 'booking';
+    render();
+    let b;
+    try {
+      b = await api('POST', '/bookings', body);
+    } catch (e) {
+      state.phase = 'idle';
+      throw e;
+    }
+    state.booking = b;
+    state.cancelledByMe = false;
+    state.receiptShown = false;
+    state.phase = b.state || 'assigned';
+    if (b.quote && !state.quote) state.quote = { fare: b.quote, currency: b.quote.currency };
+    map.setAssignedCar(b.car && b.car.id);
+    setClickMode('dropoff');
+    subscribe();
+    drawCars();
+    showApproach();
+  }));
+  ui.cancel.addEventListener('click', () => act(ui.cancel, async () => {
+    state.cancelledByMe = true;
+    const b = await api('POST', `/bookings/${state.booking.booking_id}/cancel`);
+    hideMessage();
+    onBooking(b);
+  }));
+  ui.pickup.addEventListener('click', () => act(ui.pickup, async () => {
+    onBooking(await api('POST', `/bookings/${state.booking.booking_id}/pickup`));
+    hideMessage();
+  }));
+  ui.leave.addEventListener('click', () => act(ui.leave, async () => {
+    const b = await api('POST', `/bookings/${state.booking.booking_id}/complete`);
+    showReceipt(b);
+    onBooking(b);
+  }));
+  ui.again.addEventListener('click', () => finish('idle'));
+
+  function finish(phase) {
+    state.phase = phase;
+    if (phase === 'idle') {
+      state.booking = null;
+      state.destination = null;
+      state.quote = null;
+      state.receiptShown = false;
+      ui.receipt.hidden = true;
+      map.setDestination(null);
+      map.setAssignedCar(null);
+      map.setRoute('trip', null);
+      map.setRoute('approach', null);
+      setClickMode('pickup');
+      hideMessage();
+    }
+    subscribe();
+    drawCars();
+    render();
+  }
+
+  async function showApproach() {
+    const b = state.booking;
+    if (!b || !b.car) return;
+    try {
+      const r = await api('GET', `/route?from_lat=${b.car.lat}&from_lng=${b.car.lng}&to_lat=${b.pickup.lat}&to_lng=${b.pickup.lng}`);
+      if (state.booking === b || (state.booking && state.booking.booking_id === b.booking_id && state.phase === 'assigned'))
+        map.setRoute('approach', r.polyline.map(([lat, lng]) => ({ lat, lng })), '#e07b00', [6, 6]);
+    } catch (e) {
+      /* the route is decoration: the server may have no road network */
+    }
+  }
+
+  function showReceipt(b) {
+    state.receiptShown = true;
+    const fare = b.fare || {};
+    const rows = [
+      ['Distance', distance(b.distance_m || 0)],
+      ['Duration', duration(b.duration_s || 0)],
+    ];
+    if (typeof fare.base === 'number') rows.push(['Base fare', money(fare.base, fare.currency)]);
+    if (typeof fare.distance_charge === 'number') rows.push(['Distance charge', money(fare.distance_charge, fare.currency)]);
+    if (typeof fare.time_charge === 'number') rows.push(['Time charge', money(fare.time_charge, fare.currency)]);
+    if (typeof fare.total === 'number') rows.push(['Price', money(fare.total, fare.currency), 'total']);
+    else if (typeof b.fare_total === 'number') rows.push(['Price', money(b.fare_total), 'total']);
+    facts(ui.receiptFacts, rows);
+    ui.receipt.hidden = false;
+  }
+
+  // ── map clicks: the pickup before booking, the destination otherwise ──
+  function clickMode() {
+    return document.querySelector('input[name="click-mode"]:checked').value;
+  }
+  function setClickMode(mode) {
+    document.querySelector(`input[name="click-mode"][value="${mode}"]`).checked = true;
+  }
+  map.onClick = (p) => {
+    if (clickMode() === 'pickup' && state.phase === 'idle') setPickup(p, true);
+    else if (state.phase !== 'completed') setDestination(p);
+  };
+  function setPickup(p, chosen) {
+    if (!inside(p)) return showMessage(FRIENDLY.outside_service_area, 'error');
+    if (ui.message.dataset.kind === 'error' && !state.unreachable) hideMessage();
+    state.pickup = p;
+    state.pickupChosen = state.pickupChosen || chosen;
+    map.setRider(p);
+    subscribe();
+    if (!state.feed.live) pollCars();
+    if (state.destination) quote();
+    render();
+  }
+  function setDestination(p) {
+    state.destination = p;
+    map.setDestination(p);
+    quote();
+  }
+  async function quote() {
+    const from = state.pickup, to = state.destination;
+    const qs = `from_lat=${from.lat.toFixed(6)}&from_lng=${from.lng.toFixed(6)}&to_lat=${to.lat.toFixed(6)}&to_lng=${to.lng.toFixed(6)}`;
+    try {
+      const q = await api('GET', '/quote?' + qs);
+      if (state.destination !== to) return;
+      state.quote = q;
+      if (ui.message.dataset.kind === 'error') hideMessage();
+      render();
+      api('GET', '/route?' + qs)
+        .then((r) => state.destination === to && map.setRoute('trip', r.polyline.map(([lat, lng]) => ({ lat, lng })), '#1e6ee6'))
+        .catch(() => map.setRoute('trip', null));
+    } catch (e) {
+      if (state.destination !== to) return;
+      state.destination = null;
+      state.quote = null;
+      map.setDestination(null);
+      map.setRoute('trip', null);
+      showError(e);
+      render();
+    }
+  }
+
+  // ── rendering the panel ──
+  function renderLive() {
+    const l = ui.live;
+    l.className = 'pill ' + (state.unreachable ? 'offline' : state.feed.live ? 'live' : 'polling');
+    l.textContent = state.unreachable ? 'offline' : state.feed.live ? 'live' : 'polling';
+  }
+  function renderStatus() {
+    const b = state.booking;
+    let text;
+    switch (state.phase) {
+    case 'idle': {
+      const free = state.cars.filter((c) => c.state === 'available');
+      const etas = free.map((c) => c.eta_s).filter((s) => s != null);
+      text = free.length === 0
+        ? 'No free taxi near you right now.'
+        : `${free.length} free ${free.length === 1 ? 'taxi' : 'taxis'} nearby · the nearest is ${eta(etas.length ? Math.min(...etas) : null)} away.`;
+      if (!state.pickupChosen) text += ' Click the map to move your pickup.';
+      break;
+    }
+    case 'booking': text = 'Booking the nearest taxi…'; break;
+    case 'assigned': text = `Taxi ${b.car_id} is on its way — arriving in ${eta(b.eta_s)}.`; break;
+    case 'arriving': text = `Taxi ${b.car_id} is here! Get in and tap “I'm in”.`; break;
+    case 'on_trip': text = `On your way with taxi ${b.car_id}.`; break;
+    case 'completed': text = 'Thank you for riding with TaxiCore.'; break;
+    case 'cancelled': text = 'The booking was cancelled.'; break;
+    default: text = '';
+    }
+    ui.status.textContent = text;
+  }
+  function render() {
+    const phase = state.phase;
+    document.documentElement.dataset.phase = phase;
+    document.documentElement.dataset.booking = state.booking ? String(state.booking.booking_id) : '';
+    renderStatus();
+    ui.book.hidden = !(phase === 'idle' || phase === 'booking');
+    ui.book.disabled = state.busy || !state.pickup || phase === 'booking';
+    ui.cancel.hidden = !(phase === 'assigned' || phase === 'arriving');
+    ui.pickup.hidden = phase !== 'arriving';
+    ui.leave.hidden = phase !== 'on_trip';
+    ui.again.hidden = !(phase === 'completed' || phase === 'cancelled');
+    document.querySelector('input[name="click-mode"][value="pickup"]').disabled = phase !== 'idle';
+
+    const b = state.booking;
+    const trip = [];
+    if (b && isOpen(phase)) {
+      trip.push(['Taxi', '#' + b.car_id]);
+      if (phase === 'assigned') trip.push(['Arrives in', eta(b.eta_s)]);
+      if (phase === 'on_trip') {
+        trip.push(['Distance so far', distance(b.distance_m || 0)], ['Time so far', duration(b.duration_s || 0)]);
+        if (b.fare) trip.push(['Fare so far', money(b.fare.total, b.fare.currency)]);
+      }
+    }
+    facts(ui.trip, trip);
+
+    const q = state.quote;
+    if (q && state.destination && phase !== 'completed') {
+      const fare = q.fare || {};
+      facts(ui.quote, [
+        ['Destination', distance(q.distance_m) + ' · about ' + duration(q.duration_s)],
+        ['Fare estimate', money(fare.total, fare.currency || q.currency), 'total'],
+      ]);
+    } else {
+      facts(ui.quote, []);
+    }
+  }
+
+  // ── start: interactive first (centre + Book), then the map and the rider's real position ──
+  setPickup(centre, false);
+  map.centreOn(centre, 3500);
+  render();
+  renderLive();
+  connectFeed();
+  document.documentElement.dataset.ready = '1';
+  window.taxicoreTimings = { interactiveMs: performance.now() };
+  $('zoom-in').addEventListener('click', () => map.zoomBy(1.5));
+  $('zoom-out').addEventListener('click', () => map.zoomBy(1 / 1.5));
+  $('recentre').addEventListener('click', () => state.pickup && map.centreOn(state.pickup));
+
+  fetch(API + '/map')
+    .then((res) => {
+      if (!res.ok) throw new Error('map ' + res.status);
+      return res.json();
+    })
+    .then((doc) => {
+      map.setRoads(doc);
+      state.bounds = map.bounds;
+      ui.mapLoading.hidden = true;
+      document.documentElement.dataset.map = '1';
+      window.taxicoreTimings.mapMs = performance.now();
+    })
+    .catch(() => {
+      ui.mapLoading.textContent = 'The street map could not be loaded; taxis are still shown.';
+    });
+
+  if (navigator.geolocation) {
+    navigator.geolocation.getCurrentPosition((pos) => {
+      const p = { lat: pos.coords.latitude, lng: pos.coords.longitude };
+      if (state.pickupChosen || state.phase !== 'idle') return;
+      if (inside(p)) {
+        setPickup(p, false);
+        map.centreOn(p);
+      } else {
+        showMessage('You seem to be outside the service area, so your pickup is the city centre. Click the map to move it.', 'info');
+      }
+    }, () => { /* no permission or no fix: the city centre it is */ }, { timeout: 5000, maximumAge: 60000 });
+  }
+})();

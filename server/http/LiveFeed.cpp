@@ -1,0 +1,335 @@
+#include "http/LiveFeed.h"
+
+#include "fleet/FleetStore.h"
+#include "http/ApiError.h"
+#include "http/JsonViews.h"
+#include "http/RequestInput.h"
+#include "http/Router.h"
+#include "pricing/Tariff.h"
+#include "pricing/TripEstimator.h"
+
+#include <QAbstractHttpServer>
+#include <QHttpServerRequest>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QWebSocket>
+#include <algorithm>
+#include <cmath>
+
+namespace taxicore {
+
+namespace {
+
+constexpr int kDefaultIntervalMs = 500;
+constexpr double kDefaultRadiusM = 1000;
+constexpr double kMaxRadiusM = 50'000;
+constexpr int kDefaultLimit = 20;
+constexpr int kMaxLimit = 100;
+constexpr qint64 kMaxIncomingBytes = 4096;
+// A refused or closing socket that does not finish the closing handshake is aborted after this.
+constexpr int kCloseGraceMs = 3000;
+// RFC 6455 7.4.1: 1013 "try again later" (no QWebSocketProtocol enumerator in Qt 6.4).
+constexpr auto kCloseTryAgainLater = static_cast<QWebSocketProtocol::CloseCode>(1013);
+
+QByteArray compact(const QJsonObject &object)
+{
+    return QJsonDocument(object).toJson(QJsonDocument::Compact);
+}
+
+int effectivePort(const QUrl &url)
+{
+    const QString scheme = url.scheme().toLower();
+    return url.port(scheme == QLatin1String("https") || scheme == QLatin1String("wss") ? 443 : 80);
+}
+
+// Browsers always send Origin on a WebSocket handshake; other clients may omit it. A page from
+// another site must not read the feed (cross-site WebSocket hijacking): same host and port only.
+bool originAllowed(const QWebSocket &socket)
+{
+    const QString origin = socket.origin();
+    if (origin.isEmpty())
+        return true;
+    const QUrl from(origin);
+    const QUrl to = socket.requestUrl();
+    if (!from.isValid() || from.host().isEmpty())
+        return false;
+    return from.host().compare(to.host(), Qt::CaseInsensitive) == 0 && effectivePort(from) == effectivePort(to);
+}
+
+double round1(double v)
+{
+    return std::round(v * 10) / 10;
+}
+
+} // namespace
+
+struct LiveFeed::Client {
+    QWebSocket *socket = nullptr;
+    bool subscribed = false;
+    LatLng centre;
+    double radiusM = kDefaultRadiusM;
+    int limit = kDefaultLimit;
+    uint64_t bookingId = 0;
+    qint64 pendingBytes = 0; // handed to the socket and not yet written to the network
+};
+
+LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent)
+    : QObject(parent)
+    , m_server(server)
+    , m_fleet(fleet)
+    , m_fallbackEstimator(std::make_unique<StraightLineEstimator>())
+{
+    m_timer.setInterval(kDefaultIntervalMs);
+    connect(&m_timer, &QTimer::timeout, this, &LiveFeed::tick);
+    connect(&server, &QAbstractHttpServer::newWebSocketConnection, this, &LiveFeed::acceptPending);
+}
+
+LiveFeed::~LiveFeed()
+{
+    // The sockets are our children; closing them here sends a "going away" frame when it can.
+    const auto sockets = m_clients.keys();
+    m_clients.clear();
+    for (QWebSocket *socket : sockets) {
+        socket->disconnect(this);
+        socket->abort();
+    }
+}
+
+bool LiveFeed::isUpgradeRequest(const QHttpServerRequest &request)
+{
+    return request.url().path() == QLatin1String(kPath)
+        && request.value(QByteArrayLiteral("upgrade")).compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive)
+        == 0;
+}
+
+void LiveFeed::registerRoutes(Router &router)
+{
+    router.add(HttpMethod::Get, kPath, [](const ApiRequest &) {
+        ApiResponse r = errorResponse(426, "upgrade_required",
+                                      QStringLiteral("%1 is a WebSocket feed: connect with Upgrade: websocket")
+                                          .arg(QLatin1String(kPath)));
+        r.headers.append({QByteArrayLiteral("Upgrade"), QByteArrayLiteral("websocket")});
+        return r;
+    });
+}
+
+void LiveFeed::acceptPending()
+{
+    while (std::unique_ptr<QWebSocket> owned = m_server.nextPendingWebSocketConnection()) {
+        QWebSocket *socket = owned.release();
+        socket->setParent(this);
+        connect(socket, &QWebSocket::disconnected, socket, &QObject::deleteLater);
+        const auto refuse = [socket](QWebSocketProtocol::CloseCode code, const QString &reason) {
+            socket->close(code, reason);
+            QTimer::singleShot(kCloseGraceMs, socket, [socket] {
+                socket->abort();
+                socket->deleteLater();
+            });
+        };
+        if (socket->requestUrl().path() != QLatin1String(kPath)) {
+            refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("no feed at this path"));
+            continue;
+        }
+        if (!originAllowed(*socket)) {
+            refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("origin not allowed"));
+            continue;
+        }
+        if (m_clients.size() >= m_maxClients) {
+            refuse(kCloseTryAgainLater, QStringLiteral("too many live clients; retry shortly"));
+            continue;
+        }
+        socket->setMaxAllowedIncomingMessageSize(kMaxIncomingBytes);
+        socket->setMaxAllowedIncomingFrameSize(kMaxIncomingBytes);
+        auto client = std::make_shared<Client>();
+        client->socket = socket;
+        m_clients.insert(socket, client);
+        connect(socket, &QWebSocket::textMessageReceived, this,
+                [this, socket](const QString &text) { onMessage(socket, text); });
+        connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &) {
+            drop(socket, QWebSocketProtocol::CloseCodeDatatypeNotSupported, QStringLiteral("text JSON only"));
+        });
+        connect(socket, &QWebSocket::bytesWritten, this, [this, socket](qint64 written) {
+            if (auto it = m_clients.find(socket); it != m_clients.end())
+                (*it)->pendingBytes = std::max<qint64>(0, (*it)->pendingBytes - written);
+        });
+        connect(socket, &QWebSocket::disconnected, this, [this, socket] { m_clients.remove(socket); });
+        send(*client, compact({
+                          {QStringLiteral("type"), QStringLiteral("hello")},
+                          {QStringLiteral("interval_ms"), m_timer.interval()},
+                          {QStringLiteral("max_radius_m"), kMaxRadiusM},
+                      }));
+    }
+}
+
+void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)
+{
+    if (!m_clients.remove(socket))
+        return;
+    socket->close(static_cast<QWebSocketProtocol::CloseCode>(closeCode), reason);
+    QTimer::singleShot(kCloseGraceMs, socket, [socket] {
+        socket->abort();
+        socket->deleteLater();
+    });
+}
+
+void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
+{
+    auto it = m_clients.find(socket);
+    if (it == m_clients.end())
+        return;
+    std::shared_ptr<Client> client = *it;
+    const auto fail = [&](const char *code, const QString &message) {
+        send(*client, compact({{QStringLiteral("type"), QStringLiteral("error")},
+                               {QStringLiteral("error"), QLatin1String(code)},
+                               {QStringLiteral("message"), message}}));
+    };
+    QJsonParseError parseError;
+    const QJsonDocument document = QJsonDocument::fromJson(text.toUtf8(), &parseError);
+    const QJsonObject subscribe = document.object().value(QStringLiteral("subscribe")).toObject();
+    if (parseError.error != QJsonParseError::NoError || subscribe.isEmpty()) {
+        fail("invalid_message", QStringLiteral("send {\"subscribe\":{\"lat\":..,\"lng\":..,\"radius_m\":..,"
+                                               "\"booking_id\":..}}"));
+        return;
+    }
+    const QJsonValue lat = subscribe.value(QStringLiteral("lat"));
+    const QJsonValue lng = subscribe.value(QStringLiteral("lng"));
+    const LatLng centre{lat.toDouble(NAN), lng.toDouble(NAN)};
+    if (!lat.isDouble() || !lng.isDouble() || !std::isfinite(centre.lat) || !std::isfinite(centre.lng)) {
+        fail("invalid_position", QStringLiteral("subscribe needs numeric lat and lng"));
+        return;
+    }
+    if (!serviceArea().contains(centre)) {
+        fail("outside_service_area",
+             QStringLiteral("(%1, %2) is outside the service area").arg(centre.lat).arg(centre.lng));
+        return;
+    }
+    const double radius = subscribe.value(QStringLiteral("radius_m")).toDouble(kDefaultRadiusM);
+    const double limit = subscribe.value(QStringLiteral("limit")).toDouble(kDefaultLimit);
+    if (!(radius >= 1 && radius <= kMaxRadiusM) || !(limit >= 1 && limit <= kMaxLimit)) {
+        fail("out_of_range", QStringLiteral("radius_m must be in [1, %1], limit in [1, %2]").arg(kMaxRadiusM).arg(kMaxLimit));
+        return;
+    }
+    uint64_t bookingId = 0;
+    const QJsonValue booking = subscribe.value(QStringLiteral("booking_id"));
+    if (booking.isDouble() && booking.toDouble() >= 1 && booking.toDouble() < 9.0e15)
+        bookingId = uint64_t(booking.toDouble());
+    else if (booking.isString())
+        bookingId = booking.toString().toULongLong();
+    else if (!booking.isUndefined() && !booking.isNull()) {
+        fail("invalid_booking_id", QStringLiteral("booking_id must be a positive integer"));
+        return;
+    }
+    client->subscribed = true;
+    client->centre = centre;
+    client->radiusM = radius;
+    client->limit = int(limit);
+    client->bookingId = bookingId;
+    QHash<QString, QByteArray> cache;
+    sendUpdate(*client, cache); // the first picture now, not after a tick
+    if (!m_timer.isActive())
+        m_timer.start();
+}
+
+void LiveFeed::tick()
+{
+    if (m_clients.isEmpty()) {
+        m_timer.stop();
+        return;
+    }
+    // Riders near one another share one query per tick.
+    QHash<QString, QByteArray> cache;
+    const auto clients = m_clients.values(); // send() may drop clients while we iterate
+    for (const std::shared_ptr<Client> &client : clients) {
+        if (client->subscribed && m_clients.contains(client->socket))
+            sendUpdate(*client, cache);
+    }
+}
+
+QByteArray LiveFeed::carsJson(const Client &client, QHash<QString, QByteArray> &cache) const
+{
+    // ~10 m grid: neighbours get the same answer from the cache.
+    const double lat = std::round(client.centre.lat * 1e4) / 1e4;
+    const double lng = std::round(client.centre.lng * 1e4) / 1e4;
+    const QString key = QStringLiteral("%1,%2,%3,%4").arg(lat).arg(lng).arg(client.radiusM).arg(client.limit);
+    if (auto it = cache.constFind(key); it != cache.constEnd())
+        return *it;
+    const LatLng centre{lat, lng};
+    const std::vector<NearbyCar> found = m_fleet.nearby(centre, client.radiusM, client.limit);
+    std::vector<LatLng> positions;
+    positions.reserve(found.size());
+    for (const NearbyCar &n : found)
+        positions.push_back(n.car.position);
+    const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
+    const std::vector<double> etas = positions.empty() ? std::vector<double>{} : estimator.etasTo(centre, positions);
+    QJsonArray cars;
+    for (std::size_t i = 0; i < found.size(); ++i) {
+        QJsonObject car = carJson(found[i].car);
+        car.insert(QStringLiteral("distance_m"), round1(found[i].distanceM));
+        const bool known = i < etas.size() && std::isfinite(etas[i]);
+        car.insert(QStringLiteral("eta_s"), known ? QJsonValue(std::round(etas[i])) : QJsonValue());
+        cars.append(car);
+    }
+    QByteArray bytes = QJsonDocument(cars).toJson(QJsonDocument::Compact);
+    cache.insert(key, bytes);
+    return bytes;
+}
+
+QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const
+{
+    const auto booking = m_fleet.booking(bookingId);
+    if (!booking)
+        return compact({{QStringLiteral("booking_id"), qint64(bookingId)}, {QStringLiteral("state"), QStringLiteral("unknown")}});
+    QJsonObject out = bookingJson(*booking);
+    const auto car = m_fleet.car(booking->carId);
+    if (car) {
+        out.insert(QStringLiteral("car"), carJson(*car));
+        if (booking->state == BookingState::Assigned) {
+            const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
+            out.insert(QStringLiteral("eta_s"), std::round(estimator.estimate(car->position, booking->pickup).durationS));
+        }
+    }
+    if (booking->state == BookingState::OnTrip && car) {
+        const double distance = std::max(0.0, car->odometerM - booking->startOdometerM);
+        const double seconds = double(FleetStore::nowMs() - booking->pickupMs) / 1000.0;
+        const Tariff tariff;
+        out.insert(QStringLiteral("distance_m"), std::round(distance));
+        out.insert(QStringLiteral("duration_s"), std::round(seconds));
+        out.insert(QStringLiteral("fare"), fareJson(computeFare(tariff, distance, seconds), tariff));
+    } else if (booking->state == BookingState::Completed) {
+        out.insert(QStringLiteral("distance_m"), std::round(booking->distanceM));
+        out.insert(QStringLiteral("duration_s"), std::round(double(booking->endedMs - booking->pickupMs) / 1000.0));
+        out.insert(QStringLiteral("fare_total"), booking->fare);
+    }
+    return compact(out);
+}
+
+void LiveFeed::sendUpdate(Client &client, QHash<QString, QByteArray> &carsCache)
+{
+    QByteArray message = QByteArrayLiteral("{\"type\":\"update\",\"t\":");
+    message += QByteArray::number(qlonglong(FleetStore::nowMs()));
+    message += ",\"cars\":";
+    message += carsJson(client, carsCache);
+    if (client.bookingId) {
+        message += ",\"booking\":";
+        message += bookingJsonBytes(client.bookingId);
+    }
+    message += '}';
+    send(client, message);
+}
+
+bool LiveFeed::send(Client &client, const QByteArray &utf8Json)
+{
+    QWebSocket *socket = client.socket;
+    if (client.pendingBytes > m_maxPendingBytes) {
+        // A client that does not read is dropped rather than buffered without bound.
+        m_clients.remove(socket);
+        socket->abort();
+        socket->deleteLater();
+        return false;
+    }
+    client.pendingBytes += socket->sendTextMessage(QString::fromUtf8(utf8Json));
+    return true;
+}
+
+} // namespace taxicore

@@ -1,0 +1,76 @@
+#pragma once
+
+#include "fleet/FleetTypes.h"
+
+#include <QHash>
+#include <QObject>
+#include <QTimer>
+#include <memory>
+
+class QAbstractHttpServer;
+class QHttpServerRequest;
+class QWebSocket;
+
+namespace taxicore {
+
+class FleetStore;
+class Router;
+class TripEstimator;
+
+// The rider page's live feed at /api/v1/stream (WebSocket). QAbstractHttpServer upgrades the
+// connection (DESIGN.md defect 7: the HTTP layer must let the upgrade through without writing);
+// this takes the sockets, checks their Origin, and every `intervalMs` pushes each subscribed
+// client the cars near its point and, when it follows a booking, that booking's state.
+//
+// Client → server: {"subscribe":{"lat":..,"lng":..,"radius_m":1000,"limit":20,"booking_id":7}}
+// Server → client: {"type":"hello",...}, {"type":"update","cars":[...],"booking":{...}},
+//                  {"type":"error","error":code,"message":text}.
+// Bounded: at most maxClients() sockets; a client whose unsent bytes exceed maxPendingBytes()
+// is dropped. Reads FleetStore only; lives on the server's (I/O) thread.
+class LiveFeed : public QObject {
+    Q_OBJECT
+public:
+    static constexpr const char *kPath = "/api/v1/stream";
+
+    LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent = nullptr);
+    ~LiveFeed() override;
+
+    // Road ETAs for the cars (the service's estimator); without one, straight-line estimates.
+    // The estimator must outlive this feed and be safe to call from this thread.
+    void setEstimator(const TripEstimator *estimator) { m_estimator = estimator; }
+    void setMaxClients(int max) { m_maxClients = max; }
+    int maxClients() const { return m_maxClients; }
+    void setMaxPendingBytes(qint64 bytes) { m_maxPendingBytes = bytes; }
+    qint64 maxPendingBytes() const { return m_maxPendingBytes; }
+    void setIntervalMs(int ms) { m_timer.setInterval(ms); }
+    int clientCount() const { return int(m_clients.size()); }
+
+    // True for a WebSocket upgrade request to kPath: the HTTP layer must then return true from
+    // handleRequest without writing anything, so QAbstractHttpServer hands the socket over.
+    static bool isUpgradeRequest(const QHttpServerRequest &request);
+    // GET /api/v1/stream without an upgrade → 426 naming the protocol (documents the route).
+    static void registerRoutes(Router &router);
+
+private:
+    struct Client;
+
+    void acceptPending();
+    void onMessage(QWebSocket *socket, const QString &text);
+    void drop(QWebSocket *socket, int closeCode, const QString &reason);
+    void tick();
+    void sendUpdate(Client &client, QHash<QString, QByteArray> &carsCache);
+    QByteArray carsJson(const Client &client, QHash<QString, QByteArray> &cache) const;
+    QByteArray bookingJsonBytes(uint64_t bookingId) const;
+    bool send(Client &client, const QByteArray &utf8Json);
+
+    QAbstractHttpServer &m_server;
+    const FleetStore &m_fleet;
+    const TripEstimator *m_estimator = nullptr;
+    std::unique_ptr<TripEstimator> m_fallbackEstimator;
+    QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
+    QTimer m_timer;
+    int m_maxClients = 1000;
+    qint64 m_maxPendingBytes = 256 * 1024;
+};
+
+} // namespace taxicore
