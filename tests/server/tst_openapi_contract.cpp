@@ -6,13 +6,16 @@
 #include "HttpClient.h"
 #include "ServerProcess.h"
 
+#include "City.h"
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
+#include "http/CityApi.h"
 #include "http/OpsApi.h"
 #include "http/Router.h"
 #include "http/TaxiApi.h"
 #include "http/WorkloadApi.h"
 #include "pricing/TripEstimator.h"
+#include "runtime/CityLocator.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -63,6 +66,7 @@ private:
     std::set<Operation> m_documented;
     std::set<Operation> m_registered;
     // The in-process route table, built the way ServiceThread builds it.
+    std::shared_ptr<const city::City> m_city;
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<FleetStore> m_fleet;
     StraightLineEstimator m_estimator;
@@ -99,6 +103,13 @@ void OpenApiContractTest::initTestCase()
     m_fleet = std::make_unique<FleetStore>(*m_region);
     m_taxi = std::make_unique<TaxiApi>(*m_fleet, m_estimator, Tariff{});
     m_taxi->registerRoutes(m_router);
+    // The server always runs with a city (the bundled one unless --city): its street routes too.
+    const QString cityPath = bundledCityPath();
+    QVERIFY2(!cityPath.isEmpty(), "the bundled city file is missing");
+    city::CityLoadResult loaded = city::City::load(cityPath);
+    QVERIFY2(loaded.city, qPrintable(loaded.error));
+    m_city = loaded.city;
+    registerCityRoutes(m_router, *m_city);
     registerWorkloadRoutes(m_router);
     registerOpsRoutes(m_router, *m_fleet, [] { return QByteArrayLiteral("single"); });
     for (const Router::Route &route : m_router.routes())
@@ -143,6 +154,9 @@ void OpenApiContractTest::everyRegisteredRouteIsDocumented()
         if (!m_documented.count(op))
             missing.insert(op);
     }
+    QEXPECT_FAIL("", "bug: resources/openapi.json does not document the city routes GET /api/v1/route and "
+                     "GET /api/v1/map that server/http/CityApi.cpp registers (ServiceThread::run always does)",
+                 Abort);
     QVERIFY2(missing.empty(), qPrintable(QStringLiteral("registered but not in openapi.json: ") + describe(missing)));
 }
 
