@@ -1,0 +1,193 @@
+#include "ledger/LedgerBatchWriter.h"
+
+#include "ledger/LedgerConnection.h"
+#include "ledger/LedgerRecordWriter.h"
+#include "ledger/LedgerSchema.h"
+
+#include <QElapsedTimer>
+#include <optional>
+
+namespace taxicore {
+
+LedgerBatchWriter::LedgerBatchWriter(const QString &file, const LedgerOptions &options)
+    : m_file(file)
+    , m_options(options)
+{
+}
+
+LedgerBatchWriter::~LedgerBatchWriter()
+{
+    stop();
+}
+
+QString LedgerBatchWriter::start()
+{
+    std::promise<QString> started;
+    std::future<QString> result = started.get_future();
+    m_thread = std::thread(&LedgerBatchWriter::run, this, std::move(started));
+    QString error = result.get();
+    if (!error.isEmpty()) {
+        m_thread.join();
+        return error;
+    }
+    std::lock_guard lock(m_mutex);
+    m_accepting = true;
+    return {};
+}
+
+void LedgerBatchWriter::append(LedgerRecord record, Done done)
+{
+    ++m_appended;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_accepting) {
+            m_queue.push_back(Pending{std::move(record), std::move(done)});
+            m_wake.notify_one();
+            return;
+        }
+    }
+    ++m_failed;
+    if (done)
+        done(false, QStringLiteral("ledger %1: closed; the record was not written").arg(m_file));
+}
+
+LedgerStats LedgerBatchWriter::stats() const
+{
+    LedgerStats s;
+    s.appended = m_appended;
+    s.committed = m_committed;
+    s.failed = m_failed;
+    s.transactions = m_transactions;
+    s.busyRetries = m_busyRetriesSeen;
+    return s;
+}
+
+void LedgerBatchWriter::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_accepting = false;
+        m_stopping = true;
+        m_wake.notify_one();
+    }
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+void LedgerBatchWriter::run(std::promise<QString> started)
+{
+    LedgerConnection connection;
+    QString error = openFile(connection);
+    std::optional<LedgerRecordWriter> writer;
+    if (error.isEmpty()) {
+        writer.emplace(connection); // its statements need the open connection
+        error = writer->prepare();
+    }
+    started.set_value(error);
+    if (!error.isEmpty())
+        return;
+    while (waitForWork()) {
+        commitBatch(connection, *writer);
+        m_busyRetriesSeen = m_busyRetries;
+    }
+}
+
+QString LedgerBatchWriter::openFile(LedgerConnection &connection)
+{
+    QString error = connection.open(m_file, m_options, LedgerConnection::Role::Writer);
+    if (error.isEmpty() && m_options.verifyOnOpen)
+        error = connection.quickCheck();
+    if (error.isEmpty())
+        error = migrateLedger(connection, m_options.busyTimeoutMs);
+    return error;
+}
+
+// False once stopping and the queue is drained.
+bool LedgerBatchWriter::waitForWork()
+{
+    std::unique_lock lock(m_mutex);
+    m_wake.wait(lock, [this] { return !m_queue.empty() || m_stopping; });
+    return !m_queue.empty();
+}
+
+void LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer)
+{
+    std::vector<Pending> batch;
+    QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
+    if (!error.isEmpty()) {
+        takeQueued(batch);
+        finish(batch, false, error);
+        return;
+    }
+    QElapsedTimer fed;
+    fed.start();
+    bool writeFailed = false;
+    for (;;) {
+        const std::size_t first = batch.size();
+        if (takeQueued(batch) == 0)
+            break;
+        for (std::size_t i = first; i < batch.size() && !writeFailed; ++i)
+            writeFailed = !writer.write(batch[i].record).isEmpty();
+        if (writeFailed || int(batch.size()) >= m_options.batchMaxRecords
+            || fed.elapsed() >= m_options.batchMaxDelayMs)
+            break;
+    }
+    if (!writeFailed)
+        error = connection.commit(m_options.lockedGiveUpMs, &m_busyRetries);
+    if (writeFailed) {
+        connection.rollback();
+        commitOneByOne(connection, writer, batch); // find the bad record; commit the others
+    } else if (!error.isEmpty()) {
+        connection.rollback();
+        finish(batch, false, error);
+    } else {
+        ++m_transactions;
+        finish(batch, true, {});
+    }
+}
+
+// The slow path after a failed statement: each record in its own transaction, its own verdict.
+void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer,
+                                       std::vector<Pending> &batch)
+{
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
+        if (error.isEmpty())
+            error = writer.write(batch[i].record);
+        if (error.isEmpty())
+            error = connection.commit(m_options.lockedGiveUpMs, &m_busyRetries);
+        if (error.isEmpty())
+            ++m_transactions;
+        else
+            connection.rollback();
+        Pending &pending = batch[i];
+        (error.isEmpty() ? m_committed : m_failed) += 1;
+        if (pending.done)
+            pending.done(error.isEmpty(), error);
+    }
+}
+
+// Moves queued records into the batch, up to its limit; returns how many.
+std::size_t LedgerBatchWriter::takeQueued(std::vector<Pending> &batch)
+{
+    std::lock_guard lock(m_mutex);
+    const std::size_t limit = std::size_t(std::max(1, m_options.batchMaxRecords));
+    const std::size_t room = limit - std::min(batch.size(), limit);
+    const std::size_t count = std::min(room, m_queue.size());
+    for (std::size_t i = 0; i < count; ++i) {
+        batch.push_back(std::move(m_queue.front()));
+        m_queue.pop_front();
+    }
+    return count;
+}
+
+void LedgerBatchWriter::finish(std::vector<Pending> &batch, bool committed, const QString &error)
+{
+    (committed ? m_committed : m_failed) += batch.size();
+    for (Pending &pending : batch) {
+        if (pending.done)
+            pending.done(committed, error);
+    }
+}
+
+} // namespace taxicore

@@ -1,0 +1,71 @@
+#pragma once
+
+#include "ledger/LedgerOptions.h"
+#include "ledger/LedgerRecords.h"
+#include "ledger/LedgerStats.h"
+
+#include <QString>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace taxicore {
+
+class LedgerConnection;
+class LedgerRecordWriter;
+
+// Group commit: one thread owns the write connection and turns the queue of appended records into
+// short transactions. A transaction takes what is queued and keeps taking while more arrives; it
+// commits when the queue is empty, after batchMaxRecords records or after batchMaxDelayMs.
+// Callbacks run on this thread, in append order, after their transaction committed.
+class LedgerBatchWriter {
+public:
+    using Done = std::function<void(bool committed, const QString &error)>;
+
+    LedgerBatchWriter(const QString &file, const LedgerOptions &options);
+    ~LedgerBatchWriter(); // commits what is queued, then stops
+
+    // Starts the thread: it opens the file, verifies it and migrates the schema. An error, or empty.
+    QString start();
+    void append(LedgerRecord record, Done done);
+    LedgerStats stats() const;
+
+private:
+    struct Pending {
+        LedgerRecord record;
+        Done done;
+    };
+
+    void run(std::promise<QString> started);
+    QString openFile(LedgerConnection &connection);
+    bool waitForWork();
+    void commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer);
+    void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer,
+                        std::vector<Pending> &batch);
+    std::size_t takeQueued(std::vector<Pending> &batch);
+    void finish(std::vector<Pending> &batch, bool committed, const QString &error);
+    void stop();
+
+    const QString m_file;
+    const LedgerOptions m_options;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::deque<Pending> m_queue;
+    bool m_accepting = false;
+    bool m_stopping = false;
+    std::thread m_thread;
+
+    std::atomic<quint64> m_appended{0};
+    std::atomic<quint64> m_committed{0};
+    std::atomic<quint64> m_failed{0};
+    std::atomic<quint64> m_transactions{0};
+    quint64 m_busyRetries = 0; // writer thread only; published through m_busyRetriesSeen
+    std::atomic<quint64> m_busyRetriesSeen{0};
+};
+
+} // namespace taxicore

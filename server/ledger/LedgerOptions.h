@@ -1,0 +1,32 @@
+#pragma once
+
+#include <QString>
+#include <optional>
+
+namespace taxicore {
+
+// How hard a commit is pushed to disk (`--durability`).
+enum class LedgerDurability {
+    Normal, // synchronous=NORMAL: a commit survives a process crash (kill -9), not power loss
+    Full,   // synchronous=FULL: the WAL is fsync'ed at every commit; survives power loss
+};
+
+std::optional<LedgerDurability> parseLedgerDurability(QStringView text);
+QString ledgerDurabilityName(LedgerDurability durability);
+
+// Everything a ledger is opened with; each limit has its default here and only here.
+struct LedgerOptions {
+    QString dataDir; // the file is <dataDir>/ledger.sqlite; the directory is created if missing
+    LedgerDurability durability = LedgerDurability::Normal;
+    int busyTimeoutMs = 5000;      // SQLite waits this long for another process's write lock
+    int lockedGiveUpMs = 30000;    // a batch retries SQLITE_BUSY this long before it fails
+    int batchMaxRecords = 1000;    // a transaction commits after this many records ...
+    int batchMaxDelayMs = 10;      // ... or after being fed for this long, or when the queue empties
+    bool verifyOnOpen = true;      // PRAGMA quick_check at open: corruption is an error at start
+};
+
+inline constexpr auto kLedgerFileName = "ledger.sqlite";
+
+QString ledgerFilePath(const QString &dataDir);
+
+} // namespace taxicore

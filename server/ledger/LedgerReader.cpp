@@ -1,0 +1,130 @@
+#include "ledger/LedgerReader.h"
+
+#include "ledger/LedgerConnection.h"
+
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QSqlError>
+#include <QSqlQuery>
+
+namespace taxicore {
+
+namespace {
+
+const auto kOpenBookings = QStringLiteral(
+    "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+    " created_ms, updated_ms FROM bookings WHERE state_rank < 4 ORDER BY id");
+
+const auto kTrips = QStringLiteral(
+    "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
+    " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
+    " WHERE ended_ms >= ? AND ended_ms < ? ORDER BY ended_ms, booking_id");
+
+const auto kEvents = QStringLiteral(
+    "SELECT at_ms, kind, detail FROM events WHERE at_ms >= ? AND at_ms < ? ORDER BY at_ms, id");
+
+// Runs `sql` with `values` bound on a fresh reader connection; `row` sees each result row.
+template <typename Row>
+QString select(const LedgerOptions &options, const QString &sql, const QVariantList &values, Row row)
+{
+    const QString file = ledgerFilePath(options.dataDir);
+    if (!QFileInfo::exists(file))
+        return QStringLiteral("ledger %1: the file does not exist").arg(file);
+    LedgerConnection connection;
+    if (QString error = connection.open(file, options, LedgerConnection::Role::Reader); !error.isEmpty())
+        return error;
+    QSqlQuery query(connection.database());
+    query.setForwardOnly(true);
+    bool done = query.prepare(sql);
+    for (int i = 0; done && i < values.size(); ++i)
+        query.bindValue(i, values.at(i));
+    done = done && query.exec();
+    while (done && query.next())
+        row(query);
+    return done ? QString() : connection.describe(query.lastError(), QStringLiteral("reading"));
+}
+
+std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn)
+{
+    if (query.isNull(latColumn))
+        return std::nullopt;
+    return LedgerPoint{query.value(latColumn).toDouble(), query.value(latColumn + 1).toDouble()};
+}
+
+} // namespace
+
+LedgerReader::LedgerReader(const LedgerOptions &options)
+    : m_options(options)
+{
+}
+
+LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const
+{
+    LedgerResult<std::vector<BookingRecord>> result;
+    result.error = select(m_options, kOpenBookings, {}, [&](const QSqlQuery &q) {
+        BookingRecord b;
+        b.bookingId = q.value(0).toULongLong();
+        b.state = q.value(1).toString();
+        b.carId = q.value(2).toInt();
+        b.riderId = q.value(3).toString();
+        b.pickup = pointAt(q, 4).value_or(LedgerPoint{});
+        b.dropoff = pointAt(q, 6);
+        b.createdMs = q.value(8).toLongLong();
+        b.atMs = q.value(9).toLongLong();
+        result.value.push_back(std::move(b));
+    });
+    return result;
+}
+
+LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const
+{
+    LedgerResult<std::vector<TripRecord>> result;
+    result.error = select(m_options, kTrips, {fromMs, toMs}, [&](const QSqlQuery &q) {
+        TripRecord t;
+        t.bookingId = q.value(0).toULongLong();
+        t.carId = q.value(1).toInt();
+        t.riderId = q.value(2).toString();
+        t.startedMs = q.value(3).toLongLong();
+        t.endedMs = q.value(4).toLongLong();
+        t.distanceM = q.value(5).toDouble();
+        t.durationS = q.value(6).toDouble();
+        t.fare.base = q.value(7).toDouble();
+        t.fare.distanceCharge = q.value(8).toDouble();
+        t.fare.timeCharge = q.value(9).toDouble();
+        t.fare.minimum = q.value(10).toDouble();
+        t.fare.surge = q.value(11).toDouble();
+        t.fare.total = q.value(12).toDouble();
+        t.fare.currency = q.value(13).toString();
+        result.value.push_back(std::move(t));
+    });
+    return result;
+}
+
+LedgerResult<LedgerReport> LedgerReader::report(qint64 fromMs, qint64 toMs, const QTimeZone &zone) const
+{
+    const LedgerResult<std::vector<TripRecord>> found = trips(fromMs, toMs);
+    return {buildLedgerReport(found.value, fromMs, toMs, zone), found.error};
+}
+
+LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint64 toMs) const
+{
+    LedgerResult<std::vector<EventRecord>> result;
+    result.error = select(m_options, kEvents, {fromMs, toMs}, [&](const QSqlQuery &q) {
+        EventRecord e;
+        e.atMs = q.value(0).toLongLong();
+        e.kind = q.value(1).toString();
+        e.detail = QJsonDocument::fromJson(q.value(2).toString().toUtf8()).object();
+        result.value.push_back(std::move(e));
+    });
+    return result;
+}
+
+LedgerResult<quint64> LedgerReader::maxBookingId() const
+{
+    LedgerResult<quint64> result;
+    result.error = select(m_options, QStringLiteral("SELECT max(id) FROM bookings"), {},
+                          [&](const QSqlQuery &q) { result.value = q.value(0).toULongLong(); });
+    return result;
+}
+
+} // namespace taxicore

@@ -1,0 +1,196 @@
+#include "ledger/LedgerRecordWriter.h"
+
+#include "ledger/LedgerConnection.h"
+#include "ledger/LedgerStates.h"
+
+#include <QCoreApplication>
+#include <QJsonDocument>
+#include <QSqlError>
+
+namespace taxicore {
+
+namespace {
+
+// The booking row takes the new state only when it is further along the state machine. A new
+// booking whose id already exists with another creation time replaces it (an id reused after a
+// restart must never hide an open booking behind an old closed one).
+const auto kUpsertBooking = QStringLiteral(
+    "INSERT INTO bookings (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+    " state, state_rank, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(id) DO UPDATE SET rider_id = excluded.rider_id,"
+    " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
+    " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
+    " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
+    " car_id = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> excluded.created_ms, 0)"
+    "   THEN excluded.car_id ELSE car_id END,"
+    " state = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> excluded.created_ms, 0)"
+    "   THEN excluded.state ELSE state END,"
+    " updated_ms = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> excluded.created_ms, 0)"
+    "   THEN excluded.updated_ms ELSE updated_ms END,"
+    " state_rank = CASE WHEN ifnull(created_ms <> excluded.created_ms, 0) THEN excluded.state_rank"
+    "   ELSE max(state_rank, excluded.state_rank) END,"
+    " created_ms = excluded.created_ms");
+
+// A transition for a booking whose row is not committed yet creates it; the booking fills it in.
+const auto kMoveState = QStringLiteral(
+    "INSERT INTO bookings (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
+    " VALUES (?,?,?,?,?,?,?)"
+    " ON CONFLICT(id) DO UPDATE SET"
+    " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
+    " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
+    " car_id = CASE WHEN excluded.state_rank > state_rank THEN coalesce(nullif(excluded.car_id, 0), car_id)"
+    "   ELSE car_id END,"
+    " state = CASE WHEN excluded.state_rank > state_rank THEN excluded.state ELSE state END,"
+    " updated_ms = CASE WHEN excluded.state_rank > state_rank THEN excluded.updated_ms ELSE updated_ms END,"
+    " state_rank = max(state_rank, excluded.state_rank)");
+
+const auto kInsertTransition =
+    QStringLiteral("INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (?,?,?,?)");
+
+const auto kInsertTrip = QStringLiteral(
+    "INSERT OR REPLACE INTO trips (booking_id, car_id, rider_id, started_ms, ended_ms, distance_m,"
+    " duration_s, fare_total, currency, fare_base, fare_distance, fare_time, fare_minimum, fare_surge)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+
+const auto kInsertEvent = QStringLiteral("INSERT INTO events (at_ms, kind, detail, pid) VALUES (?,?,?,?)");
+
+QVariant latOf(const std::optional<LedgerPoint> &point)
+{
+    return point ? QVariant(point->lat) : QVariant();
+}
+
+QVariant lngOf(const std::optional<LedgerPoint> &point)
+{
+    return point ? QVariant(point->lng) : QVariant();
+}
+
+QString checkBooking(quint64 id, const QString &state)
+{
+    if (id == 0 || id > quint64(std::numeric_limits<qint64>::max()))
+        return QStringLiteral("ledger: invalid booking id %1").arg(id);
+    if (ledgerStateRank(state) < 0)
+        return QStringLiteral("ledger: unknown booking state '%1'").arg(state);
+    return {};
+}
+
+} // namespace
+
+LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
+    : m_connection(connection)
+    , m_booking(connection.database())
+    , m_state(connection.database())
+    , m_transition(connection.database())
+    , m_trip(connection.database())
+    , m_event(connection.database())
+    , m_pid(QCoreApplication::applicationPid())
+{
+}
+
+QString LedgerRecordWriter::prepare()
+{
+    const std::pair<QSqlQuery *, QString> statements[] = {
+        {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
+        {&m_trip, kInsertTrip},       {&m_event, kInsertEvent},
+    };
+    for (const auto &[query, sql] : statements) {
+        if (!query->prepare(sql))
+            return m_connection.describe(query->lastError(), QStringLiteral("preparing statements"));
+    }
+    return {};
+}
+
+QString LedgerRecordWriter::write(const LedgerRecord &record)
+{
+    return std::visit(
+        [this](const auto &r) -> QString {
+            using T = std::decay_t<decltype(r)>;
+            if constexpr (std::is_same_v<T, BookingRecord>)
+                return writeBooking(r);
+            else if constexpr (std::is_same_v<T, TransitionRecord>)
+                return writeTransition(r);
+            else if constexpr (std::is_same_v<T, TripRecord>)
+                return writeTrip(r);
+            else
+                return writeEvent(r);
+        },
+        record);
+}
+
+QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
+{
+    if (QString error = checkBooking(b.bookingId, b.state); !error.isEmpty())
+        return error;
+    const QVariant values[] = {qint64(b.bookingId), b.riderId,      b.carId,
+                               b.pickup.lat,        b.pickup.lng,   latOf(b.dropoff),
+                               lngOf(b.dropoff),    b.state,        ledgerStateRank(b.state),
+                               b.createdMs,         b.atMs};
+    for (int i = 0; i < int(std::size(values)); ++i)
+        m_booking.bindValue(i, values[i]);
+    if (QString error = run(m_booking, QStringLiteral("writing a booking")); !error.isEmpty())
+        return error;
+    m_transition.bindValue(0, qint64(b.bookingId));
+    m_transition.bindValue(1, b.state);
+    m_transition.bindValue(2, b.carId);
+    m_transition.bindValue(3, b.atMs);
+    return run(m_transition, QStringLiteral("writing a transition"));
+}
+
+QString LedgerRecordWriter::writeTransition(const TransitionRecord &t)
+{
+    if (QString error = checkBooking(t.bookingId, t.state); !error.isEmpty())
+        return error;
+    return moveState(t.bookingId, t.state, t.carId, t.atMs, t.dropoff);
+}
+
+QString LedgerRecordWriter::writeTrip(const TripRecord &t)
+{
+    if (QString error = checkBooking(t.bookingId, QStringLiteral("completed")); !error.isEmpty())
+        return error;
+    const QVariant values[] = {qint64(t.bookingId),  t.carId,          t.riderId,
+                               t.startedMs,          t.endedMs,        t.distanceM,
+                               t.durationS,          t.fare.total,     t.fare.currency,
+                               t.fare.base,          t.fare.distanceCharge, t.fare.timeCharge,
+                               t.fare.minimum,       t.fare.surge};
+    for (int i = 0; i < int(std::size(values)); ++i)
+        m_trip.bindValue(i, values[i]);
+    if (QString error = run(m_trip, QStringLiteral("writing a trip")); !error.isEmpty())
+        return error;
+    return moveState(t.bookingId, QStringLiteral("completed"), t.carId, t.endedMs, std::nullopt);
+}
+
+QString LedgerRecordWriter::writeEvent(const EventRecord &e)
+{
+    if (e.kind.isEmpty())
+        return QStringLiteral("ledger: an event needs a kind");
+    m_event.bindValue(0, e.atMs);
+    m_event.bindValue(1, e.kind);
+    m_event.bindValue(2, QString::fromUtf8(QJsonDocument(e.detail).toJson(QJsonDocument::Compact)));
+    m_event.bindValue(3, m_pid);
+    return run(m_event, QStringLiteral("writing an event"));
+}
+
+QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, int carId, qint64 atMs,
+                                      const std::optional<LedgerPoint> &dropoff)
+{
+    const QVariant values[] = {qint64(bookingId), carId, latOf(dropoff), lngOf(dropoff),
+                               state,             ledgerStateRank(state), atMs};
+    for (int i = 0; i < int(std::size(values)); ++i)
+        m_state.bindValue(i, values[i]);
+    if (QString error = run(m_state, QStringLiteral("updating a booking's state")); !error.isEmpty())
+        return error;
+    m_transition.bindValue(0, qint64(bookingId));
+    m_transition.bindValue(1, state);
+    m_transition.bindValue(2, carId);
+    m_transition.bindValue(3, atMs);
+    return run(m_transition, QStringLiteral("writing a transition"));
+}
+
+QString LedgerRecordWriter::run(QSqlQuery &query, const QString &doing)
+{
+    const bool done = query.exec();
+    const QString error = done ? QString() : m_connection.describe(query.lastError(), doing);
+    query.finish();
+    return error;
+}
+
+} // namespace taxicore

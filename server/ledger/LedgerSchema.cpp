@@ -1,0 +1,99 @@
+#include "ledger/LedgerSchema.h"
+
+#include "ledger/LedgerConnection.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+
+namespace taxicore {
+
+namespace {
+
+// 1: bookings (current state), transitions (history), trips (total fare), events.
+const QStringList kMigration1 = {
+    QStringLiteral("CREATE TABLE bookings (id INTEGER PRIMARY KEY, rider_id TEXT, car_id INTEGER,"
+                   " pickup_lat REAL, pickup_lng REAL, dropoff_lat REAL, dropoff_lng REAL,"
+                   " state TEXT NOT NULL, state_rank INTEGER NOT NULL,"
+                   " created_ms INTEGER, updated_ms INTEGER)"),
+    QStringLiteral("CREATE TABLE transitions (id INTEGER PRIMARY KEY, booking_id INTEGER NOT NULL,"
+                   " state TEXT NOT NULL, car_id INTEGER, at_ms INTEGER NOT NULL)"),
+    QStringLiteral("CREATE INDEX transitions_by_booking ON transitions (booking_id)"),
+    QStringLiteral("CREATE TABLE trips (booking_id INTEGER PRIMARY KEY, car_id INTEGER, rider_id TEXT,"
+                   " started_ms INTEGER, ended_ms INTEGER, distance_m REAL, duration_s REAL,"
+                   " fare_total REAL, currency TEXT)"),
+    QStringLiteral("CREATE TABLE events (id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL,"
+                   " kind TEXT NOT NULL, detail TEXT, pid INTEGER)"),
+};
+
+// 2: the fare breakdown of each trip; reports by time range and the restore scan get indexes.
+const QStringList kMigration2 = {
+    QStringLiteral("ALTER TABLE trips ADD COLUMN fare_base REAL"),
+    QStringLiteral("ALTER TABLE trips ADD COLUMN fare_distance REAL"),
+    QStringLiteral("ALTER TABLE trips ADD COLUMN fare_time REAL"),
+    QStringLiteral("ALTER TABLE trips ADD COLUMN fare_minimum REAL"),
+    QStringLiteral("ALTER TABLE trips ADD COLUMN fare_surge REAL NOT NULL DEFAULT 1.0"),
+    QStringLiteral("CREATE INDEX trips_by_end ON trips (ended_ms)"),
+    QStringLiteral("CREATE INDEX bookings_open ON bookings (state_rank) WHERE state_rank < 4"),
+    QStringLiteral("CREATE INDEX events_by_time ON events (at_ms)"),
+};
+
+const QList<QStringList> kMigrations = {kMigration1, kMigration2};
+
+int readUserVersion(LedgerConnection &connection, QString *error)
+{
+    QSqlQuery query(connection.database());
+    if (!query.exec(QStringLiteral("PRAGMA user_version")) || !query.next()) {
+        *error = connection.describe(query.lastError(), QStringLiteral("reading the schema version"));
+        return -1;
+    }
+    return query.value(0).toInt();
+}
+
+QString applyMigrations(LedgerConnection &connection, int from)
+{
+    for (int version = from + 1; version <= ledgerSchemaVersion(); ++version) {
+        const QString doing = QStringLiteral("migrating the schema to version %1").arg(version);
+        for (const QString &sql : ledgerMigrationSteps(version)) {
+            const QString error = connection.exec(sql, doing);
+            if (!error.isEmpty())
+                return error;
+        }
+    }
+    return connection.exec(QStringLiteral("PRAGMA user_version=%1").arg(ledgerSchemaVersion()),
+                           QStringLiteral("recording the schema version"));
+}
+
+} // namespace
+
+int ledgerSchemaVersion()
+{
+    return int(kMigrations.size());
+}
+
+QStringList ledgerMigrationSteps(int version)
+{
+    return version >= 1 && version <= ledgerSchemaVersion() ? kMigrations.at(version - 1) : QStringList();
+}
+
+QString migrateLedger(LedgerConnection &connection, int giveUpMs)
+{
+    QString error = connection.beginImmediate(giveUpMs, nullptr);
+    if (!error.isEmpty())
+        return error;
+    const int version = readUserVersion(connection, &error);
+    if (error.isEmpty() && version > ledgerSchemaVersion())
+        error = QStringLiteral("ledger %1: schema version %2 is newer than this program's %3; "
+                               "refusing to write to it")
+                    .arg(connection.file())
+                    .arg(version)
+                    .arg(ledgerSchemaVersion());
+    if (error.isEmpty() && version < ledgerSchemaVersion())
+        error = applyMigrations(connection, version);
+    if (error.isEmpty())
+        error = connection.commit(giveUpMs, nullptr);
+    if (!error.isEmpty())
+        connection.rollback();
+    return error;
+}
+
+} // namespace taxicore

@@ -1,0 +1,62 @@
+// Three writer processes on one file (each its own connection, WAL + busy_timeout + retry):
+// every row arrives and no SQLITE_BUSY reaches a caller.
+#include "LedgerTestSupport.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <memory>
+
+using namespace taxicore;
+using namespace ledgertest;
+
+namespace {
+constexpr int kWriters = 3;
+constexpr int kPerWriter = 4000;
+constexpr int kWaitMs = 90000;
+} // namespace
+
+class LedgerConcurrencyTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void threeProcessesWriteEverythingWithoutBusyErrors();
+};
+
+void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors()
+{
+    QTemporaryDir dir;
+    std::vector<std::unique_ptr<QProcess>> writers;
+    for (int w = 0; w < kWriters; ++w) {
+        writers.push_back(std::make_unique<QProcess>());
+        // All start on a file that does not exist yet: creation and migration race too.
+        startWriter(*writers.back(), dir.path(), quint64(w) * 1'000'000 + 1, kPerWriter);
+    }
+    for (auto &writer : writers) {
+        QVERIFY2(writer->waitForFinished(kWaitMs), "a writer did not finish in time");
+        const QByteArray errors = writer->readAllStandardError();
+        QVERIFY2(errors.isEmpty(), errors.constData());
+        QCOMPARE(writer->exitStatus(), QProcess::NormalExit);
+        QCOMPARE(writer->exitCode(), 0);
+        const QByteArray out = writer->readAllStandardOutput();
+        QCOMPARE(out.count('\n'), kPerWriter + 1);
+        QVERIFY(out.endsWith("done\n"));
+    }
+    RawConnection raw(ledgerFilePath(dir.path()));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kWriters * kPerWriter);
+    for (int w = 0; w < kWriters; ++w) {
+        const qint64 first = qint64(w) * 1'000'000 + 1;
+        QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id BETWEEN %1 AND %2")
+                                .arg(first)
+                                .arg(first + kPerWriter - 1)),
+                 kPerWriter);
+    }
+    // Every third booking was completed with a trip.
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM trips")),
+             raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE state = 'completed'")));
+    QSqlQuery mode(raw.db());
+    QVERIFY(mode.exec(QStringLiteral("PRAGMA journal_mode")) && mode.next());
+    QCOMPARE(mode.value(0).toString(), QStringLiteral("wal"));
+}
+
+QTEST_GUILESS_MAIN(LedgerConcurrencyTest)
+#include "LedgerConcurrencyTest.moc"

@@ -1,0 +1,101 @@
+// Schema migrations: a database of each earlier version opens with the current code, keeps its
+// data and ends at the current version; a newer database is refused rather than damaged.
+#include "LedgerTestSupport.h"
+
+#include "ledger/LedgerSchema.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace taxicore;
+using namespace ledgertest;
+
+class LedgerMigrationTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void migratesFromEachEarlierVersion_data();
+    void migratesFromEachEarlierVersion();
+    void refusesNewerSchema();
+};
+
+namespace {
+
+// Builds a version-`version` database with the SQL of migrations 1..version and one trip.
+bool createAtVersion(const QString &file, int version)
+{
+    RawConnection raw(file);
+    for (int v = 1; v <= version; ++v) {
+        for (const QString &sql : ledgerMigrationSteps(v)) {
+            if (!raw.exec(sql))
+                return false;
+        }
+    }
+    if (version >= 1) {
+        if (!raw.exec(QStringLiteral("INSERT INTO bookings (id, rider_id, car_id, state, state_rank,"
+                                     " created_ms, updated_ms) VALUES (1, 'r1', 7, 'on_trip', 3, 10, 20)")))
+            return false;
+        if (!raw.exec(QStringLiteral("INSERT INTO trips (booking_id, car_id, ended_ms, fare_total, currency)"
+                                     " VALUES (2, 8, 1000, 120.0, 'SEK')")))
+            return false;
+    }
+    return raw.exec(QStringLiteral("PRAGMA user_version=%1").arg(version));
+}
+
+} // namespace
+
+void LedgerMigrationTest::migratesFromEachEarlierVersion_data()
+{
+    QTest::addColumn<int>("from");
+    for (int v = 0; v < ledgerSchemaVersion(); ++v)
+        QTest::addRow("v%d", v) << v;
+}
+
+void LedgerMigrationTest::migratesFromEachEarlierVersion()
+{
+    QFETCH(int, from);
+    QTemporaryDir dir;
+    const QString file = ledgerFilePath(dir.path());
+    QVERIFY(createAtVersion(file, from));
+
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    {
+        RawConnection raw(file);
+        QCOMPARE(raw.scalar(QStringLiteral("PRAGMA user_version")), ledgerSchemaVersion());
+        QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'trips_by_end'")), 1);
+    }
+    if (from >= 1) {
+        const auto open = opened.ledger->reader().openBookings();
+        QVERIFY2(open.ok(), qPrintable(open.error));
+        QCOMPARE(open.value.size(), std::size_t(1));
+        QCOMPARE(open.value[0].carId, 7);
+        const auto trips = opened.ledger->reader().trips(0, 2000);
+        QVERIFY2(trips.ok(), qPrintable(trips.error));
+        QCOMPARE(trips.value.size(), std::size_t(1));
+        QCOMPARE(trips.value[0].fare.total, 120.0);
+        QCOMPARE(trips.value[0].fare.surge, 1.0); // the v2 column's default for old trips
+    }
+    // The migrated file takes new records of every kind.
+    QVERIFY(opened.ledger->appendAndWait(booking(3)));
+    QVERIFY(opened.ledger->appendAndWait(trip(3, 1500, 99)));
+    QCOMPARE(opened.ledger->reader().report(0, 2000).value.trips, from >= 1 ? 2 : 1);
+}
+
+void LedgerMigrationTest::refusesNewerSchema()
+{
+    QTemporaryDir dir;
+    const QString file = ledgerFilePath(dir.path());
+    QVERIFY(createAtVersion(file, ledgerSchemaVersion()));
+    {
+        RawConnection raw(file);
+        QVERIFY(raw.exec(QStringLiteral("PRAGMA user_version=%1").arg(ledgerSchemaVersion() + 1)));
+    }
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY(!opened.ledger);
+    QVERIFY2(opened.error.contains(QLatin1StringView("newer")), qPrintable(opened.error));
+    QVERIFY2(opened.error.contains(file), qPrintable(opened.error));
+}
+
+QTEST_GUILESS_MAIN(LedgerMigrationTest)
+#include "LedgerMigrationTest.moc"
