@@ -23,19 +23,22 @@ private slots:
     void stalledRequestsTimeOut()
     {
         TestHttpServer server(TestHttpServer::Behaviour::Stall);
-        LoadSettings settings = durationSettings(2, 1000ms);
+        // 1.1 s: the fifth timeout of each connection (at ~1.0 s) does not race the end.
+        LoadSettings settings = durationSettings(2, 1100ms);
         settings.timeout = 200ms;
         QElapsedTimer wall;
         wall.start();
         const StageResult result = runGet(server.url(), settings);
         QVERIFY(wall.elapsed() < 2500);
         const uint64_t timeouts = result.totals.value(WorkerStats::Timeouts);
-        // Each connection times out every 200 ms: about 5 each in 1 s.
+        // Each connection times out every 200 ms: about 5 each in 1.1 s.
         QVERIFY2(timeouts >= 6 && timeouts <= 12, qPrintable(QString::number(timeouts)));
         QCOMPARE(result.responses(), uint64_t{0});
         QCOMPARE(result.errors(), timeouts);
-        // The last request of each connection was cut short by the end of the run.
-        QCOMPARE(result.totals.value(WorkerStats::UnfinishedAtEnd), uint64_t{2});
+        // The last request of each connection was cut short by the end of the run (unless its
+        // timeout fell on the very end).
+        const uint64_t unfinished = result.totals.value(WorkerStats::UnfinishedAtEnd);
+        QVERIFY2(unfinished >= 1 && unfinished <= 2, qPrintable(QString::number(unfinished)));
     }
 
     void serverErrorsAreCountedByStatus()
