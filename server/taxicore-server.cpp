@@ -3,6 +3,7 @@
 #include "runtime/ServerHost.h"
 #include "runtime/ServerOptions.h"
 #include "runtime/UnixSignalWatcher.h"
+#include "runtime/WorkerMain.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -24,7 +25,17 @@ int main(int argc, char *argv[])
     parser.addHelpOption();
     parser.addVersionOption();
     taxicore::addServerOptions(parser);
+    // Internal: the primary starts its worker processes with these.
+    QCommandLineOption workerOption(QStringLiteral("worker"), QStringLiteral("Run as a worker process (internal)."));
+    QCommandLineOption workerIndexOption(QStringLiteral("worker-index"), QStringLiteral("Worker slot (internal)."),
+                                         QStringLiteral("n"), QStringLiteral("1"));
+    workerOption.setFlags(QCommandLineOption::HiddenFromHelp);
+    workerIndexOption.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(workerOption);
+    parser.addOption(workerIndexOption);
     parser.process(app);
+    if (parser.isSet(workerOption))
+        return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")));
 
     taxicore::ServerOptions options;
     QString error;

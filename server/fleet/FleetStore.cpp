@@ -1,6 +1,7 @@
 #include "fleet/FleetStore.h"
 
 #include "fleet/SharedRegion.h"
+#include "fleet/SlotLock.h"
 #include "geo/GeoMath.h"
 
 #include <algorithm>
@@ -19,49 +20,9 @@ namespace {
 constexpr double kArrivalRadiusM = 40.0;
 // A car that reported from a real device is left alone by the simulator this long.
 constexpr int64_t kDevicePauseMs = 30'000;
-// Spins before a lock or seqlock is presumed abandoned by a process that died inside it.
-constexpr int kSpinsBeforeSteal = 1 << 20;
 // Nearest cars tried in one booking attempt, and attempts when other bookers race us.
 constexpr int kBookingCandidates = 16;
 constexpr int kBookingAttempts = 4;
-
-void cpuRelax()
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
-}
-
-// Cross-process spinlock holding the owner's pid, so a lock left by a crashed process is taken
-// over instead of blocking every other process forever.
-class SlotLock {
-public:
-    explicit SlotLock(std::atomic<uint32_t> &word)
-        : m_word(word)
-    {
-        const auto self = static_cast<uint32_t>(getpid());
-        for (int spins = 0;; ++spins) {
-            uint32_t expected = 0;
-            if (m_word.compare_exchange_weak(expected, self, std::memory_order_acquire))
-                return;
-            if (spins > kSpinsBeforeSteal && expected != self
-                && kill(static_cast<pid_t>(expected), 0) != 0
-                && m_word.compare_exchange_strong(expected, self, std::memory_order_acquire))
-                return;
-            if (expected == self && spins > kSpinsBeforeSteal) // a thread of ours: keep waiting
-                spins = 0;
-            cpuRelax();
-        }
-    }
-    ~SlotLock() { m_word.store(0, std::memory_order_release); }
-    SlotLock(const SlotLock &) = delete;
-    SlotLock &operator=(const SlotLock &) = delete;
-
-private:
-    std::atomic<uint32_t> &m_word;
-};
 
 BookingSnapshot snapshotOf(const BookingSlot &slot)
 {

@@ -11,7 +11,7 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 1;
+inline constexpr uint32_t kRegionVersion = 2;
 inline constexpr int kMaxCars = 16384;
 inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
 inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
@@ -59,7 +59,8 @@ inline constexpr int kRouteKinds = 32;     // see http/RouteId.h
 
 struct alignas(64) WorkerSlot {
     std::atomic<int32_t> pid;
-    std::atomic<uint32_t> state; // 0 unused, 1 starting, 2 serving, 3 draining, 4 exited
+    std::atomic<uint32_t> state; // WorkerState: 0 unused, 1 starting, 2 serving, 3 draining, 4 exited
+    std::atomic<uint32_t> restarts;
     std::atomic<int64_t> startedMs;
     std::atomic<int64_t> heartbeatMs;
     std::atomic<int64_t> loopLagUs;
@@ -71,13 +72,37 @@ struct alignas(64) WorkerSlot {
     std::atomic<uint64_t> byRouteStatus[kRouteKinds][kStatusKinds];
 };
 
-// Run-wide control: which mode serves, and a generation bumped on every switch.
+inline constexpr int kEventSlots = 256;
+inline constexpr int kEventTextBytes = 160;
+
+// One entry of the run's event log (mode switches, crashes, respawns), a ring in the region.
+struct EventSlot {
+    std::atomic<uint64_t> sequence; // 0 = empty; written last
+    int64_t timeMs;
+    char kind[24];
+    char text[kEventTextBytes];
+};
+
+// Run-wide control: the runtime settings applied now (published by the primary, read by
+// anyone), a mailbox through which a worker asks the primary to apply new ones, the event log.
 struct ControlBlock {
-    std::atomic<uint32_t> mode;
+    std::atomic<uint32_t> mode; // RuntimeMode
     std::atomic<uint32_t> generation;
     std::atomic<uint64_t> nextBookingId;
     std::atomic<int32_t> carCount;
     std::atomic<int64_t> startedMs;
+    std::atomic<int32_t> workers;
+    std::atomic<int32_t> threads;
+    std::atomic<uint32_t> policy; // DistributionPolicy
+
+    std::atomic<uint32_t> mailboxLock;
+    std::atomic<uint64_t> requestSequence; // bumped by the asker after writing the request
+    std::atomic<uint64_t> appliedSequence; // set by the primary after applying it
+    int32_t requestMode, requestWorkers, requestThreads, requestPolicy; // -1 = unchanged
+    char replyError[kEventTextBytes];                                   // empty = applied
+
+    std::atomic<uint64_t> nextEvent;
+    EventSlot events[kEventSlots];
 };
 
 struct RegionHeader {

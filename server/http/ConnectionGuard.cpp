@@ -57,10 +57,9 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     connect(socket, &QTcpSocket::readyRead, this, [this, socket] { inspect(socket); });
     connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-    if (m_states.size() > m_limits.maxConnections || m_draining) {
+    if (m_states.size() > m_limits.maxConnections) {
         reject(socket, state, 503, "too_many_connections",
-               m_draining ? QStringLiteral("the server is shutting down")
-                          : QStringLiteral("the server has too many open connections; retry shortly"));
+               QStringLiteral("the server has too many open connections; retry shortly"));
         return;
     }
     addPendingConnection(socket);

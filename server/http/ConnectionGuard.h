@@ -28,6 +28,8 @@ public:
 
     // Stop taking new requests: close idle connections now, busy ones after their response.
     void startDraining();
+    // Serve keep-alive connections normally again (the in-process server after a switch back).
+    void stopDraining() { m_draining = false; }
     bool isDraining() const { return m_draining; }
     int openConnections() const { return int(m_states.size()); }
     const ConnectionLimits &limits() const { return m_limits; }

@@ -6,11 +6,19 @@
 #include "fleet/SharedRegion.h"
 #include "metrics/PrometheusText.h"
 #include "runtime/CityLocator.h"
+#include "runtime/EventLog.h"
+#include "runtime/RuntimeController.h"
+#include "runtime/RuntimeMailbox.h"
 #include "runtime/ServiceThread.h"
 
+#include <QCoreApplication>
 #include <QThread>
 
 namespace taxicore {
+
+namespace {
+constexpr int kApplyTimeoutMs = 5000;
+}
 
 ServerHost::ServerHost(ServerOptions options, QObject *parent)
     : QObject(parent)
@@ -25,16 +33,12 @@ ServerHost::~ServerHost()
 
 bool ServerHost::start(QString &error)
 {
-    if (m_options.mode == QStringLiteral("processes")) {
-        error = QStringLiteral("--mode processes is not available in this build yet; use single or pool");
-        return false;
-    }
-    const QString cityPath = m_options.cityPath.isEmpty() ? bundledCityPath() : m_options.cityPath;
-    if (cityPath.isEmpty()) {
+    m_cityPath = m_options.cityPath.isEmpty() ? bundledCityPath() : m_options.cityPath;
+    if (m_cityPath.isEmpty()) {
         error = QStringLiteral("the bundled city file is missing (reinstall, or pass --city PATH)");
         return false;
     }
-    city::CityLoadResult loaded = city::City::load(cityPath);
+    city::CityLoadResult loaded = city::City::load(m_cityPath);
     if (!loaded.city) {
         error = QStringLiteral("cannot load the city: %1").arg(loaded.error);
         return false;
@@ -62,16 +66,67 @@ bool ServerHost::start(QString &error)
         stop(0);
         return false;
     }
+    startController(started.inProcess);
+    RuntimeSettings initial;
+    initial.mode = parseMode(m_options.mode).value_or(RuntimeMode::Single);
+    initial.workers = m_options.workers;
+    initial.threads = m_options.threads;
+    initial.policy = parsePolicy(m_options.policy).value_or(DistributionPolicy::RoundRobin);
+    const QString refused = applyRuntime(initial);
+    if (!refused.isEmpty()) {
+        error = refused;
+        stop(0);
+        return false;
+    }
     QUrl url;
     url.setScheme(QStringLiteral("http"));
     url.setHost(m_options.host);
     url.setPort(started.port);
     m_url = url;
+    EventLog(m_fleet->control()).append("start", QStringLiteral("serving on port %1").arg(started.port));
     return true;
+}
+
+void ServerHost::startController(const RuntimeController::InProcess &inProcess)
+{
+    WorkerSupervisor::Settings workers;
+    workers.program = QCoreApplication::applicationDirPath() + QStringLiteral("/taxicore-server");
+    workers.extraArgs = {QStringLiteral("--city"), m_cityPath};
+    workers.regionFd = m_region->fd();
+    workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
+    m_controlThread = std::make_unique<QThread>();
+    m_controlThread->setObjectName(QStringLiteral("taxicore-control"));
+    m_controller = std::make_unique<RuntimeController>(*m_fleet, inProcess, workers);
+    m_controller->moveToThread(m_controlThread.get());
+    m_controlThread->start();
+}
+
+QString ServerHost::applyRuntime(const RuntimeSettings &settings)
+{
+    if (!m_fleet)
+        return QStringLiteral("the server is not running");
+    const RuntimeMailbox::Answer answer = RuntimeMailbox(m_fleet->control()).ask(settings, kApplyTimeoutMs);
+    if (!answer.answered)
+        return QStringLiteral("the runtime controller did not answer within 5 s");
+    return answer.error;
+}
+
+RuntimeSettings ServerHost::runtime() const
+{
+    return m_fleet ? RuntimeMailbox(m_fleet->control()).current() : RuntimeSettings{};
 }
 
 void ServerHost::stop(int graceMs)
 {
+    if (m_controller) {
+        // Workers drain first (their connections finish), then the in-process server.
+        QMetaObject::invokeMethod(m_controller.get(), [c = m_controller.get(), graceMs] { c->shutdown(graceMs); },
+                                  Qt::BlockingQueuedConnection);
+        m_controlThread->quit();
+        m_controlThread->wait();
+        m_controller.reset();
+        m_controlThread.reset();
+    }
     if (m_thread) {
         m_thread->drainAndStop(graceMs);
         m_thread.reset();
@@ -93,7 +148,7 @@ QUrl ServerHost::url() const
 
 QString ServerHost::mode() const
 {
-    return m_options.mode;
+    return modeName(runtime().mode);
 }
 
 quint64 ServerHost::requestsServed() const

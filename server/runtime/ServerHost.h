@@ -1,5 +1,7 @@
 #pragma once
 
+#include "runtime/RuntimeController.h"
+#include "runtime/RuntimeSettings.h"
 #include "runtime/ServerOptions.h"
 
 #include <QObject>
@@ -31,6 +33,11 @@ public:
     // Stops accepting, lets in-flight requests finish (up to graceMs), then stops the I/O thread.
     void stop(int graceMs = 5000);
 
+    // Switches mode, workers, threads or policy while serving (any thread; waits ≤ 5 s for the
+    // controller). Empty on success, else why not.
+    QString applyRuntime(const RuntimeSettings &settings);
+    RuntimeSettings runtime() const;
+
     QUrl url() const;
     QString mode() const;
     quint64 requestsServed() const;
@@ -40,13 +47,18 @@ public:
     const ServerOptions &options() const { return m_options; }
 
 private:
+    void startController(const RuntimeController::InProcess &inProcess);
+
     ServerOptions m_options;
+    QString m_cityPath;
     std::shared_ptr<const city::City> m_city;
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<FleetStore> m_fleet;
     std::unique_ptr<FleetSimulator> m_simulator;
     std::unique_ptr<QThread> m_simulationThread;
     std::unique_ptr<ServiceThread> m_thread;
+    std::unique_ptr<QThread> m_controlThread;
+    std::unique_ptr<RuntimeController> m_controller;
     QUrl m_url;
 };
 

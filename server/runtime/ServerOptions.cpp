@@ -1,6 +1,7 @@
 #include "runtime/ServerOptions.h"
 
 #include "fleet/RegionLayout.h"
+#include "runtime/RuntimeSettings.h"
 
 #include <QCommandLineParser>
 #include <QHostAddress>
@@ -30,6 +31,9 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("0")},
         {QStringLiteral("policy"), QStringLiteral("Connection distribution in processes mode: round-robin | kernel."),
          QStringLiteral("policy"), QStringLiteral("round-robin")},
+        {QStringLiteral("heartbeat-timeout"),
+         QStringLiteral("Milliseconds a worker's event loop may stay silent before it is replaced (default 10000)."),
+         QStringLiteral("ms"), QStringLiteral("10000")},
     });
 }
 
@@ -62,8 +66,9 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
     }
     int port = 0;
     if (!readInt(parser, "port", 0, 65535, port, error) || !readInt(parser, "cars", 0, kMaxCars, options.cars, error)
-        || !readInt(parser, "workers", 0, kMaxWorkers - 1, options.workers, error)
-        || !readInt(parser, "threads", 0, 256, options.threads, error))
+        || !readInt(parser, "workers", 0, kMaxWorkerProcesses, options.workers, error)
+        || !readInt(parser, "threads", 0, 256, options.threads, error)
+        || !readInt(parser, "heartbeat-timeout", 200, 3'600'000, options.heartbeatTimeoutMs, error))
         return false;
     options.port = quint16(port);
     bool ok = false;

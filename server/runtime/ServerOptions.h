@@ -19,6 +19,7 @@ struct ServerOptions {
     int workers = 0;  // processes mode; 0 = number of cores
     int threads = 0;  // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin"); // round-robin | kernel
+    int heartbeatTimeoutMs = 10'000; // a worker whose event loop is silent this long is replaced
 };
 
 // Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.

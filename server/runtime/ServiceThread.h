@@ -1,6 +1,7 @@
 #pragma once
 
 #include "http/ConnectionLimits.h"
+#include "runtime/RuntimeController.h"
 #include "runtime/ServerOptions.h"
 
 #include <QThread>
@@ -14,10 +15,12 @@ class City;
 
 namespace taxicore {
 
+class ConnectionGuard;
 class FleetStore;
 
-// The I/O thread: owns the listening socket, the connection guard and the HTTP service, and
-// runs its own event loop. Everything it creates lives and dies on this thread.
+// The primary's I/O thread: owns the listening sockets, the in-process server (connection guard,
+// HTTP service, handler pool) and the dispatcher that hands connections to it or to workers.
+// Everything it creates lives and dies on this thread.
 class ServiceThread : public QThread {
     Q_OBJECT
 public:
@@ -25,6 +28,7 @@ public:
         bool ok = false;
         quint16 port = 0;
         QString error;
+        RuntimeController::InProcess inProcess{};
     };
 
     ServiceThread(const ServerOptions &options, FleetStore &fleet, std::shared_ptr<const city::City> city,
@@ -33,7 +37,7 @@ public:
 
     // Starts the thread and waits until it listens or fails.
     Started startAndWait();
-    // Drains connections (in-flight requests finish, up to graceMs) and ends the thread.
+    // Stops accepting, lets in-flight requests finish (up to graceMs), then ends the thread.
     void drainAndStop(int graceMs);
 
 protected:
@@ -46,6 +50,7 @@ private:
     ConnectionLimits m_limits;
     std::promise<Started> m_started;
     std::atomic<QObject *> m_stopTarget{nullptr};
+    std::atomic<ConnectionGuard *> m_guard{nullptr};
 };
 
 } // namespace taxicore

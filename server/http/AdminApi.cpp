@@ -1,0 +1,110 @@
+#include "http/AdminApi.h"
+
+#include "fleet/FleetStore.h"
+#include "http/ApiError.h"
+#include "http/RequestInput.h"
+#include "http/Router.h"
+#include "runtime/EventLog.h"
+#include "runtime/ProcessStats.h"
+#include "runtime/RuntimeMailbox.h"
+
+#include <QJsonArray>
+#include <csignal>
+
+namespace taxicore {
+
+namespace {
+
+constexpr int kApplyTimeoutMs = 5000;
+constexpr int kEventsShown = 100;
+
+void requireOperator(const ApiRequest &request)
+{
+    if (!request.remote.isLoopback())
+        throwApiError(403, "forbidden", QStringLiteral("operator endpoints are only served to loopback clients"));
+}
+
+QJsonObject runtimeJson(const FleetStore &fleet)
+{
+    QJsonObject o = RuntimeMailbox(fleet.control()).current().toJson();
+    o.insert(QStringLiteral("generation"), qint64(fleet.control().generation.load(std::memory_order_relaxed)));
+    return o;
+}
+
+QJsonObject workerJson(int index, const WorkerSlot &slot)
+{
+    constexpr auto relaxed = std::memory_order_relaxed;
+    static const char *const states[] = {"unused", "starting", "serving", "draining", "exited"};
+    const int pid = slot.pid.load(relaxed);
+    const uint32_t state = std::min<uint32_t>(slot.state.load(relaxed), 4);
+    const int64_t now = FleetStore::nowMs();
+    const ProcessStats stats = sampleProcess(pid);
+    return {
+        {QStringLiteral("index"), index},
+        {QStringLiteral("pid"), pid},
+        {QStringLiteral("state"), QLatin1StringView(states[state])},
+        {QStringLiteral("uptime_s"), double(now - slot.startedMs.load(relaxed)) / 1000.0},
+        {QStringLiteral("restarts"), qint64(slot.restarts.load(relaxed))},
+        {QStringLiteral("requests"), qint64(slot.requests.load(relaxed))},
+        {QStringLiteral("in_flight"), qint64(slot.inFlight.load(relaxed))},
+        {QStringLiteral("open_connections"), qint64(slot.openConnections.load(relaxed))},
+        {QStringLiteral("cpu_percent"), stats.cpuPercent},
+        {QStringLiteral("rss_kb"), qint64(stats.rssKb)},
+        {QStringLiteral("heartbeat_age_ms"), qint64(now - slot.heartbeatMs.load(relaxed))},
+        {QStringLiteral("loop_lag_ms"), double(slot.loopLagUs.load(relaxed)) / 1000.0},
+    };
+}
+
+} // namespace
+
+void registerAdminRoutes(Router &router, FleetStore &fleet)
+{
+    router.add(HttpMethod::Get, "/admin/v1/runtime", [&fleet](const ApiRequest &request) {
+        requireOperator(request);
+        return jsonResponse(runtimeJson(fleet));
+    });
+    router.add(HttpMethod::Put, "/admin/v1/runtime", [&fleet](const ApiRequest &request) {
+        requireOperator(request);
+        RuntimeMailbox mailbox(fleet.control());
+        QString error;
+        const auto wanted = mailbox.current().mergedWith(readJsonObject(request), error);
+        if (!wanted)
+            throwApiError(400, "invalid_runtime", error);
+        const RuntimeMailbox::Answer answer = mailbox.ask(*wanted, kApplyTimeoutMs);
+        if (!answer.answered)
+            throwApiError(503, "primary_unavailable", QStringLiteral("the primary did not answer within 5 s"));
+        if (!answer.error.isEmpty())
+            throwApiError(409, "runtime_refused", answer.error);
+        return jsonResponse(runtimeJson(fleet));
+    });
+    router.add(HttpMethod::Get, "/admin/v1/workers", [&fleet](const ApiRequest &request) {
+        requireOperator(request);
+        QJsonArray workers;
+        for (int i = 1; i < kMaxWorkers; ++i) {
+            const WorkerSlot &slot = fleet.workerSlot(i);
+            const uint32_t state = slot.state.load(std::memory_order_relaxed);
+            if (state != 0 && state != 4)
+                workers.append(workerJson(i, slot));
+        }
+        return jsonResponse({{QStringLiteral("primary"), workerJson(0, fleet.workerSlot(0))},
+                             {QStringLiteral("workers"), workers}});
+    });
+    router.add(HttpMethod::Post, "/admin/v1/workers/{index}/kill", [&fleet](const ApiRequest &request) {
+        requireOperator(request);
+        const auto index = pathId(request, 0, "worker");
+        const WorkerSlot *slot = index < uint64_t(kMaxWorkers) ? &fleet.workerSlot(int(index)) : nullptr;
+        const int pid = slot ? slot->pid.load(std::memory_order_relaxed) : 0;
+        const uint32_t state = slot ? slot->state.load(std::memory_order_relaxed) : 0;
+        if (pid <= 0 || state == 0 || state == 4)
+            throwApiError(404, "worker_not_found", QStringLiteral("there is no running worker %1").arg(index));
+        ::kill(pid, SIGKILL);
+        EventLog(fleet.control()).append("kill", QStringLiteral("operator killed worker %1 (pid %2)").arg(index).arg(pid));
+        return jsonResponse({{QStringLiteral("killed"), pid}, {QStringLiteral("index"), qint64(index)}}, 202);
+    });
+    router.add(HttpMethod::Get, "/admin/v1/events", [&fleet](const ApiRequest &request) {
+        requireOperator(request);
+        return jsonResponse({{QStringLiteral("events"), EventLog(fleet.control()).newest(kEventsShown)}});
+    });
+}
+
+} // namespace taxicore

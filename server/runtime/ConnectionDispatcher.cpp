@@ -1,0 +1,65 @@
+#include "runtime/ConnectionDispatcher.h"
+
+#include "http/ConnectionGuard.h"
+#include "runtime/WorkerChannel.h"
+
+#include <unistd.h>
+
+namespace taxicore {
+
+ConnectionDispatcher::ConnectionDispatcher(ConnectionGuard &inProcess, QObject *parent)
+    : QObject(parent)
+    , m_inProcess(inProcess)
+{
+}
+
+ConnectionDispatcher::~ConnectionDispatcher()
+{
+    closeLinks();
+}
+
+void ConnectionDispatcher::closeLinks()
+{
+    for (const WorkerLink &link : std::as_const(m_workers))
+        ::close(link.channelFd);
+    m_workers.clear();
+}
+
+void ConnectionDispatcher::setWorkers(const QList<WorkerLink> &workers)
+{
+    closeLinks();
+    m_workers = workers;
+    m_next = 0;
+}
+
+bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex)
+{
+    const qsizetype count = m_workers.size();
+    for (qsizetype tried = 0; tried < count; ++tried) {
+        const WorkerLink &link = m_workers[(m_next + tried) % count];
+        if (link.index == skipIndex)
+            continue;
+        if (WorkerChannel(link.channelFd).send(WorkerChannel::Type::Connection, connectionFd)) {
+            m_next = (m_next + tried + 1) % count;
+            ::close(connectionFd); // the worker has its own copy now
+            return true;
+        }
+    }
+    return false;
+}
+
+void ConnectionDispatcher::dispatch(int connectionFd)
+{
+    if (m_toWorkers && sendToWorker(connectionFd, -1))
+        return;
+    m_inProcess.adoptSocket(connectionFd);
+}
+
+void ConnectionDispatcher::redispatch(int connectionFd, int declinedBy)
+{
+    if (m_toWorkers && sendToWorker(connectionFd, declinedBy))
+        return;
+    m_inProcess.adoptSocket(connectionFd);
+}
+
+} // namespace taxicore

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <QList>
+#include <QObject>
+
+namespace taxicore {
+
+class ConnectionGuard;
+
+// Decides who serves each connection the primary accepts (on the I/O thread): the in-process
+// server (`single`, `pool`), or a worker process, round-robin, passing the descriptor over its
+// channel (`processes`). A connection is never dropped: when no worker takes it, the in-process
+// server does.
+class ConnectionDispatcher : public QObject {
+    Q_OBJECT
+public:
+    struct WorkerLink {
+        int index = 0;
+        int channelFd = -1; // the dispatcher's own duplicate, closed when replaced
+    };
+
+    explicit ConnectionDispatcher(ConnectionGuard &inProcess, QObject *parent = nullptr);
+    ~ConnectionDispatcher() override;
+
+    void dispatch(int connectionFd);
+
+public Q_SLOTS:
+    // Called from the control thread through queued invocations.
+    void setWorkers(const QList<taxicore::ConnectionDispatcher::WorkerLink> &workers);
+    void setToWorkers(bool toWorkers) { m_toWorkers = toWorkers; }
+    // A worker declined this connection: offer it to the others, else serve it here.
+    void redispatch(int connectionFd, int declinedBy);
+
+private:
+    bool sendToWorker(int connectionFd, int skipIndex);
+    void closeLinks();
+
+    ConnectionGuard &m_inProcess;
+    QList<WorkerLink> m_workers;
+    bool m_toWorkers = false;
+    qsizetype m_next = 0;
+};
+
+} // namespace taxicore
+
+Q_DECLARE_METATYPE(QList<taxicore::ConnectionDispatcher::WorkerLink>)

@@ -1,0 +1,156 @@
+#include "runtime/RuntimeController.h"
+
+#include "fleet/FleetStore.h"
+#include "http/ConnectionGuard.h"
+#include "http/HttpService.h"
+#include "runtime/ConnectionDispatcher.h"
+#include "runtime/EventLog.h"
+#include "runtime/ListenerGroup.h"
+#include "runtime/RuntimeMailbox.h"
+#include "runtime/WorkerChannel.h"
+
+#include <QThreadPool>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+constexpr int kMailboxPollMs = 20;
+}
+
+RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
+                                     QObject *parent)
+    : QObject(parent)
+    , m_fleet(fleet)
+    , m_in(inProcess)
+    , m_supervisor(std::make_unique<WorkerSupervisor>(fleet, std::move(workers), this))
+    , m_mailboxTimer(this)
+{
+    qRegisterMetaType<QList<ConnectionDispatcher::WorkerLink>>();
+    connect(m_supervisor.get(), &WorkerSupervisor::readyChanged, this, &RuntimeController::onWorkersChanged);
+    connect(m_supervisor.get(), &WorkerSupervisor::crashLoop, this, &RuntimeController::onCrashLoop);
+    connect(m_supervisor.get(), &WorkerSupervisor::connectionDeclined, this, [this](int fd, int index) {
+        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, fd, index] { d->redispatch(fd, index); },
+                                  Qt::QueuedConnection);
+    });
+    m_mailboxTimer.setInterval(kMailboxPollMs);
+    connect(&m_mailboxTimer, &QTimer::timeout, this, &RuntimeController::pollMailbox);
+    m_mailboxTimer.start();
+}
+
+RuntimeController::~RuntimeController() = default;
+
+void RuntimeController::pollMailbox()
+{
+    RuntimeMailbox mailbox(m_fleet.control());
+    if (const auto wanted = mailbox.pending())
+        mailbox.answer(apply(*wanted));
+}
+
+QString RuntimeController::apply(const RuntimeSettings &wanted)
+{
+    const RuntimeSettings next = wanted.resolved();
+    if (next.mode == RuntimeMode::Processes && m_supervisor->breakerTripped()) {
+        if (m_settings.mode == RuntimeMode::Processes)
+            return QStringLiteral("workers are crash-looping; the breaker is open");
+        m_supervisor->resetBreaker(); // an operator asking again gets a fresh start
+    }
+    const RuntimeSettings previous = m_settings;
+    m_settings = next;
+    const bool processes = next.mode == RuntimeMode::Processes;
+    QThreadPool *pool = next.mode == RuntimeMode::Pool ? m_in.pool : nullptr;
+    const int threads = next.threads;
+    QMetaObject::invokeMethod(m_in.service, [service = m_in.service, pool, threads] {
+        if (pool)
+            pool->setMaxThreadCount(threads);
+        service->setThreadPool(pool);
+    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, processes] { d->setToWorkers(processes); },
+                              Qt::QueuedConnection);
+    m_supervisor->setCount(processes ? next.workers : 0);
+    if (previous.policy != next.policy || !processes)
+        assignListeners();
+    RuntimeMailbox(m_fleet.control()).publish(next);
+    if (!(previous == next))
+        EventLog(m_fleet.control()).append("switch", QStringLiteral("mode %1, workers %2, threads %3, policy %4")
+                                                         .arg(modeName(next.mode)).arg(next.workers)
+                                                         .arg(next.threads).arg(policyName(next.policy)));
+    return {};
+}
+
+void RuntimeController::onWorkersChanged()
+{
+    QList<ConnectionDispatcher::WorkerLink> links;
+    for (const WorkerSupervisor::Ready &r : m_supervisor->readyWorkers())
+        links.append({r.index, ::fcntl(r.channelFd, F_DUPFD_CLOEXEC, 0)});
+    const bool processes = m_settings.mode == RuntimeMode::Processes;
+    // The in-process server stops taking keep-alive requests once workers serve.
+    const bool drainInProcess = processes && !links.isEmpty();
+    QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, links, g = m_in.guard, drainInProcess] {
+        d->setWorkers(links);
+        if (drainInProcess)
+            g->startDraining();
+        else
+            g->stopDraining();
+    }, Qt::QueuedConnection);
+    assignListeners();
+}
+
+// Kernel policy: worker i accepts on listener i itself; every listener no worker accepts on is
+// accepted by the primary (and dispatched round-robin). Round-robin: the primary accepts on all.
+void RuntimeController::assignListeners()
+{
+    const bool kernel = m_settings.mode == RuntimeMode::Processes && m_settings.policy == DistributionPolicy::Kernel;
+    QHash<int, int> wanted;
+    if (kernel) {
+        const auto ready = m_supervisor->readyWorkers();
+        QString error;
+        if (m_in.listeners->ensureListeners(int(ready.size()) + 1, error)) {
+            for (const WorkerSupervisor::Ready &r : ready)
+                wanted.insert(r.index, int(wanted.size()) + 1);
+        } else {
+            EventLog(m_fleet.control()).append("error", error);
+        }
+    }
+    // First let the primary accept again where a worker stops, then tell the worker: in between
+    // both accept, and nothing waits unattended in a queue.
+    for (auto it = m_listenerOfWorker.begin(); it != m_listenerOfWorker.end();) {
+        if (wanted.value(it.key(), -1) == it.value()) {
+            ++it;
+            continue;
+        }
+        const int listener = it.value();
+        QMetaObject::invokeMethod(m_in.listeners, [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, true); },
+                                  Qt::QueuedConnection);
+        m_supervisor->send(it.key(), uint32_t(WorkerChannel::Type::StopListening));
+        it = m_listenerOfWorker.erase(it);
+    }
+    for (auto it = wanted.begin(); it != wanted.end(); ++it) {
+        if (m_listenerOfWorker.value(it.key(), -1) == it.value())
+            continue;
+        const int listener = it.value();
+        if (m_supervisor->send(it.key(), uint32_t(WorkerChannel::Type::Listen), m_in.listeners->listenerFd(listener))) {
+            m_listenerOfWorker.insert(it.key(), listener);
+            QMetaObject::invokeMethod(m_in.listeners,
+                                      [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, false); },
+                                      Qt::QueuedConnection);
+        }
+    }
+}
+
+void RuntimeController::onCrashLoop()
+{
+    RuntimeSettings fallback = m_settings;
+    fallback.mode = RuntimeMode::Pool;
+    EventLog(m_fleet.control()).append("fallback", QStringLiteral("workers crash-looping: falling back to pool"));
+    apply(fallback);
+}
+
+void RuntimeController::shutdown(int graceMs)
+{
+    m_mailboxTimer.stop();
+    m_supervisor->shutdown(graceMs);
+}
+
+} // namespace taxicore

@@ -1,0 +1,58 @@
+#pragma once
+
+#include "runtime/RuntimeSettings.h"
+#include "runtime/WorkerSupervisor.h"
+
+#include <QObject>
+#include <QTimer>
+#include <memory>
+
+class QThreadPool;
+
+namespace taxicore {
+
+class ConnectionDispatcher;
+class ConnectionGuard;
+class FleetStore;
+class HttpService;
+class ListenerGroup;
+
+// Switches the execution model while serving, without failing a request (issue: execution
+// modes). Lives on the primary's control thread; it never blocks on the I/O thread, only posts
+// to it, so an admin request served there can wait for it. New connections go to the new mode;
+// old ones finish their request and are closed after a response saying Connection: close.
+class RuntimeController : public QObject {
+    Q_OBJECT
+public:
+    struct InProcess {
+        ListenerGroup *listeners;
+        ConnectionDispatcher *dispatcher;
+        ConnectionGuard *guard;
+        HttpService *service;
+        QThreadPool *pool;
+    };
+
+    RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
+                      QObject *parent = nullptr);
+    ~RuntimeController() override;
+
+    // Applies new settings; an empty string when done, else why not.
+    QString apply(const RuntimeSettings &settings);
+    RuntimeSettings settings() const { return m_settings; }
+    void shutdown(int graceMs);
+
+private:
+    void pollMailbox();
+    void onWorkersChanged();
+    void onCrashLoop();
+    void assignListeners();
+
+    FleetStore &m_fleet;
+    InProcess m_in;
+    std::unique_ptr<WorkerSupervisor> m_supervisor;
+    RuntimeSettings m_settings;
+    QHash<int, int> m_listenerOfWorker; // worker index → listener it accepts on (kernel policy)
+    QTimer m_mailboxTimer;
+};
+
+} // namespace taxicore

@@ -1,0 +1,46 @@
+#include "runtime/ServiceStack.h"
+
+#include "City.h"
+#include "fleet/FleetStore.h"
+#include "http/AdminApi.h"
+#include "http/CityApi.h"
+#include "http/ConnectionGuard.h"
+#include "http/HttpService.h"
+#include "http/OpsApi.h"
+#include "http/Router.h"
+#include "http/TaxiApi.h"
+#include "http/WorkloadApi.h"
+#include "runtime/QtWarningFilter.h"
+#include "runtime/RuntimeSettings.h"
+
+namespace taxicore {
+
+ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, int workerSlot,
+                           ConnectionLimits limits)
+    : m_fleet(fleet)
+    , m_city(std::move(city))
+    , m_metrics(fleet.workerSlot(workerSlot))
+    , m_router(std::make_unique<Router>())
+{
+    if (m_city)
+        m_byRoad = std::make_unique<RoadTripEstimator>(*m_city);
+    const TripEstimator &estimator = m_byRoad ? static_cast<const TripEstimator &>(*m_byRoad) : m_straightLine;
+    m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, Tariff{});
+    m_taxi->registerRoutes(*m_router);
+    if (m_city)
+        registerCityRoutes(*m_router, *m_city);
+    registerWorkloadRoutes(*m_router);
+    const FleetStore *store = &m_fleet;
+    registerOpsRoutes(*m_router, m_fleet, [store] {
+        return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
+    });
+    registerAdminRoutes(*m_router, m_fleet);
+
+    installQtWarningFilter();
+    m_guard = new ConnectionGuard(limits, m_metrics);
+    m_service = std::make_unique<HttpService>(*m_router, *m_guard, m_metrics);
+}
+
+ServiceStack::~ServiceStack() = default;
+
+} // namespace taxicore

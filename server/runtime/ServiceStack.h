@@ -1,0 +1,49 @@
+#pragma once
+
+#include "http/ConnectionLimits.h"
+#include "metrics/MetricsRecorder.h"
+#include "pricing/RoadTripEstimator.h"
+#include "pricing/TripEstimator.h"
+
+#include <QObject>
+#include <memory>
+
+namespace taxicore::city {
+class City;
+}
+
+namespace taxicore {
+
+class ConnectionGuard;
+class FleetStore;
+class HttpService;
+class Router;
+class TaxiApi;
+
+// Everything one event loop needs to serve API v1: the routes and their handlers, the
+// connection guard and the HTTP service, recording into one worker slot. The primary's I/O
+// thread builds one, and so does every worker process: one code path for every mode.
+class ServiceStack {
+public:
+    ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, int workerSlot,
+                 ConnectionLimits limits = {});
+    ~ServiceStack();
+
+    ConnectionGuard &guard() const { return *m_guard; }
+    HttpService &service() const { return *m_service; }
+    const Router &router() const { return *m_router; }
+    MetricsRecorder &metrics() { return m_metrics; }
+
+private:
+    FleetStore &m_fleet;
+    std::shared_ptr<const city::City> m_city;
+    MetricsRecorder m_metrics;
+    StraightLineEstimator m_straightLine;
+    std::unique_ptr<RoadTripEstimator> m_byRoad;
+    std::unique_ptr<Router> m_router;
+    std::unique_ptr<TaxiApi> m_taxi;
+    ConnectionGuard *m_guard; // owned by m_service (QHttpServer's bind() takes it)
+    std::unique_ptr<HttpService> m_service;
+};
+
+} // namespace taxicore

@@ -1,0 +1,72 @@
+#include "runtime/WorkerChannel.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+struct Wire {
+    uint32_t type;
+    uint32_t hasFd;
+};
+} // namespace
+
+bool WorkerChannel::createPair(int fds[2])
+{
+    return ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) == 0;
+}
+
+bool WorkerChannel::send(Type type, int fd) const
+{
+    Wire wire{uint32_t(type), fd >= 0 ? 1u : 0u};
+    iovec iov{&wire, sizeof wire};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    for (;;) {
+        const ssize_t n = ::sendmsg(m_fd, &msg, MSG_NOSIGNAL);
+        if (n == ssize_t(sizeof wire))
+            return true;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return false; // EAGAIN (a stuck peer) or the peer is gone: the caller decides
+    }
+}
+
+std::optional<WorkerChannel::Message> WorkerChannel::receive() const
+{
+    Wire wire{};
+    iovec iov{&wire, sizeof wire};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n;
+    do {
+        n = ::recvmsg(m_fd, &msg, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n != ssize_t(sizeof wire))
+        return std::nullopt;
+    Message m{Type(wire.type), -1};
+    for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            std::memcpy(&m.fd, CMSG_DATA(c), sizeof m.fd);
+    return m;
+}
+
+} // namespace taxicore

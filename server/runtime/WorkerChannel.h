@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace taxicore {
+
+// The primary–worker channel: a Unix SEQPACKET socket carrying small messages and, with
+// SCM_RIGHTS, file descriptors (accepted connections, listening sockets).
+class WorkerChannel {
+public:
+    enum class Type : uint32_t {
+        Connection = 1,    // primary → worker: serve this accepted connection (fd)
+        Declined = 2,      // worker → primary: give this connection (fd) to someone else
+        Listen = 3,        // primary → worker: accept on this listening socket yourself (fd)
+        StopListening = 4, // primary → worker: stop accepting on your listening socket
+        Drain = 5,         // primary → worker: finish what you have, then exit
+    };
+    struct Message {
+        Type type;
+        int fd = -1; // when the message carries one
+    };
+
+    // A connected pair: [0] for the primary, [1] for the worker (both close-on-exec).
+    static bool createPair(int fds[2]);
+
+    explicit WorkerChannel(int fd)
+        : m_fd(fd)
+    {
+    }
+    int fd() const { return m_fd; }
+    bool send(Type type, int fd = -1) const;
+    // Next message, or nullopt when none is waiting (non-blocking) or the peer is gone.
+    std::optional<Message> receive() const;
+
+private:
+    int m_fd;
+};
+
+} // namespace taxicore

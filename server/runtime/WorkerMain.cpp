@@ -1,0 +1,130 @@
+#include "runtime/WorkerMain.h"
+
+#include "City.h"
+#include "fleet/FleetStore.h"
+#include "fleet/SharedRegion.h"
+#include "http/ConnectionGuard.h"
+#include "runtime/ServiceStack.h"
+#include "runtime/WorkerChannel.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QSocketNotifier>
+#include <QTimer>
+#include <cstdio>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+
+constexpr int kRegionFd = 3;
+constexpr int kChannelFd = 4;
+constexpr int kHeartbeatMs = 100;
+constexpr int kDrainTimeoutMs = 10'000;
+// A worker with this many open connections declines more; the primary offers them elsewhere.
+constexpr int kMaxConnectionsPerWorker = 15'000;
+enum SlotState : uint32_t { Serving = 2, Draining = 3, Exited = 4 };
+
+void fail(const QString &message)
+{
+    std::fprintf(stderr, "taxicore-server worker: %s\n", qPrintable(message));
+}
+
+} // namespace
+
+int runWorker(int workerIndex, const QString &cityPath)
+{
+    if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
+        std::abort(); // test hook: a worker that can never start (crash-loop breaker)
+    QString error;
+    auto region = SharedRegion::attach(kRegionFd, error);
+    if (!region) {
+        fail(error);
+        return 1;
+    }
+    FleetStore fleet(*region);
+    std::shared_ptr<const city::City> city;
+    if (!cityPath.isEmpty()) {
+        city::CityLoadResult loaded = city::City::load(cityPath);
+        if (!loaded.city) {
+            fail(loaded.error);
+            return 1;
+        }
+        city = loaded.city;
+    }
+    ServiceStack stack(fleet, city, workerIndex);
+    ConnectionGuard &guard = stack.guard();
+    WorkerSlot &slot = fleet.workerSlot(workerIndex);
+    slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
+    slot.startedMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+
+    // The heartbeat comes from this event loop, so a stalled loop stops it; lag is how late it is.
+    QTimer heartbeat;
+    QElapsedTimer sinceBeat;
+    sinceBeat.start();
+    heartbeat.setInterval(kHeartbeatMs);
+    QObject::connect(&heartbeat, &QTimer::timeout, [&] {
+        slot.heartbeatMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+        slot.loopLagUs.store(std::max<int64_t>(0, (sinceBeat.nsecsElapsed() / 1000) - kHeartbeatMs * 1000),
+                             std::memory_order_relaxed);
+        sinceBeat.restart();
+    });
+    heartbeat.start();
+
+    bool draining = false;
+    const auto drain = [&] {
+        if (draining)
+            return;
+        draining = true;
+        slot.state.store(Draining, std::memory_order_relaxed);
+        QObject::connect(&guard, &ConnectionGuard::allConnectionsClosed, qApp, &QCoreApplication::quit);
+        QTimer::singleShot(kDrainTimeoutMs, qApp, &QCoreApplication::quit);
+        guard.startDraining(); // also closes our copy of a kernel-policy listener
+    };
+
+    const WorkerChannel channel(kChannelFd);
+    QSocketNotifier notifier(kChannelFd, QSocketNotifier::Read);
+    QObject::connect(&notifier, &QSocketNotifier::activated, [&] {
+        for (;;) {
+            const auto message = channel.receive();
+            if (!message) {
+                char probe;
+                if (::recv(kChannelFd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+                    drain(); // the primary is gone
+                return;
+            }
+            switch (message->type) {
+            case WorkerChannel::Type::Connection:
+                if (draining || guard.openConnections() >= kMaxConnectionsPerWorker) {
+                    channel.send(WorkerChannel::Type::Declined, message->fd);
+                    ::close(message->fd);
+                } else {
+                    guard.adoptSocket(message->fd);
+                }
+                break;
+            case WorkerChannel::Type::Listen:
+                if (draining || !guard.setSocketDescriptor(message->fd))
+                    ::close(message->fd);
+                break;
+            case WorkerChannel::Type::StopListening:
+                guard.close();
+                break;
+            case WorkerChannel::Type::Drain:
+                drain();
+                break;
+            default:
+                if (message->fd >= 0)
+                    ::close(message->fd);
+            }
+        }
+    });
+    slot.heartbeatMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+    slot.state.store(Serving, std::memory_order_release);
+    const int code = QCoreApplication::exec();
+    slot.state.store(Exited, std::memory_order_relaxed);
+    return code;
+}
+
+} // namespace taxicore

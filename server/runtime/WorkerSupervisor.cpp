@@ -1,0 +1,250 @@
+#include "runtime/WorkerSupervisor.h"
+
+#include "fleet/FleetStore.h"
+#include "runtime/EventLog.h"
+#include "runtime/WorkerChannel.h"
+
+#include <QProcess>
+#include <QSocketNotifier>
+#include <csignal>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+
+constexpr int kTickMs = 100;
+constexpr int kBackoffBaseMs = 100;
+constexpr int kBackoffMaxMs = 5000;
+// Descriptor numbers a worker finds its region and channel at (see WorkerMain).
+constexpr int kWorkerRegionFd = 3;
+constexpr int kWorkerChannelFd = 4;
+
+enum SlotState : uint32_t { Unused = 0, Starting = 1, Serving = 2, Draining = 3, Exited = 4 };
+
+} // namespace
+
+WorkerSupervisor::WorkerSupervisor(FleetStore &fleet, Settings settings, QObject *parent)
+    : QObject(parent)
+    , m_fleet(fleet)
+    , m_settings(std::move(settings))
+    , m_tick(this)
+{
+    m_tick.setInterval(kTickMs);
+    connect(&m_tick, &QTimer::timeout, this, &WorkerSupervisor::tick);
+    m_tick.start();
+}
+
+WorkerSupervisor::~WorkerSupervisor()
+{
+    shutdown(0);
+}
+
+void WorkerSupervisor::setCount(int count)
+{
+    m_count = count;
+    for (int index = 1; index <= count; ++index)
+        if (!m_workers.contains(index) && !m_breakerTripped)
+            spawn(index);
+    for (auto it = m_workers.begin(); it != m_workers.end(); ++it)
+        if (it->index > count && it->state != State::Draining)
+            drain(*it);
+    Q_EMIT readyChanged();
+}
+
+void WorkerSupervisor::spawn(int index)
+{
+    int fds[2];
+    if (!WorkerChannel::createPair(fds)) {
+        EventLog(m_fleet.control()).append("error", QStringLiteral("cannot create a channel for worker %1").arg(index));
+        return;
+    }
+    WorkerSlot &slot = m_fleet.workerSlot(index);
+    slot.state.store(Starting, std::memory_order_relaxed);
+    slot.pid.store(0, std::memory_order_relaxed);
+    slot.heartbeatMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+    slot.startedMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+
+    Worker worker;
+    worker.index = index;
+    worker.channelFd = fds[0];
+    worker.process = new QProcess(this);
+    worker.process->setProgram(m_settings.program);
+    worker.process->setArguments(QStringList{QStringLiteral("--worker"), QStringLiteral("--worker-index"),
+                                             QString::number(index)}
+                                 + m_settings.extraArgs);
+    worker.process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    worker.process->setStandardOutputFile(QProcess::nullDevice());
+    const int regionFd = m_settings.regionFd;
+    const int workerEnd = fds[1];
+    const pid_t primary = getpid();
+    // Runs in the child between fork and exec: only async-signal-safe calls.
+    worker.process->setChildProcessModifier([regionFd, workerEnd, primary] {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL); // die with the primary, even after kill -9
+        if (::getppid() != primary)
+            ::_exit(1);
+        // Move both descriptors above the targets first, so one dup2 cannot clobber the other.
+        const int region = ::fcntl(regionFd, F_DUPFD_CLOEXEC, 100);
+        const int channel = ::fcntl(workerEnd, F_DUPFD_CLOEXEC, 100);
+        ::dup2(region, kWorkerRegionFd);
+        ::dup2(channel, kWorkerChannelFd);
+    });
+    connect(worker.process, &QProcess::finished, this, [this, index] { onFinished(index); });
+    worker.notifier = new QSocketNotifier(fds[0], QSocketNotifier::Read, this);
+    connect(worker.notifier, &QSocketNotifier::activated, this, [this, index] { onChannel(index); });
+    worker.process->start();
+    ::close(fds[1]);
+    m_workers.insert(index, worker);
+}
+
+void WorkerSupervisor::drain(Worker &worker)
+{
+    worker.state = State::Draining;
+    worker.drainDeadline = FleetStore::nowMs() + m_settings.drainTimeoutMs;
+    WorkerChannel(worker.channelFd).send(WorkerChannel::Type::Drain);
+    Q_EMIT readyChanged();
+}
+
+QList<WorkerSupervisor::Ready> WorkerSupervisor::readyWorkers() const
+{
+    QList<Ready> ready;
+    for (const Worker &w : m_workers)
+        if (w.state == State::Ready)
+            ready.append({w.index, w.channelFd});
+    std::sort(ready.begin(), ready.end(), [](const Ready &a, const Ready &b) { return a.index < b.index; });
+    return ready;
+}
+
+bool WorkerSupervisor::send(int index, uint32_t type, int fd)
+{
+    const auto it = m_workers.constFind(index);
+    return it != m_workers.constEnd() && WorkerChannel(it->channelFd).send(WorkerChannel::Type(type), fd);
+}
+
+void WorkerSupervisor::onChannel(int index)
+{
+    const auto it = m_workers.constFind(index);
+    if (it == m_workers.constEnd())
+        return;
+    const WorkerChannel channel(it->channelFd);
+    while (const auto message = channel.receive()) {
+        if (message->type == WorkerChannel::Type::Declined && message->fd >= 0)
+            Q_EMIT connectionDeclined(message->fd, index);
+        else if (message->fd >= 0)
+            ::close(message->fd);
+    }
+}
+
+void WorkerSupervisor::release(Worker &worker)
+{
+    delete worker.notifier;
+    worker.notifier = nullptr;
+    if (worker.channelFd >= 0)
+        ::close(worker.channelFd);
+    worker.channelFd = -1;
+    if (worker.process)
+        worker.process->deleteLater();
+    worker.process = nullptr;
+}
+
+void WorkerSupervisor::onFinished(int index)
+{
+    auto it = m_workers.find(index);
+    if (it == m_workers.end())
+        return;
+    Worker worker = *it;
+    m_workers.erase(it);
+    const bool planned = worker.state == State::Draining;
+    const int exitCode = worker.process->exitCode();
+    const bool crashed = worker.process->exitStatus() == QProcess::CrashExit;
+    const qint64 pid = m_fleet.workerSlot(index).pid.load(std::memory_order_relaxed);
+    release(worker);
+    m_fleet.workerSlot(index).state.store(Exited, std::memory_order_relaxed);
+    Q_EMIT readyChanged();
+    EventLog log(m_fleet.control());
+    if (planned) {
+        log.append("exit", QStringLiteral("worker %1 (pid %2) drained and exited").arg(index).arg(pid));
+        m_recentCrashes.remove(index);
+        if (index <= m_count && !m_breakerTripped)
+            spawn(index); // drained by a restart of the same slot
+        return;
+    }
+    log.append("crash", QStringLiteral("worker %1 (pid %2) %3").arg(index).arg(pid)
+                            .arg(crashed ? QStringLiteral("crashed") : QStringLiteral("exited with %1").arg(exitCode)));
+    const qint64 now = FleetStore::nowMs();
+    m_crashTimes.append(now);
+    while (!m_crashTimes.isEmpty() && now - m_crashTimes.first() > m_settings.crashLoopWindowMs)
+        m_crashTimes.removeFirst();
+    if (m_crashTimes.size() >= m_settings.crashLoopCrashes) {
+        if (!m_breakerTripped) {
+            m_breakerTripped = true;
+            log.append("breaker", QStringLiteral("%1 crashes within %2 s: no more respawns")
+                                      .arg(m_crashTimes.size()).arg(m_settings.crashLoopWindowMs / 1000));
+            Q_EMIT crashLoop();
+        }
+        return;
+    }
+    if (index > m_count)
+        return;
+    const int attempt = m_recentCrashes.value(index, 0);
+    m_recentCrashes[index] = attempt + 1;
+    const int delay = std::min(kBackoffMaxMs, kBackoffBaseMs << std::min(attempt, 10));
+    QTimer::singleShot(delay, this, [this, index] {
+        if (index <= m_count && !m_workers.contains(index) && !m_breakerTripped) {
+            m_fleet.workerSlot(index).restarts.fetch_add(1, std::memory_order_relaxed);
+            EventLog(m_fleet.control()).append("respawn", QStringLiteral("worker %1 respawned").arg(index));
+            spawn(index);
+        }
+    });
+}
+
+void WorkerSupervisor::tick()
+{
+    const qint64 now = FleetStore::nowMs();
+    bool changed = false;
+    for (Worker &w : m_workers) {
+        WorkerSlot &slot = m_fleet.workerSlot(w.index);
+        const qint64 silentMs = now - slot.heartbeatMs.load(std::memory_order_relaxed);
+        if (w.state == State::Starting && slot.state.load(std::memory_order_acquire) == Serving) {
+            w.state = State::Ready;
+            m_recentCrashes.remove(w.index);
+            changed = true;
+        } else if (w.state != State::Draining && silentMs > m_settings.heartbeatTimeoutMs) {
+            EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 silent for %2 ms: killed")
+                                                            .arg(w.index).arg(silentMs));
+            w.process->kill();
+        } else if (w.state == State::Draining && now > w.drainDeadline) {
+            w.process->kill();
+        }
+    }
+    if (changed)
+        Q_EMIT readyChanged();
+}
+
+void WorkerSupervisor::shutdown(int graceMs)
+{
+    m_tick.stop();
+    m_count = 0;
+    for (Worker &w : m_workers)
+        if (w.state != State::Draining)
+            WorkerChannel(w.channelFd).send(WorkerChannel::Type::Drain);
+    const QList<int> indices = m_workers.keys();
+    for (int index : indices) {
+        auto it = m_workers.find(index);
+        if (it == m_workers.end())
+            continue;
+        QProcess *process = it->process;
+        process->disconnect(this);
+        if (!process->waitForFinished(std::max(1, graceMs)))
+            process->kill();
+        process->waitForFinished(1000);
+        Worker w = *it;
+        m_workers.erase(it);
+        release(w);
+        m_fleet.workerSlot(index).state.store(Exited, std::memory_order_relaxed);
+    }
+}
+
+} // namespace taxicore

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QStringList>
+#include <QTimer>
+
+class QProcess;
+class QSocketNotifier;
+
+namespace taxicore {
+
+class FleetStore;
+class EventLog;
+
+// Keeps N worker processes (`taxicore-server --worker`) alive under the primary: spawns them
+// with the shared region and a channel, notices when each is serving, respawns a crashed one
+// with exponential backoff, kills one whose event loop stops beating, and trips a crash-loop
+// breaker after too many crashes in a window. Lives on the primary's control thread.
+class WorkerSupervisor : public QObject {
+    Q_OBJECT
+public:
+    struct Settings {
+        QString program;         // the taxicore-server binary
+        QStringList extraArgs;   // e.g. --city PATH
+        int regionFd = -1;
+        int heartbeatTimeoutMs = 10'000;
+        int crashLoopCrashes = 5;     // this many crashes ...
+        int crashLoopWindowMs = 30'000; // ... within this window trip the breaker
+        int drainTimeoutMs = 10'000;
+    };
+
+    WorkerSupervisor(FleetStore &fleet, Settings settings, QObject *parent = nullptr);
+    ~WorkerSupervisor() override;
+
+    // Runs workers 1..count; workers above `count` drain and exit.
+    void setCount(int count);
+    int count() const { return m_count; }
+    bool breakerTripped() const { return m_breakerTripped; }
+    void resetBreaker() { m_breakerTripped = false; m_crashTimes.clear(); }
+
+    struct Ready {
+        int index;
+        int channelFd; // owned by the supervisor; dup() it to keep it
+    };
+    QList<Ready> readyWorkers() const;
+    // Sends a message with an optional descriptor to worker `index`; false if it is not there.
+    bool send(int index, uint32_t type, int fd = -1);
+
+    // Stops every worker at once (shutdown): drain, then kill what is left after `graceMs`.
+    void shutdown(int graceMs);
+
+Q_SIGNALS:
+    void readyChanged();
+    void connectionDeclined(int connectionFd, int workerIndex);
+    void crashLoop(); // the breaker tripped: no more respawns
+
+private:
+    enum class State { Starting, Ready, Draining };
+    struct Worker {
+        int index = 0;
+        QProcess *process = nullptr;
+        int channelFd = -1;
+        QSocketNotifier *notifier = nullptr;
+        State state = State::Starting;
+        qint64 drainDeadline = 0;
+    };
+
+    void spawn(int index);
+    void drain(Worker &worker);
+    void onFinished(int index);
+    void onChannel(int index);
+    void tick();
+    void release(Worker &worker);
+
+    FleetStore &m_fleet;
+    Settings m_settings;
+    QHash<int, Worker> m_workers;
+    QHash<int, int> m_recentCrashes; // per slot, for the backoff
+    QList<qint64> m_crashTimes;
+    int m_count = 0;
+    bool m_breakerTripped = false;
+    QTimer m_tick;
+};
+
+} // namespace taxicore
