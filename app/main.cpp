@@ -8,6 +8,7 @@
 #include <QCommandLineParser>
 #include <QQmlApplicationEngine>
 #include <QQmlExtensionPlugin>
+#include <QQuickStyle>
 #include <cstdio>
 
 Q_IMPORT_QML_PLUGIN(TaxiCorePlugin)
@@ -46,6 +47,10 @@ int main(int argc, char *argv[])
     } else {
         std::fprintf(stderr, "taxicore: cannot start the server: %s\n", qPrintable(backend.errorString()));
     }
+
+    // Fusion follows the system palette (light or dark); QT_QUICK_CONTROLS_STYLE still wins.
+    if (qEnvironmentVariableIsEmpty("QT_QUICK_CONTROLS_STYLE"))
+        QQuickStyle::setStyle(QStringLiteral("Fusion"));
 
     QQmlApplicationEngine engine;
     engine.addImportPath(QStringLiteral("qrc:/qt/qml")); // not a default import path before 6.5

@@ -4,7 +4,8 @@ import QtQuick.Layouts
 import TaxiCore
 import TaxiCore.Console
 
-// The dispatcher console window: server status on top, the live map below.
+// The dispatcher console: server status on top, the live map, and a side panel with the
+// bookings and the server.
 ApplicationWindow {
     id: window
     width: 1280
@@ -14,10 +15,63 @@ ApplicationWindow {
     visible: true
     title: qsTr("TaxiCore — %1").arg(ConsoleBackend.url)
 
+    // The side panel shown: "bookings" or "server" (also set by --panel).
+    property string panel: "bookings"
+    readonly property var panels: ["bookings", "server"]
+
     header: ServerBar {}
 
-    CityMap {
-        id: cityMap
+    SplitView {
         anchors.fill: parent
+
+        CityMap {
+            id: cityMap
+            SplitView.fillWidth: true
+            selectedBookingId: bookingsPanel.selectedBookingId
+            onSelectedCarIdChanged: {
+                // A click elsewhere on the map ends the booking selection too.
+                if (selectedCarId !== bookingsPanel.selectedCarId)
+                    bookingsPanel.clearSelection()
+            }
+        }
+
+        Pane {
+            SplitView.preferredWidth: 400
+            SplitView.minimumWidth: 320
+            padding: 8
+
+            ColumnLayout {
+                anchors.fill: parent
+                TabBar {
+                    id: tabs
+                    Layout.fillWidth: true
+                    currentIndex: Math.max(0, window.panels.indexOf(window.panel))
+                    onCurrentIndexChanged: window.panel = window.panels[currentIndex]
+                    TabButton { text: qsTr("Bookings") }
+                    TabButton { text: qsTr("Server") }
+                }
+                StackLayout {
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                    currentIndex: tabs.currentIndex
+                    BookingsPanel {
+                        id: bookingsPanel
+                        onSelectedCarIdChanged: cityMap.selectedCarId = selectedCarId
+                    }
+                    ServerPanel {}
+                }
+            }
+        }
     }
+
+    Shortcut { sequence: StandardKey.Find; onActivated: { window.panel = "bookings"; bookingsPanel.focusFilter() } }
+    Shortcut { sequence: "Ctrl+1"; onActivated: window.panel = "bookings" }
+    Shortcut { sequence: "Ctrl+2"; onActivated: window.panel = "server" }
+    Shortcut { sequences: [StandardKey.ZoomIn, "Ctrl+="]; onActivated: cityMap.zoomIn() }
+    Shortcut { sequence: StandardKey.ZoomOut; onActivated: cityMap.zoomOut() }
+    Shortcut { sequence: "Ctrl+0"; onActivated: cityMap.fit() }
+    Shortcut { sequences: [StandardKey.Delete]; onActivated: bookingsPanel.cancelSelected() }
+    Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
+    Shortcut { sequence: "Ctrl+L"; onActivated: Qt.openUrlExternally(ConsoleBackend.url) }
+    Shortcut { sequence: StandardKey.Quit; onActivated: Qt.quit() }
 }

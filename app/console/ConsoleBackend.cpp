@@ -1,11 +1,8 @@
 #include "ConsoleBackend.h"
 
-#include "city/City.h"
 #include "fleet/FleetStore.h"
 #include "runtime/ServerHost.h"
 
-#include <QCoreApplication>
-#include <QFileInfo>
 #include <QJSEngine>
 #include <QQmlEngine>
 
@@ -18,19 +15,6 @@ constexpr qint64 kRateWindowMs = 1000;
 constexpr int kStopGraceMs = 2000;
 
 ConsoleBackend *s_instance = nullptr;
-
-// The city file the server was given, else the bundled one (installed, or in the source tree).
-// The server loads its own copy; ServerHost::city() will let the console share it.
-QString cityFilePath(const taxicore::ServerOptions &options)
-{
-    if (!options.cityPath.isEmpty())
-        return options.cityPath;
-    const QString installed =
-        QCoreApplication::applicationDirPath() + QStringLiteral("/../share/taxicore/cities/gothenburg.taxicity");
-    if (QFileInfo::exists(installed))
-        return installed;
-    return QStringLiteral(TAXICORE_SOURCE_DIR "/resources/cities/gothenburg.taxicity");
-}
 }
 
 ConsoleBackend::ConsoleBackend(taxicore::ServerOptions options, QObject *parent)
@@ -59,10 +43,6 @@ bool ConsoleBackend::start()
     }
     m_host = std::move(host);
     m_error.clear();
-    auto loaded = taxicore::city::City::load(cityFilePath(m_options));
-    if (!loaded.city)
-        qWarning("taxicore: map without streets: %s", qPrintable(loaded.error));
-    m_city = std::move(loaded.city);
     m_rateClock.start();
     m_statsTimer.start();
     Q_EMIT servingChanged();
@@ -76,8 +56,12 @@ void ConsoleBackend::stop()
     m_statsTimer.stop();
     m_host->stop(kStopGraceMs);
     m_host.reset();
-    m_city.reset();
     Q_EMIT servingChanged();
+}
+
+std::shared_ptr<const taxicore::city::City> ConsoleBackend::city() const
+{
+    return m_host ? m_host->city() : nullptr;
 }
 
 bool ConsoleBackend::serving() const

@@ -35,6 +35,11 @@ class ConsoleBackend : public QObject
     Q_PROPERTY(int carCount READ carCount NOTIFY servingChanged)
     Q_PROPERTY(qint64 requestsServed READ requestsServed NOTIFY statsChanged)
     Q_PROPERTY(double requestsPerSecond READ requestsPerSecond NOTIFY statsChanged)
+    // The execution model as started; switching it live needs the mode controller (issue 3).
+    Q_PROPERTY(int workers READ workers NOTIFY servingChanged)
+    Q_PROPERTY(int threads READ threads NOTIFY servingChanged)
+    Q_PROPERTY(QString policy READ policy NOTIFY servingChanged)
+    Q_PROPERTY(bool canSwitchMode READ canSwitchMode CONSTANT)
 
 public:
     explicit ConsoleBackend(taxicore::ServerOptions options, QObject *parent = nullptr);
@@ -51,11 +56,15 @@ public:
     int carCount() const;
     qint64 requestsServed() const { return m_requests; }
     double requestsPerSecond() const { return m_rate; }
+    int workers() const { return m_options.workers; }
+    int threads() const { return m_options.threads; }
+    QString policy() const { return m_options.policy; }
+    bool canSwitchMode() const { return false; }
 
     // Null until the server serves; read at display rate by the map and the bookings model.
     taxicore::FleetStore *fleet() const;
     // The street network the server routes on; null while not serving or when it failed to load.
-    std::shared_ptr<const taxicore::city::City> city() const { return m_city; }
+    std::shared_ptr<const taxicore::city::City> city() const;
 
     // One car for the map's info popup: id, state, speedKmh, bookingId, updatedMs, lat, lng.
     Q_INVOKABLE QVariantMap carInfo(int id) const;
@@ -75,7 +84,6 @@ private:
 
     taxicore::ServerOptions m_options;
     std::unique_ptr<taxicore::ServerHost> m_host;
-    std::shared_ptr<const taxicore::city::City> m_city;
     QString m_error;
     QTimer m_statsTimer;
     QElapsedTimer m_rateClock;

@@ -15,6 +15,7 @@ namespace {
 const QString kQuitAfterMs = QStringLiteral("quit-after-ms");
 const QString kScreenshot = QStringLiteral("screenshot");
 const QString kReportFps = QStringLiteral("report-fps");
+const QString kPanel = QStringLiteral("panel");
 
 // CPU time of the calling thread (the GUI thread), in nanoseconds.
 qint64 threadCpuNs()
@@ -31,6 +32,7 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
     parser.addOption({kScreenshot, QStringLiteral("Save the window as PNG to <path> before quitting (tests)."),
                       QStringLiteral("path")});
     parser.addOption({kReportFps, QStringLiteral("Print frames per second and GUI-thread CPU once a second.")});
+    parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server)."), QStringLiteral("name")});
 }
 
 ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine)
@@ -38,6 +40,8 @@ ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngi
     const auto roots = engine.rootObjects();
     m_window = roots.isEmpty() ? nullptr : qobject_cast<QQuickWindow *>(roots.first());
     m_screenshotPath = parser.value(kScreenshot);
+    if (m_window && parser.isSet(kPanel))
+        m_window->setProperty("panel", parser.value(kPanel));
 
     bool ok = false;
     const int quitAfter = parser.value(kQuitAfterMs).toInt(&ok);

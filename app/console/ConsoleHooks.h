@@ -8,7 +8,7 @@ class QQmlApplicationEngine;
 class QQuickWindow;
 
 // Flags for tests and measurements: --quit-after-ms N, --screenshot PATH (taken just before
-// quitting), --report-fps (one "fps N gui-cpu-ms N" line a second on stdout).
+// quitting), --report-fps (one "fps N gui-cpu-ms N" line a second on stdout), --panel NAME.
 class ConsoleHooks : public QObject
 {
     Q_OBJECT

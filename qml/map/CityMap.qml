@@ -57,6 +57,7 @@ Rectangle {
         anchors.margins: 10
         map: mapItem
         carsShown: mapItem.carsShown
+        carsByState: mapItem.carsByState
     }
 
     Column {

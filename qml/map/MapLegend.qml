@@ -9,6 +9,7 @@ Pane {
 
     required property CityMapItem map
     required property int carsShown
+    required property var carsByState
 
     padding: 8
     opacity: 0.92
@@ -21,13 +22,14 @@ Pane {
         }
         Repeater {
             model: [
-                { label: qsTr("available"), color: legend.map.availableColor },
-                { label: qsTr("to pickup"), color: legend.map.toPickupColor },
-                { label: qsTr("on trip"), color: legend.map.onTripColor },
-                { label: qsTr("offline"), color: legend.map.offlineColor }
+                { label: qsTr("available"), color: legend.map.availableColor, count: legend.carsByState[1] },
+                { label: qsTr("to pickup"), color: legend.map.toPickupColor, count: legend.carsByState[2] },
+                { label: qsTr("on trip"), color: legend.map.onTripColor, count: legend.carsByState[3] },
+                { label: qsTr("offline"), color: legend.map.offlineColor, count: legend.carsByState[0] }
             ]
             delegate: RowLayout {
                 required property var modelData
+                Layout.fillWidth: true
                 spacing: 6
                 Rectangle {
                     width: 12
@@ -35,7 +37,16 @@ Pane {
                     radius: 2
                     color: parent.modelData.color
                 }
-                Label { text: parent.modelData.label }
+                Label {
+                    Layout.fillWidth: true
+                    text: parent.modelData.label
+                }
+                Label {
+                    Layout.leftMargin: 10
+                    horizontalAlignment: Text.AlignRight
+                    text: parent.modelData.count
+                    opacity: 0.8
+                }
             }
         }
     }

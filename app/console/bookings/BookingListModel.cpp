@@ -51,7 +51,7 @@ QVariant BookingListModel::data(const QModelIndex &index, int role) const
 QHash<int, QByteArray> BookingListModel::roleNames() const
 {
     return {
-        {Qt::DisplayRole, "display"},     {BookingIdRole, "bookingId"}, {StateRole, "state"},
+        {Qt::DisplayRole, "display"},     {BookingIdRole, "bookingId"}, {StateRole, "bookingState"},
         {IsOpenRole, "isOpen"},           {RiderRole, "rider"},         {CarIdRole, "carId"},
         {EtaSecondsRole, "etaSeconds"},   {FareRole, "fare"},           {CreatedMsRole, "createdMs"},
     };

@@ -23,7 +23,7 @@ class BookingListModel : public QAbstractListModel
 public:
     enum Roles {
         BookingIdRole = Qt::UserRole,
-        StateRole, // "assigned", "arriving", "on_trip", ...
+        StateRole, // "assigned", "arriving", "on_trip", ... (QML: bookingState; Item has a state)
         IsOpenRole,
         RiderRole,
         CarIdRole,

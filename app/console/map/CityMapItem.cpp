@@ -5,6 +5,7 @@
 #include "ConsoleBackend.h"
 #include "StrokeGeometry.h"
 
+#include "city/City.h"
 #include "fleet/FleetStore.h"
 
 #include <QGuiApplication>
@@ -50,8 +51,11 @@ CityMapItem::CityMapItem(QQuickItem *parent)
     m_frameTimer.setInterval(kFrameIntervalMs);
     connect(&m_frameTimer, &QTimer::timeout, this, [this] {
         update();
-        if (int(m_cars.size()) != m_carsShown) {
+        // m_cars and m_stateCounts are only written during the sync, while this thread waits.
+        const QList<int> counts(m_stateCounts.begin(), m_stateCounts.end());
+        if (int(m_cars.size()) != m_carsShown || counts != m_carsByState) {
             m_carsShown = int(m_cars.size());
+            m_carsByState = counts;
             Q_EMIT carsShownChanged();
         }
     });
@@ -71,6 +75,8 @@ void CityMapItem::setBackend(ConsoleBackend *backend)
     if (m_backend == backend)
         return;
     m_backend = backend;
+    if (!m_userMoved && width() > 0 && height() > 0)
+        fitCity(); // the city's own bounds
     Q_EMIT backendChanged();
     update();
 }
@@ -118,6 +124,7 @@ int CityMapItem::carAt(double x, double y) const
 
 void CityMapItem::panBy(double dx, double dy)
 {
+    m_userMoved = true;
     m_viewport.panBy({dx, dy});
     Q_EMIT viewChanged();
     update();
@@ -125,6 +132,7 @@ void CityMapItem::panBy(double dx, double dy)
 
 void CityMapItem::zoomAt(double x, double y, double factor)
 {
+    m_userMoved = true;
     m_viewport.zoomAt({x, y}, factor);
     Q_EMIT viewChanged();
     update();
@@ -132,9 +140,15 @@ void CityMapItem::zoomAt(double x, double y, double factor)
 
 void CityMapItem::fitCity()
 {
-    m_viewport.fit(m_projection.toMetres(CityRoads::kNorth, CityRoads::kWest),
-                   m_projection.toMetres(CityRoads::kSouth, CityRoads::kEast));
-    m_fitted = true;
+    const auto city = m_backend ? m_backend->city() : nullptr;
+    if (city) {
+        const auto bounds = city->bounds();
+        m_viewport.fit(m_projection.toMetres(bounds.max.lat, bounds.min.lng),
+                       m_projection.toMetres(bounds.min.lat, bounds.max.lng));
+    } else {
+        m_viewport.fit(m_projection.toMetres(CityRoads::kNorth, CityRoads::kWest),
+                       m_projection.toMetres(CityRoads::kSouth, CityRoads::kEast));
+    }
     Q_EMIT viewChanged();
     update();
 }
@@ -143,7 +157,8 @@ void CityMapItem::geometryChange(const QRectF &newGeometry, const QRectF &oldGeo
 {
     QQuickItem::geometryChange(newGeometry, oldGeometry);
     m_viewport.setSize(newGeometry.size());
-    if (!m_fitted && !newGeometry.isEmpty())
+    // Until the operator moves the map, it keeps showing the whole city.
+    if (!m_userMoved && !newGeometry.isEmpty())
         fitCity();
     update();
 }
@@ -161,6 +176,7 @@ void CityMapItem::mouseMoveEvent(QMouseEvent *event)
     if (!m_dragging && (pos - m_pressPos).manhattanLength() < QGuiApplication::styleHints()->startDragDistance())
         return;
     m_dragging = true;
+    m_userMoved = true;
     panBy(pos.x() - m_lastDragPos.x(), pos.y() - m_lastDragPos.y());
     m_lastDragPos = pos;
 }
@@ -177,8 +193,10 @@ void CityMapItem::mouseReleaseEvent(QMouseEvent *event)
 void CityMapItem::wheelEvent(QWheelEvent *event)
 {
     const double notches = event->angleDelta().y() / 120.0;
-    if (notches != 0)
+    if (notches != 0) {
+        m_userMoved = true;
         zoomAt(event->position().x(), event->position().y(), std::pow(kWheelNotchZoom, notches));
+    }
     event->accept();
 }
 
@@ -191,12 +209,15 @@ void CityMapItem::readFleet()
     }
     const int count = fleet->carCount();
     m_cars.resize(size_t(count));
+    m_stateCounts.fill(0);
     size_t n = 0;
     for (int id = 1; id <= count; ++id) {
         const auto car = fleet->car(id);
         if (!car)
             continue;
         m_cars[n++] = {car->id, m_projection.toMetres(car->position.lat, car->position.lng), car->heading, car->state};
+        if (size_t(car->state) < m_stateCounts.size())
+            ++m_stateCounts[size_t(car->state)];
     }
     m_cars.resize(n);
 }

@@ -8,6 +8,7 @@
 #include <QPointer>
 #include <QQuickItem>
 #include <QTimer>
+#include <array>
 #include <qqmlregistration.h>
 #include <vector>
 
@@ -28,6 +29,8 @@ class CityMapItem : public QQuickItem
     Q_PROPERTY(bool live READ live WRITE setLive NOTIFY liveChanged)
     Q_PROPERTY(double metresPerPixel READ metresPerPixel NOTIFY viewChanged)
     Q_PROPERTY(int carsShown READ carsShown NOTIFY carsShownChanged)
+    // Cars per state, indexed by CarState: offline, available, to pickup, on trip.
+    Q_PROPERTY(QList<int> carsByState READ carsByState NOTIFY carsShownChanged)
     // Colours come from QML so that the legend and the palette (light/dark) share them.
     Q_PROPERTY(QColor offlineColor MEMBER m_offlineColor NOTIFY styleChanged)
     Q_PROPERTY(QColor availableColor MEMBER m_availableColor NOTIFY styleChanged)
@@ -49,6 +52,7 @@ public:
     void setLive(bool live);
     double metresPerPixel() const { return 1.0 / m_viewport.scale(); }
     int carsShown() const { return m_carsShown; }
+    QList<int> carsByState() const { return m_carsByState; }
 
     // The car drawn nearest to (x, y) within a few pixels, or 0.
     Q_INVOKABLE int carAt(double x, double y) const;
@@ -85,8 +89,10 @@ private:
     MapProjection m_projection;
     MapViewport m_viewport;
     std::vector<CarMarker> m_cars; // written during sync (GUI thread blocked), read on the GUI thread
-    bool m_fitted = false;
+    bool m_userMoved = false;
     int m_carsShown = 0;
+    std::array<int, 4> m_stateCounts{};
+    QList<int> m_carsByState{0, 0, 0, 0};
     int m_selectedCarId = 0;
     qint64 m_selectedBookingId = 0;
     QTimer m_frameTimer;
