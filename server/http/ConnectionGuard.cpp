@@ -268,7 +268,9 @@ void ConnectionGuard::sweep()
             toClose.append(it.key()); // slowloris: the head never completes
         else if (!busy && !midHead && now - s.lastActivityMs > m_limits.idleTimeoutMs)
             toClose.append(it.key());
-        else if (m_draining && !busy && (!midHead || now - m_drainStartedMs > m_limits.drainGraceMs))
+        else if (m_draining && !busy && !midHead && now - s.lastActivityMs > m_limits.drainGraceMs)
+            toClose.append(it.key()); // idle for the grace period: no request can be on its way
+        else if (m_draining && !busy && now - m_drainStartedMs > m_limits.drainGraceMs + m_limits.headerTimeoutMs)
             toClose.append(it.key());
     }
     for (QTcpSocket *socket : toClose)
