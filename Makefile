@@ -29,9 +29,9 @@ server: build
 test: build
 	@ctest --preset default -j $(JOBS)
 
-## make bench: wrk against /hello in single mode; figures in build/bench/
+## make bench: wrk against every execution mode; figures in build/bench/modes.md
 bench: build
-	@./scripts/bench-hello.sh
+	@./scripts/bench-modes.sh
 
 clean:
 	rm -rf build build-asan
