@@ -284,7 +284,9 @@ void Worker::completeRequest(Connection &connection)
     const int64_t now = monotonicNowNs();
     const int status = connection.parser.status();
     const ResponseClass responseClass = connection.source->onResponse(status, connection.parser.body());
-    if (connection.counted && now <= m_shared.endNs) {
+    if (connection.counted && now > m_shared.endNs) {
+        m_stats.add(WorkerStats::UnfinishedAtEnd); // answered, but after the measured window
+    } else if (connection.counted) {
         m_stats.add(WorkerStats::Responses);
         m_stats.corrected.record(now - connection.intendedNs);
         m_stats.uncorrected.record(now - connection.sentNs);
@@ -315,8 +317,8 @@ void Worker::completeRequest(Connection &connection)
 void Worker::failRequest(Connection &connection, WorkerStats::Counter errorClass)
 {
     const int64_t now = monotonicNowNs();
-    if (connection.counted && now <= m_shared.endNs)
-        m_stats.add(errorClass);
+    if (connection.counted)
+        m_stats.add(now <= m_shared.endNs ? errorClass : WorkerStats::UnfinishedAtEnd);
     connection.source->onFailure();
     closeSocket(connection);
     connection.phase = Connection::Phase::Idle;

@@ -74,6 +74,12 @@ private slots:
         QVERIFY(std::abs(result.elapsedSeconds - 1.0) < 0.05);
         QVERIFY(result.responses() > 0);
         QVERIFY(!result.series.empty());
+        // Every request the server saw was either counted or reported as unfinished.
+        const uint64_t unfinished = result.totals.value(WorkerStats::UnfinishedAtEnd);
+        QVERIFY(unfinished <= 4);
+        QVERIFY2(server.requestsSeen() >= result.responses() && server.requestsSeen() <= result.responses() + unfinished,
+                 qPrintable(QStringLiteral("server saw %1, client counted %2 + %3 unfinished")
+                                .arg(server.requestsSeen()).arg(result.responses()).arg(unfinished)));
     }
 
     void warmUpRequestsAreNotCounted()
