@@ -237,8 +237,10 @@
     if (state.phase === 'idle') renderStatus();
     document.documentElement.dataset.cars = String(cars.length);
   }
+  const ETA_LABELS = 8; // the nearest free taxis get an ETA label; more would hide the map
   function drawCars() {
-    let cars = state.cars;
+    let labelled = 0;
+    let cars = state.cars.map((c) => (c.state === 'available' && labelled++ < ETA_LABELS ? Object.assign({ label: true }, c) : c));
     const mine = state.booking && state.booking.car;
     if (mine && isOpen(state.phase)) cars = cars.filter((c) => c.id !== mine.id).concat([Object.assign({}, mine, { eta_s: state.booking.eta_s })]);
     map.setCars(cars);
@@ -250,7 +252,7 @@
       return finish('cancelled');
     }
     state.booking = Object.assign({}, state.booking, b);
-    if (b.car) map.setAssignedCar(b.car.id);
+    if (b.car && isOpen(b.state)) map.setAssignedCar(b.car.id);
     const before = state.phase;
     if (b.state !== before) {
       if (b.state === 'cancelled' && !state.cancelledByMe && isOpen(before)) {
@@ -260,7 +262,11 @@
       if (b.state === 'arriving') map.setRoute('approach', null);
       if (b.state === 'completed' && !state.receiptShown) showReceipt(b);
       state.phase = b.state;
-      if (!isOpen(b.state)) subscribe();
+      if (!isOpen(b.state)) {
+        map.setAssignedCar(null);
+        map.setRoute('approach', null);
+        subscribe();
+      }
     }
     drawCars();
     render();
@@ -365,6 +371,9 @@
     if (typeof fare.base === 'number') rows.push(['Base fare', money(fare.base, fare.currency)]);
     if (typeof fare.distance_charge === 'number') rows.push(['Distance charge', money(fare.distance_charge, fare.currency)]);
     if (typeof fare.time_charge === 'number') rows.push(['Time charge', money(fare.time_charge, fare.currency)]);
+    const parts = (fare.base || 0) + (fare.distance_charge || 0) + (fare.time_charge || 0);
+    if (typeof fare.minimum === 'number' && fare.minimum > parts && fare.total <= fare.minimum + 0.005)
+      rows.push(['Minimum fare', money(fare.minimum, fare.currency)]);
     if (typeof fare.total === 'number') rows.push(['Price', money(fare.total, fare.currency), 'total']);
     else if (typeof b.fare_total === 'number') rows.push(['Price', money(b.fare_total), 'total']);
     facts(ui.receiptFacts, rows);
@@ -479,7 +488,7 @@
     if (q && state.destination && phase !== 'completed') {
       const fare = q.fare || {};
       facts(ui.quote, [
-        ['Destination', distance(q.distance_m) + ' · about ' + duration(q.duration_s)],
+        ['Destination', distance(q.distance_m) + ' · ' + (q.duration_s < 60 ? 'under a minute' : 'about ' + eta(q.duration_s))],
         ['Fare estimate', money(fare.total, fare.currency || q.currency), 'total'],
       ]);
     } else {

@@ -245,7 +245,7 @@
       ctx.fill();
       ctx.stroke();
       ctx.restore();
-      if ((e.car.state === 'available' || highlighted) && e.car.eta_s != null) {
+      if ((e.car.label || highlighted) && e.car.eta_s != null) {
         const text = formatEtaShort(e.car.eta_s);
         const w = ctx.measureText(text).width + 8;
         ctx.fillStyle = 'rgba(255,255,255,.92)';

@@ -146,7 +146,7 @@ try {
     await phase(page, 'idle');
     await page.check('input[name="click-mode"][value="dropoff"]');
     for (let i = 0; i < 12; i++) await page.click('#zoom-out');
-    await clickMap(page, 0.02, 0.05);
+    await clickMap(page, 0.97, 0.05);
     const outside = await messageText(page);
     check(/outside the service area/.test(outside), `destination outside the city: "${outside}"`);
     await screenshot(page, 'outside-city');
@@ -163,6 +163,14 @@ try {
     check(/cancelled by the operator/.test(cancelMessage), `operator cancel is reported: "${cancelMessage}"`);
     check(await page.locator('#again').isVisible(), '"New ride" is offered after the cancel');
     await screenshot(page, 'operator-cancelled');
+
+    // The rider cancels: not blamed on the operator.
+    await page.click('#again');
+    await page.click('#book');
+    check(await phase(page, 'assigned', 10_000) || await phase(page, 'arriving', 100), 'booked a third time');
+    await page.click('#cancel');
+    check(await phase(page, 'cancelled'), 'the rider cancels');
+    check(!(await page.locator('#message').isVisible()), 'a rider cancel shows no error');
     await context.close();
   }
 
@@ -182,13 +190,24 @@ try {
     const box = await page.locator('#overlay').boundingBox();
     await page.touchscreen.tap(box.x + box.width * 0.4, box.y + box.height * 0.6);
     check(/Click the map/.test(await text(page, '#status')) === false, 'phone: a tap moves the pickup');
+    await page.tap('input[name="click-mode"][value="dropoff"]');
+    await page.touchscreen.tap(box.x + box.width * 0.8, box.y + box.height * 0.15);
+    check(await visible(page, '#quote'), 'phone: a tap sets the destination, quote shown before booking');
     await page.tap('#book');
-    check(await phase(page, 'assigned', 10_000) || await phase(page, 'arriving', 100), 'phone: booked');
+    check(await phase(page, 'assigned', 10_000) || await phase(page, 'arriving', 100), 'phone: booked with the destination');
     await screenshot(page, 'phone-booked');
-    await page.tap('#cancel');
-    check(await phase(page, 'cancelled'), 'phone: the rider cancels');
-    check(!(await page.locator('#message').isVisible()) || !/operator/.test(await text(page, '#message-text')), 'phone: a rider cancel is not blamed on the operator');
-    await screenshot(page, 'phone-cancelled');
+    check(await phase(page, 'arriving', 60_000), 'phone: the taxi arrives');
+    await page.tap('#pickup');
+    check(await phase(page, 'on_trip'), 'phone: on trip');
+    // The booking has a dropoff, so the simulated car drives there: wait for some distance.
+    await page.waitForFunction(() => /\d+(\.\d)? km|[1-9]\d* m/.test(document.getElementById('trip').textContent), null, { timeout: 20_000 }).catch(() => {});
+    await screenshot(page, 'phone-on-trip');
+    await page.tap('#leave');
+    check(await phase(page, 'completed'), 'phone: trip completed');
+    const receipt = (await text(page, '#receipt')).replace(/\s+/g, ' ');
+    check(/Distance ([1-9]\d* m|\d+\.\d km)/.test(receipt), `phone: the receipt has a distance driven: "${receipt}"`);
+    await page.locator('#receipt').scrollIntoViewIfNeeded();
+    await screenshot(page, 'phone-receipt');
     await context.close();
   }
 
