@@ -1,0 +1,134 @@
+// End to end, in a real window (Xvfb + Mesa OpenGL; under the software backend the map's
+// geometry nodes draw nothing): start taxicore, book two rides over HTTP, let it take its own
+// screenshot, and check the pixels show streets and cars in their state colours.
+// The PNGs are kept in $TAXICORE_ARTIFACT_DIR.
+#include <QDir>
+#include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTest>
+
+namespace {
+constexpr int kStartTimeoutMs = 20000;
+constexpr int kRequestTimeoutMs = 5000;
+// Long enough for the map to load and the booked cars to show; the console quits by itself.
+constexpr int kScreenshotAfterMs = 6000;
+constexpr int kExitTimeoutMs = 30000;
+
+// Colours CityMap.qml gives the map in the light palette (Xvfb has no dark theme).
+const QColor kAvailable(0x2e, 0xa0, 0x4a);
+const QColor kToPickup(0xf0, 0x8c, 0x10);
+const QColor kMajorRoad(0xd9, 0xbf, 0x80);
+const QColor kMinorRoad(0xb9, 0xb4, 0xaa);
+
+int countNear(const QImage &image, const QRect &area, const QColor &colour, int tolerance)
+{
+    int n = 0;
+    for (int y = area.top(); y <= area.bottom(); ++y) {
+        const auto *line = reinterpret_cast<const QRgb *>(image.constScanLine(y));
+        for (int x = area.left(); x <= area.right(); ++x) {
+            const QRgb p = line[x];
+            n += qAbs(qRed(p) - colour.red()) <= tolerance && qAbs(qGreen(p) - colour.green()) <= tolerance
+                 && qAbs(qBlue(p) - colour.blue()) <= tolerance;
+        }
+    }
+    return n;
+}
+
+QString artifactDir()
+{
+    const QString dir = qEnvironmentVariable("TAXICORE_ARTIFACT_DIR", QDir::tempPath());
+    QDir().mkpath(dir);
+    return dir;
+}
+}
+
+class ConsoleScreenshotTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void mapShowsStreetsAndCars();
+
+private:
+    bool book(QNetworkAccessManager &network, const QUrl &base, const QString &rider, double lat, double lng);
+};
+
+bool ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QUrl &base, const QString &rider,
+                                 double lat, double lng)
+{
+    QNetworkRequest request(base.resolved(QUrl(QStringLiteral("/api/v1/bookings"))));
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+    const QJsonObject body{{QStringLiteral("rider_id"), rider},
+                           {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), lat}, {QStringLiteral("lng"), lng}}}};
+    QNetworkReply *reply = network.post(request, QJsonDocument(body).toJson());
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    const bool ok = finished.wait(kRequestTimeoutMs)
+                    && reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() == 201;
+    reply->deleteLater();
+    return ok;
+}
+
+void ConsoleScreenshotTest::mapShowsStreetsAndCars()
+{
+    if (qEnvironmentVariableIsEmpty("DISPLAY"))
+        QSKIP("needs an X display (run through xvfb-run, as ctest does)");
+
+    const QString shot = artifactDir() + QStringLiteral("/console-map.png");
+    QFile::remove(shot);
+
+    QProcess console;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
+    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
+    console.setProcessEnvironment(env);
+    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
+                  {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QStringLiteral("0"),
+                   QStringLiteral("--cars"), QStringLiteral("500"), QStringLiteral("--quit-after-ms"),
+                   QString::number(kScreenshotAfterMs), QStringLiteral("--screenshot"), shot});
+    QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+
+    QTRY_VERIFY_WITH_TIMEOUT(console.canReadLine(), kStartTimeoutMs);
+    const QString line = QString::fromUtf8(console.readLine()).trimmed();
+    QVERIFY2(line.startsWith(QLatin1String("listening on http://")), qPrintable(line));
+    const QUrl base(line.mid(int(qstrlen("listening on "))));
+
+    // Two rides in the centre: their cars turn "to pickup" (orange) on the map.
+    QNetworkAccessManager network;
+    QVERIFY(book(network, base, QStringLiteral("screenshot-1"), 57.7065, 11.9670));
+    QVERIFY(book(network, base, QStringLiteral("screenshot-2"), 57.6990, 11.9750));
+
+    QVERIFY(console.waitForFinished(kExitTimeoutMs));
+    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(console.exitCode(), 0);
+
+    QImage image(shot);
+    QVERIFY2(!image.isNull(), qPrintable(shot));
+    image = image.convertToFormat(QImage::Format_RGB32);
+    QVERIFY(image.width() >= 960 && image.height() >= 600);
+
+    // The map is the left part of the window, under the tool bar and the legend (whose
+    // swatches have the cars' colours), left of the side panel.
+    const QRect map(0, 150, image.width() * 6 / 10, image.height() - 170);
+    const int available = countNear(image, map, kAvailable, 12);
+    const int toPickup = countNear(image, map, kToPickup, 12);
+    const int streets = countNear(image, map, kMajorRoad, 16) + countNear(image, map, kMinorRoad, 16);
+    qInfo("screenshot %s: %d available-car px, %d to-pickup px, %d street px", qPrintable(shot), available,
+          toPickup, streets);
+    QVERIFY2(streets > 20000, "the streets are not drawn");
+    QVERIFY2(available > 2000, "the available cars are not drawn");
+    QVERIFY2(toPickup > 10, "the booked cars are not drawn in the to-pickup colour");
+}
+
+QTEST_GUILESS_MAIN(ConsoleScreenshotTest)
+#include "ConsoleScreenshotTest.moc"
