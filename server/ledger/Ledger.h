@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ledger/LedgerBatchWriter.h"
+#include "ledger/LedgerCheckpointer.h"
 #include "ledger/LedgerReader.h"
 
 #include <memory>
@@ -49,6 +50,7 @@ private:
     QString m_file;
     LedgerReader m_reader;
     LedgerBatchWriter m_writer;
+    LedgerCheckpointer m_checkpointer; // declared last: stops first, the writer's final close checkpoints
 };
 
 } // namespace taxicore

@@ -99,6 +99,9 @@ QString LedgerBatchWriter::openFile(LedgerConnection &connection)
         error = connection.quickCheck();
     if (error.isEmpty())
         error = migrateLedger(connection, m_options.busyTimeoutMs);
+    // From now on BEGIN/COMMIT retry on SQLITE_BUSY themselves, with short jittered pauses.
+    if (error.isEmpty())
+        error = connection.setBusyTimeout(0);
     return error;
 }
 

@@ -1,6 +1,7 @@
 #include "ledger/LedgerConnection.h"
 
 #include <QElapsedTimer>
+#include <QRandomGenerator>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
@@ -22,7 +23,10 @@ enum SqliteCode {
     kNotADatabase = 26,
 };
 
-constexpr int kBusyBackoffMs = 5; // pause between retries once busy_timeout has run out
+// Pause between our own retries on SQLITE_BUSY: 0.5–1.5 ms, jittered so waiting processes do not
+// retry in lockstep. (SQLite's busy handler sleeps up to 100 ms per round: long p99 tails.)
+constexpr int kBusyBackoffMinUs = 500;
+constexpr int kBusyBackoffJitterUs = 1000;
 
 int sqliteCode(const QSqlError &error)
 {
@@ -77,8 +81,7 @@ QString LedgerConnection::open(const QString &file, const LedgerOptions &options
     if (!m_db.open())
         return describe(m_db.lastError(), QStringLiteral("opening"));
 
-    QString error = exec(QStringLiteral("PRAGMA busy_timeout=%1").arg(options.busyTimeoutMs),
-                         QStringLiteral("setting busy_timeout"));
+    QString error = setBusyTimeout(options.busyTimeoutMs);
     if (!error.isEmpty() || role == Role::Reader)
         return error;
 
@@ -90,6 +93,11 @@ QString LedgerConnection::open(const QString &file, const LedgerOptions &options
         return QStringLiteral("ledger %1: cannot switch to WAL mode (journal_mode stays %2; is the "
                               "directory writable?)")
             .arg(file, mode);
+    if (options.checkpointIntervalMs > 0) {
+        error = exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), QStringLiteral("setting wal_autocheckpoint"));
+        if (!error.isEmpty())
+            return error;
+    }
     const bool full = options.durability == LedgerDurability::Full;
     return exec(QStringLiteral("PRAGMA synchronous=%1").arg(full ? "FULL" : "NORMAL"),
                 QStringLiteral("setting synchronous"));
@@ -101,6 +109,11 @@ QString LedgerConnection::exec(const QString &sql, const QString &doing)
     if (!query.exec(sql))
         return describe(query.lastError(), doing);
     return {};
+}
+
+QString LedgerConnection::setBusyTimeout(int ms)
+{
+    return exec(QStringLiteral("PRAGMA busy_timeout=%1").arg(ms), QStringLiteral("setting busy_timeout"));
 }
 
 QString LedgerConnection::queryOne(const QString &sql, const QString &doing, QString *value)
@@ -129,7 +142,7 @@ QString LedgerConnection::execRetrying(const QString &sql, const QString &doing,
                                                            : QString());
         if (busyRetries)
             ++*busyRetries;
-        QThread::msleep(kBusyBackoffMs);
+        QThread::usleep(kBusyBackoffMinUs + QRandomGenerator::global()->bounded(kBusyBackoffJitterUs));
     }
 }
 

@@ -27,6 +27,7 @@ public:
 
     // Runs one statement; an error message, or empty.
     QString exec(const QString &sql, const QString &doing);
+    QString setBusyTimeout(int ms);
     // BEGIN IMMEDIATE (takes the write lock now, so no statement of the transaction can meet
     // SQLITE_BUSY later), retried until `giveUpMs` while another process holds the lock.
     QString beginImmediate(int giveUpMs, quint64 *busyRetries);

@@ -23,6 +23,7 @@ struct LedgerOptions {
     int batchMaxRecords = 1000;    // a transaction commits after this many records ...
     int batchMaxDelayMs = 10;      // ... or after being fed for this long, or when the queue empties
     bool verifyOnOpen = true;      // PRAGMA quick_check at open: corruption is an error at start
+    int checkpointIntervalMs = 1000; // WAL → database by a background thread; 0: inside COMMITs
 };
 
 inline constexpr auto kLedgerFileName = "ledger.sqlite";

@@ -11,7 +11,7 @@ using namespace ledgertest;
 
 namespace {
 constexpr int kWriters = 3;
-constexpr int kPerWriter = 4000;
+constexpr int kPerWriter = 20000;
 constexpr int kWaitMs = 90000;
 } // namespace
 
@@ -38,8 +38,11 @@ void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors()
         QCOMPARE(writer->exitStatus(), QProcess::NormalExit);
         QCOMPARE(writer->exitCode(), 0);
         const QByteArray out = writer->readAllStandardOutput();
-        QCOMPARE(out.count('\n'), kPerWriter + 1);
+        QCOMPARE(out.count('\n'), kPerWriter + 2);
         QVERIFY(out.endsWith("done\n"));
+        const QList<QByteArray> stats = out.split('\n').at(kPerWriter).split(' ');
+        QCOMPARE(stats.size(), 3);
+        qInfo() << "writer: transactions" << stats.at(1) << "busy retries" << stats.at(2);
     }
     RawConnection raw(ledgerFilePath(dir.path()));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kWriters * kPerWriter);

@@ -1,6 +1,7 @@
 // ledger-test-writer DIR FIRST COUNT [durability]: appends bookings FIRST.. with 64 in flight;
 // every third one is completed with a trip right after. Prints "<id> open" or "<id> completed" on
 // stdout only after that booking's last record committed; "error ..." on stderr if one failed.
+// At the end: "stats <transactions> <busy retries>" and "done".
 #include "ledger/Ledger.h"
 
 #include <QCoreApplication>
@@ -95,7 +96,14 @@ int main(int argc, char **argv)
                                   [&, id](bool ok, const QString &e) { settle(id, "open", ok, e); });
         }
     }
-    opened.ledger.reset(); // commits the rest and runs their callbacks
+    {
+        std::unique_lock lock(mutex);
+        slotFree.wait(lock, [&] { return inFlight == 0; });
+    }
+    const LedgerStats stats = opened.ledger->stats();
+    opened.ledger.reset();
+    std::printf("stats %llu %llu\n", static_cast<unsigned long long>(stats.transactions),
+                static_cast<unsigned long long>(stats.busyRetries));
     std::printf("done\n");
     std::fflush(stdout);
     return failures == 0 ? 0 : 1;
