@@ -21,6 +21,9 @@ struct MixEntry {
 class WeightedMixPlan : public RequestPlan {
 public:
     WeightedMixPlan(std::vector<MixEntry> entries, const RequestRenderer &renderer);
+    // Sources point into the plan's rendered requests: it must stay where it was made.
+    WeightedMixPlan(const WeightedMixPlan &) = delete;
+    WeightedMixPlan &operator=(const WeightedMixPlan &) = delete;
 
     std::unique_ptr<RequestSource> makeSource(uint32_t connectionIndex) const override;
     std::string describe() const override;

@@ -14,6 +14,9 @@ public:
     enum class Style { Mix, SiegeCycle };
 
     TaxiPlan(Style style, RequestRenderer renderer, TaxiMixWeights weights = {});
+    // Sources and m_requests point into the plan: it must stay where it was made.
+    TaxiPlan(const TaxiPlan &) = delete;
+    TaxiPlan &operator=(const TaxiPlan &) = delete;
 
     std::unique_ptr<RequestSource> makeSource(uint32_t connectionIndex) const override;
     std::string describe() const override;
