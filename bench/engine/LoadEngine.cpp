@@ -2,6 +2,7 @@
 
 #include "Clock.h"
 #include "FileDescriptorLimit.h"
+#include "SeriesSampler.h"
 #include "Worker.h"
 
 #include <pthread.h>
@@ -100,41 +101,14 @@ StageResult LoadEngine::run(const ProgressCallback &progress)
 
     sleepUntil(shared.measureStartNs);
     const double processCpuAtStart = processCpuSeconds();
-    std::vector<int64_t> previousCpu;
-    for (std::size_t i = 0; i < workers.size(); ++i)
-        previousCpu.push_back(workerCpuNs(threads[i], *workers[i]));
-
+    SeriesSampler sampler(
+        workers, [&](std::size_t i) { return workerCpuNs(threads[i], *workers[i]); }, shared.measureStartNs);
     StageResult result;
-    WorkerStats previous;
-    int64_t previousSampleNs = shared.measureStartNs;
     const auto takeSample = [&](int64_t now) {
-        WorkerStats current;
-        int64_t cpuDelta = 0;
-        for (std::size_t i = 0; i < workers.size(); ++i) {
-            current.merge(workers[i]->stats().snapshot());
-            const int64_t cpu = workerCpuNs(threads[i], *workers[i]);
-            cpuDelta += cpu - previousCpu[i];
-            previousCpu[i] = cpu;
-        }
-        SecondSample sample;
-        sample.second = static_cast<int>(result.series.size()) + 1;
-        sample.elapsedSeconds = static_cast<double>(now - previousSampleNs) / kNanosPerSecond;
-        sample.totalResponses = current.value(WorkerStats::Responses);
-        sample.totalErrors = current.errors();
-        sample.responses = sample.totalResponses - previous.value(WorkerStats::Responses);
-        sample.errors = sample.totalErrors - previous.errors();
-        sample.requestsPerSecond = sample.elapsedSeconds > 0 ? static_cast<double>(sample.responses) / sample.elapsedSeconds : 0;
-        sample.p99Ms = static_cast<double>(current.corrected.since(previous.corrected).valueAtPercentile(99)) / kNanosPerMilli;
-        if (sample.elapsedSeconds > 0)
-            sample.clientCpuPercent = 100.0 * static_cast<double>(cpuDelta) /
-                                      (static_cast<double>(now - previousSampleNs) * threadCount);
-        previous = std::move(current);
-        previousSampleNs = now;
-        result.series.push_back(sample);
+        result.series.push_back(sampler.sample(now, static_cast<int>(result.series.size()) + 1));
         if (progress)
-            progress(sample);
+            progress(result.series.back());
     };
-
     for (int64_t tick = shared.measureStartNs + kNanosPerSecond;; tick += kNanosPerSecond) {
         sleepUntil(std::min(tick, shared.endNs));
         const int64_t now = monotonicNowNs();
@@ -149,7 +123,7 @@ StageResult LoadEngine::run(const ProgressCallback &progress)
     for (const auto &worker : workers)
         finishedNs = std::max(finishedNs, worker->finishedAtNs());
     finishedNs = std::min(finishedNs, shared.endNs);
-    const double trailingSeconds = static_cast<double>(finishedNs - previousSampleNs) / kNanosPerSecond;
+    const double trailingSeconds = static_cast<double>(finishedNs - sampler.lastSampleNs()) / kNanosPerSecond;
     if (trailingSeconds >= kMinTrailingIntervalSeconds || result.series.empty())
         takeSample(finishedNs);
 
