@@ -58,7 +58,9 @@ ApplicationWindow {
                         id: bookingsPanel
                         onSelectedCarIdChanged: cityMap.selectedCarId = selectedCarId
                     }
-                    ServerPanel {}
+                    ServerPanel {
+                        id: serverPanel
+                    }
                 }
             }
         }
@@ -74,4 +76,5 @@ ApplicationWindow {
     Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
     Shortcut { sequence: "Ctrl+L"; onActivated: Qt.openUrlExternally(ConsoleBackend.url) }
     Shortcut { sequence: StandardKey.Quit; onActivated: Qt.quit() }
+    Shortcut { sequence: "Ctrl+Return"; enabled: window.panel === "server"; onActivated: serverPanel.apply() }
 }

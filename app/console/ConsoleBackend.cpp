@@ -1,9 +1,12 @@
 #include "ConsoleBackend.h"
 
 #include "fleet/FleetStore.h"
+#include "runtime/EventLog.h"
 #include "runtime/ServerHost.h"
 
 #include <QJSEngine>
+#include <QJsonArray>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QQmlEngine>
 
 namespace {
@@ -23,6 +26,11 @@ ConsoleBackend::ConsoleBackend(taxicore::ServerOptions options, QObject *parent)
 {
     m_statsTimer.setInterval(kStatsIntervalMs);
     connect(&m_statsTimer, &QTimer::timeout, this, &ConsoleBackend::pollStats);
+    connect(&m_applying, &QFutureWatcher<QString>::finished, this, [this] {
+        Q_EMIT applyingChanged();
+        pollStats();
+        Q_EMIT runtimeApplied(m_applying.result());
+    });
 }
 
 ConsoleBackend::~ConsoleBackend()
@@ -42,6 +50,7 @@ bool ConsoleBackend::start()
         return false;
     }
     m_host = std::move(host);
+    m_runtime = m_host->runtime();
     m_error.clear();
     m_rateClock.start();
     m_statsTimer.start();
@@ -54,6 +63,7 @@ void ConsoleBackend::stop()
     if (!m_host)
         return;
     m_statsTimer.stop();
+    m_applying.waitForFinished(); // it uses the host
     m_host->stop(kStopGraceMs);
     m_host.reset();
     Q_EMIT servingChanged();
@@ -76,7 +86,7 @@ QUrl ConsoleBackend::url() const
 
 QString ConsoleBackend::mode() const
 {
-    return m_host ? m_host->mode() : m_options.mode;
+    return m_host ? taxicore::modeName(m_runtime.mode) : m_options.mode;
 }
 
 int ConsoleBackend::carCount() const
@@ -118,8 +128,41 @@ bool ConsoleBackend::cancelBooking(qint64 id)
     return done;
 }
 
+void ConsoleBackend::applyRuntime(const QString &mode, int workers, int threads, const QString &policy)
+{
+    if (!m_host || m_applying.isRunning())
+        return;
+    taxicore::RuntimeSettings settings = m_runtime;
+    const auto parsedMode = taxicore::parseMode(mode);
+    const auto parsedPolicy = taxicore::parsePolicy(policy);
+    if (!parsedMode || !parsedPolicy) {
+        Q_EMIT runtimeApplied(tr("unknown mode or policy: %1, %2").arg(mode, policy));
+        return;
+    }
+    settings.mode = *parsedMode;
+    settings.policy = *parsedPolicy;
+    settings.workers = workers;
+    settings.threads = threads;
+    taxicore::ServerHost *host = m_host.get(); // stop() waits for this job before deleting it
+    m_applying.setFuture(QtConcurrent::run([host, settings] { return host->applyRuntime(settings); }));
+    Q_EMIT applyingChanged();
+}
+
+QVariantList ConsoleBackend::events(int max) const
+{
+    auto *store = fleet();
+    return store ? taxicore::EventLog(store->control()).newest(max).toVariantList() : QVariantList{};
+}
+
 void ConsoleBackend::pollStats()
 {
+    if (!m_host)
+        return;
+    const taxicore::RuntimeSettings runtime = m_host->runtime();
+    if (!(runtime == m_runtime)) {
+        m_runtime = runtime;
+        Q_EMIT runtimeChanged();
+    }
     const auto served = qint64(m_host->requestsServed());
     const qint64 elapsed = m_rateClock.elapsed();
     bool changed = served != m_requests;

@@ -1,8 +1,11 @@
 #pragma once
 
+#include "runtime/RuntimeSettings.h"
 #include "runtime/ServerOptions.h"
 
 #include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QVariantList>
 #include <QObject>
 #include <QTimer>
 #include <QUrl>
@@ -31,15 +34,16 @@ class ConsoleBackend : public QObject
     Q_PROPERTY(bool serving READ serving NOTIFY servingChanged)
     Q_PROPERTY(QString errorString READ errorString NOTIFY servingChanged)
     Q_PROPERTY(QUrl url READ url NOTIFY servingChanged)
-    Q_PROPERTY(QString mode READ mode NOTIFY servingChanged)
+    Q_PROPERTY(QString mode READ mode NOTIFY runtimeChanged)
     Q_PROPERTY(int carCount READ carCount NOTIFY servingChanged)
     Q_PROPERTY(qint64 requestsServed READ requestsServed NOTIFY statsChanged)
     Q_PROPERTY(double requestsPerSecond READ requestsPerSecond NOTIFY statsChanged)
-    // The execution model as started; switching it live needs the mode controller (issue 3).
-    Q_PROPERTY(int workers READ workers NOTIFY servingChanged)
-    Q_PROPERTY(int threads READ threads NOTIFY servingChanged)
-    Q_PROPERTY(QString policy READ policy NOTIFY servingChanged)
-    Q_PROPERTY(bool canSwitchMode READ canSwitchMode CONSTANT)
+    // The execution model now serving (whoever switched it: this console or the admin API).
+    Q_PROPERTY(int workers READ workers NOTIFY runtimeChanged)
+    Q_PROPERTY(int threads READ threads NOTIFY runtimeChanged)
+    Q_PROPERTY(QString policy READ policy NOTIFY runtimeChanged)
+    Q_PROPERTY(bool canSwitchMode READ serving NOTIFY servingChanged)
+    Q_PROPERTY(bool applying READ applying NOTIFY applyingChanged)
 
 public:
     explicit ConsoleBackend(taxicore::ServerOptions options, QObject *parent = nullptr);
@@ -56,10 +60,10 @@ public:
     int carCount() const;
     qint64 requestsServed() const { return m_requests; }
     double requestsPerSecond() const { return m_rate; }
-    int workers() const { return m_options.workers; }
-    int threads() const { return m_options.threads; }
-    QString policy() const { return m_options.policy; }
-    bool canSwitchMode() const { return false; }
+    int workers() const { return m_runtime.workers; }
+    int threads() const { return m_runtime.threads; }
+    QString policy() const { return taxicore::policyName(m_runtime.policy); }
+    bool applying() const { return m_applying.isRunning(); }
 
     // Null until the server serves; read at display rate by the map and the bookings model.
     taxicore::FleetStore *fleet() const;
@@ -69,6 +73,11 @@ public:
     // One car for the map's info popup: id, state, speedKmh, bookingId, updatedMs, lat, lng.
     Q_INVOKABLE QVariantMap carInfo(int id) const;
     Q_INVOKABLE bool cancelBooking(qint64 id);
+    // Switches the execution model while serving, off the GUI thread (the controller may take
+    // seconds); runtimeApplied reports the outcome.
+    Q_INVOKABLE void applyRuntime(const QString &mode, int workers, int threads, const QString &policy);
+    // The run's event log, newest first: [{seq, time_ms, kind, text}].
+    Q_INVOKABLE QVariantList events(int max) const;
 
     // QML singleton: the instance main() created (an idle one if none, e.g. under QtQuickTest).
     static ConsoleBackend *create(QQmlEngine *engine, QJSEngine *scriptEngine);
@@ -78,6 +87,9 @@ Q_SIGNALS:
     void servingChanged();
     void statsChanged();
     void bookingsChanged();
+    void runtimeChanged();
+    void applyingChanged();
+    void runtimeApplied(const QString &error);
 
 private:
     void pollStats();
@@ -87,6 +99,8 @@ private:
     QString m_error;
     QTimer m_statsTimer;
     QElapsedTimer m_rateClock;
+    taxicore::RuntimeSettings m_runtime;
+    QFutureWatcher<QString> m_applying;
     qint64 m_requests = 0;
     qint64 m_rateBase = 0;
     double m_rate = 0;

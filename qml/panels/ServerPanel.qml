@@ -3,11 +3,36 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// The server's execution model and its live request rate.
+// The server's execution model (applied live), its request rate and its event log.
 ColumnLayout {
     id: panel
 
+    property string lastResult: ""
+
+    // Shows what is serving now (after an apply, or a switch through the admin API).
+    function syncControls() {
+        modeBox.currentIndex = Math.max(0, modeBox.model.indexOf(ConsoleBackend.mode))
+        workersBox.value = ConsoleBackend.workers
+        threadsBox.value = ConsoleBackend.threads
+        policyBox.currentIndex = Math.max(0, policyBox.model.indexOf(ConsoleBackend.policy))
+    }
+    function apply() {
+        lastResult = ""
+        ConsoleBackend.applyRuntime(modeBox.currentText, workersBox.value, threadsBox.value, policyBox.currentText)
+    }
+
     spacing: 8
+    Component.onCompleted: syncControls()
+
+    Connections {
+        target: ConsoleBackend
+        function onRuntimeChanged() { panel.syncControls() }
+        function onRuntimeApplied(error) {
+            panel.lastResult = error === "" ? qsTr("Now serving in %1 mode.").arg(ConsoleBackend.mode)
+                                            : qsTr("Not applied: %1").arg(error)
+            panel.syncControls()
+        }
+    }
 
     GroupBox {
         Layout.fillWidth: true
@@ -16,7 +41,7 @@ ColumnLayout {
         GridLayout {
             anchors.fill: parent
             columns: 2
-            enabled: ConsoleBackend.canSwitchMode
+            enabled: ConsoleBackend.canSwitchMode && !ConsoleBackend.applying
 
             Label { text: qsTr("Mode") }
             ComboBox {
@@ -24,50 +49,62 @@ ColumnLayout {
                 objectName: "modeBox"
                 Layout.fillWidth: true
                 model: ["single", "pool", "processes"]
-                currentIndex: Math.max(0, model.indexOf(ConsoleBackend.mode))
             }
             Label { text: qsTr("Workers") }
             SpinBox {
+                id: workersBox
                 Layout.fillWidth: true
                 from: 0
-                to: 32
-                value: ConsoleBackend.workers
+                to: 16
                 enabled: modeBox.currentText === "processes"
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Worker processes; 0 = one per core")
             }
             Label { text: qsTr("Pool threads") }
             SpinBox {
+                id: threadsBox
                 Layout.fillWidth: true
                 from: 0
-                to: 64
-                value: ConsoleBackend.threads
+                to: 256
                 enabled: modeBox.currentText === "pool"
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Handler threads; 0 = one per core")
             }
             Label { text: qsTr("Policy") }
             ComboBox {
+                id: policyBox
                 Layout.fillWidth: true
                 model: ["round-robin", "kernel"]
-                currentIndex: Math.max(0, model.indexOf(ConsoleBackend.policy))
                 enabled: modeBox.currentText === "processes"
             }
-            Item { width: 1; height: 1 }
+            BusyIndicator {
+                Layout.preferredHeight: 28
+                Layout.preferredWidth: 28
+                running: ConsoleBackend.applying
+            }
             Button {
+                objectName: "applyButton"
                 Layout.alignment: Qt.AlignRight
-                text: qsTr("Apply")
+                text: qsTr("Apply (Ctrl+Return)")
+                onClicked: panel.apply()
             }
         }
     }
     Label {
         Layout.fillWidth: true
-        visible: !ConsoleBackend.canSwitchMode
+        visible: text !== ""
         wrapMode: Text.Wrap
-        opacity: 0.7
-        font.pixelSize: 12
-        text: qsTr("Running in %1 mode (0 = one per core). Switching live arrives with the mode controller; until then restart with --mode, --workers, --threads, --policy.").arg(ConsoleBackend.mode)
+        text: panel.lastResult
     }
 
     RequestRateChart {
         Layout.fillWidth: true
         Layout.fillHeight: true
-        Layout.minimumHeight: 220
+        Layout.minimumHeight: 200
+    }
+
+    EventLogView {
+        Layout.fillWidth: true
+        Layout.preferredHeight: 150
     }
 }
