@@ -59,7 +59,7 @@ int main(int argc, char *argv[])
     if (engine.rootObjects().isEmpty())
         return 1;
 
-    ConsoleHooks hooks(parser, engine);
+    ConsoleHooks hooks(parser, engine, backend);
     const int rc = app.exec();
     backend.stop();
     return serving ? rc : 1;

@@ -1,5 +1,7 @@
 #include "ConsoleHooks.h"
 
+#include "ConsoleBackend.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
@@ -35,7 +37,9 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
     parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server)."), QStringLiteral("name")});
 }
 
-ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine)
+ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine,
+                           const ConsoleBackend &backend)
+    : m_backend(backend)
 {
     const auto roots = engine.rootObjects();
     m_window = roots.isEmpty() ? nullptr : qobject_cast<QQuickWindow *>(roots.first());
@@ -64,6 +68,11 @@ void ConsoleHooks::finish()
         const QImage image = m_window->grabWindow();
         if (image.isNull() || !image.save(m_screenshotPath))
             std::fprintf(stderr, "taxicore: could not save screenshot to %s\n", qPrintable(m_screenshotPath));
+    }
+    if (m_backend.serving()) {
+        std::printf("quit mode=%s requests=%lld\n", qPrintable(m_backend.mode()),
+                    static_cast<long long>(m_backend.requestsServed()));
+        std::fflush(stdout);
     }
     QCoreApplication::exit(0);
 }

@@ -3,23 +3,26 @@
 #include <QObject>
 #include <QString>
 
+class ConsoleBackend;
 class QCommandLineParser;
 class QQmlApplicationEngine;
 class QQuickWindow;
 
 // Flags for tests and measurements: --quit-after-ms N, --screenshot PATH (taken just before
-// quitting), --report-fps (one "fps N gui-cpu-ms N" line a second on stdout), --panel NAME.
+// quitting, with a "quit mode=M requests=N" line on stdout), --report-fps (one
+// "fps N gui-cpu-ms N" line a second on stdout), --panel NAME.
 class ConsoleHooks : public QObject
 {
     Q_OBJECT
 public:
     static void addOptions(QCommandLineParser &parser);
-    ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine);
+    ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine, const ConsoleBackend &backend);
 
 private:
     void finish();
     void reportFps();
 
+    const ConsoleBackend &m_backend;
     QQuickWindow *m_window = nullptr;
     QString m_screenshotPath;
     int m_frames = 0;

@@ -2,6 +2,7 @@
 // geometry nodes draw nothing): start taxicore, book two rides over HTTP, let it take its own
 // screenshot, and check the pixels show streets and cars in their state colours.
 // The PNGs are kept in $TAXICORE_ARTIFACT_DIR.
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QImage>
 #include <QJsonDocument>
@@ -17,6 +18,7 @@ constexpr int kStartTimeoutMs = 20000;
 constexpr int kRequestTimeoutMs = 5000;
 // Long enough for the map to load and the booked cars to show; the console quits by itself.
 constexpr int kScreenshotAfterMs = 6000;
+constexpr int kServerPanelAfterMs = 9000; // a mode switch and a few seconds of load first
 constexpr int kExitTimeoutMs = 30000;
 
 // Colours CityMap.qml gives the map in the light palette (Xvfb has no dark theme).
@@ -53,9 +55,14 @@ class ConsoleScreenshotTest : public QObject
 
 private Q_SLOTS:
     void mapShowsStreetsAndCars();
+    void serverPanelFollowsAModeSwitch();
 
 private:
     bool book(QNetworkAccessManager &network, const QUrl &base, const QString &rider, double lat, double lng);
+    // Starts taxicore in the Xvfb window; returns its base URL (empty on failure).
+    QUrl startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs);
+    QNetworkReply *send(QNetworkAccessManager &network, const QNetworkRequest &request, const QByteArray &verb,
+                        const QByteArray &body = {});
 };
 
 bool ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QUrl &base, const QString &rider,
@@ -82,26 +89,14 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
     QFile::remove(shot);
 
     QProcess console;
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
-    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
-    console.setProcessEnvironment(env);
-    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
-                  {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QStringLiteral("0"),
-                   QStringLiteral("--cars"), QStringLiteral("500"), QStringLiteral("--quit-after-ms"),
-                   QString::number(kScreenshotAfterMs), QStringLiteral("--screenshot"), shot});
-    QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
     auto cleanup = qScopeGuard([&console] {
         if (console.state() != QProcess::NotRunning) {
             console.kill();
             console.waitForFinished(kExitTimeoutMs);
         }
     });
-
-    QTRY_VERIFY_WITH_TIMEOUT(console.canReadLine(), kStartTimeoutMs);
-    const QString line = QString::fromUtf8(console.readLine()).trimmed();
-    QVERIFY2(line.startsWith(QLatin1String("listening on http://")), qPrintable(line));
-    const QUrl base(line.mid(int(qstrlen("listening on "))));
+    const QUrl base = startConsole(console, kScreenshotAfterMs, {QStringLiteral("--screenshot"), shot});
+    QVERIFY(!base.isEmpty());
 
     // Two rides in the centre: their cars turn "to pickup" (orange) on the map.
     QNetworkAccessManager network;
@@ -128,6 +123,91 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
     QVERIFY2(streets > 20000, "the streets are not drawn");
     QVERIFY2(available > 2000, "the available cars are not drawn");
     QVERIFY2(toPickup > 10, "the booked cars are not drawn in the to-pickup colour");
+}
+
+QUrl ConsoleScreenshotTest::startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs)
+{
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
+    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
+    console.setProcessEnvironment(env);
+    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
+                  QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
+                              QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("500"),
+                              QStringLiteral("--quit-after-ms"), QString::number(quitAfterMs)}
+                      + extraArgs);
+    if (!console.waitForStarted(kStartTimeoutMs)) {
+        qWarning("cannot start taxicore: %s", qPrintable(console.errorString()));
+        return {};
+    }
+    QDeadlineTimer deadline(kStartTimeoutMs);
+    while (!console.canReadLine() && !deadline.hasExpired() && console.state() == QProcess::Running)
+        console.waitForReadyRead(100);
+    const QString line = QString::fromUtf8(console.readLine()).trimmed();
+    if (!line.startsWith(QLatin1String("listening on http://"))) {
+        qWarning("unexpected first line: %s", qPrintable(line));
+        return {};
+    }
+    return QUrl(line.mid(int(qstrlen("listening on "))));
+}
+
+QNetworkReply *ConsoleScreenshotTest::send(QNetworkAccessManager &network, const QNetworkRequest &request,
+                                           const QByteArray &verb, const QByteArray &body)
+{
+    QNetworkReply *reply = network.sendCustomRequest(request, verb, body);
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    finished.wait(kRequestTimeoutMs);
+    return reply;
+}
+
+void ConsoleScreenshotTest::serverPanelFollowsAModeSwitch()
+{
+    if (qEnvironmentVariableIsEmpty("DISPLAY"))
+        QSKIP("needs an X display (run through xvfb-run, as ctest does)");
+
+    const QString shot = artifactDir() + QStringLiteral("/console-server-panel.png");
+    QFile::remove(shot);
+    QProcess console;
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+    const QUrl base = startConsole(console, kServerPanelAfterMs, {QStringLiteral("--panel"), QStringLiteral("server"),
+                                             QStringLiteral("--screenshot"), shot});
+    QVERIFY(!base.isEmpty());
+
+    // Switch to pool mode through the admin API, as an engineer's script would.
+    QNetworkAccessManager network;
+    QNetworkRequest admin(base.resolved(QUrl(QStringLiteral("/admin/v1/runtime"))));
+    admin.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+    QNetworkReply *switched = send(network, admin, "PUT", R"({"mode":"pool","threads":2})");
+    QCOMPARE(switched->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    switched->deleteLater();
+
+    // Some load for the req/s chart.
+    for (int i = 0; i < 200; ++i) {
+        QNetworkReply *hello = send(network, QNetworkRequest(base.resolved(QUrl(QStringLiteral("/hello")))), "GET");
+        QCOMPARE(hello->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+        hello->deleteLater();
+        if (i % 50 == 49)
+            QTest::qWait(600); // spread over a few chart samples
+    }
+
+    QVERIFY(console.waitForFinished(kExitTimeoutMs));
+    QCOMPARE(console.exitCode(), 0);
+    const QString out = QString::fromUtf8(console.readAllStandardOutput());
+    QVERIFY2(out.contains(QLatin1String("quit mode=pool")), qPrintable(out));
+
+    QImage image(shot);
+    QVERIFY2(!image.isNull(), qPrintable(shot));
+    image = image.convertToFormat(QImage::Format_RGB32);
+    // The chart's line (#2f6fd6) in the side panel: the chart drew live samples.
+    const QRect panel(image.width() * 7 / 10, 40, image.width() * 3 / 10 - 1, image.height() - 41);
+    const int chartLine = countNear(image, panel, QColor(0x2f, 0x6f, 0xd6), 40);
+    qInfo("screenshot %s: %d chart-line px", qPrintable(shot), chartLine);
+    QVERIFY2(chartLine > 20, "the req/s chart shows no line");
 }
 
 QTEST_GUILESS_MAIN(ConsoleScreenshotTest)
