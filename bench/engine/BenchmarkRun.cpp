@@ -4,8 +4,7 @@
 
 namespace taxicore::bench {
 
-bool RunResult::clientBound() const
-{
+bool RunResult::clientBound() const {
     for (const StageResult &stage : stages) {
         if (stage.client.clientBound)
             return true;
@@ -13,8 +12,7 @@ bool RunResult::clientBound() const
     return false;
 }
 
-std::string currentUtcIso8601()
-{
+std::string currentUtcIso8601() {
     const std::time_t now = std::time(nullptr);
     std::tm utc{};
     gmtime_r(&now, &utc);
@@ -24,12 +22,11 @@ std::string currentUtcIso8601()
 }
 
 BenchmarkRun::BenchmarkRun(Target target, std::vector<StagePlan> stages)
-    : m_target(std::move(target)), m_stages(std::move(stages))
-{
-}
+    : m_target(std::move(target))
+    , m_stages(std::move(stages)) {}
 
-RunResult BenchmarkRun::run(const StageStartCallback &onStageStart, const ProgressCallback &onProgress)
-{
+RunResult BenchmarkRun::run(const StageStartCallback &onStageStart,
+                            const ProgressCallback &onProgress) {
     RunResult result;
     result.url = m_target.url;
     result.startedAtUtc = currentUtcIso8601();
@@ -58,8 +55,7 @@ RunResult BenchmarkRun::run(const StageStartCallback &onStageStart, const Progre
     return result;
 }
 
-void BenchmarkRun::requestStop()
-{
+void BenchmarkRun::requestStop() {
     m_stopRequested = true;
     std::lock_guard lock(m_mutex);
     if (m_current)

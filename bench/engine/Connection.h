@@ -23,7 +23,7 @@ struct Connection {
     int fd = -1;
     uint32_t epollEvents = 0; // events currently registered, 0 when not registered
     Phase phase = Phase::Idle;
-    bool finished = false;    // request-count mode: no more tickets for this connection
+    bool finished = false; // request-count mode: no more tickets for this connection
     bool retriedStale = false;
     uint32_t requestsOnSocket = 0;
 
@@ -32,11 +32,11 @@ struct Connection {
     std::size_t written = 0;
     HttpResponseParser parser;
 
-    int64_t intendedNs = 0;  // when the schedule wanted this request sent
-    int64_t sentNs = 0;      // when the client actually started it (connect or write)
-    int64_t deadlineNs = 0;  // sentNs + timeout
+    int64_t intendedNs = 0;     // when the schedule wanted this request sent
+    int64_t sentNs = 0;         // when the client actually started it (connect or write)
+    int64_t deadlineNs = 0;     // sentNs + timeout
     int64_t nextIntendedNs = 0; // open loop: the schedule of the next request
-    bool counted = false;    // this request falls inside the measured window
+    bool counted = false;       // this request falls inside the measured window
 };
 
 } // namespace taxicore::bench

@@ -24,10 +24,10 @@ inline constexpr int kDefaultConnections = 64;
 // One load stage: how much load, for how long, in which HTTP mode.
 struct LoadSettings {
     int connections = kDefaultConnections;
-    int threads = 0;          // 0: chosen by defaultThreadCount()
+    int threads = 0; // 0: chosen by defaultThreadCount()
     Nanoseconds duration = kDefaultDuration;
     uint64_t requestCount = 0; // > 0: stop after this many requests instead of after `duration`
-    double rate = 0;          // > 0: open loop at this many requests/s; 0: closed loop
+    double rate = 0;           // > 0: open loop at this many requests/s; 0: closed loop
     HttpMode httpMode = HttpMode::KeepAlive;
     Nanoseconds timeout = kDefaultRequestTimeout;
     Nanoseconds warmup = Nanoseconds::zero();

@@ -5,12 +5,11 @@
 namespace taxicore::bench {
 
 RequestRenderer::RequestRenderer(std::string hostHeader, HttpMode mode)
-    : m_hostHeader(std::move(hostHeader)), m_mode(mode)
-{
-}
+    : m_hostHeader(std::move(hostHeader))
+    , m_mode(mode) {}
 
-std::string RequestRenderer::render(std::string_view method, std::string_view path, std::string_view jsonBody) const
-{
+std::string RequestRenderer::render(std::string_view method, std::string_view path,
+                                    std::string_view jsonBody) const {
     std::string request;
     request.reserve(160 + path.size() + jsonBody.size());
     request.append(method).append(" ").append(path);

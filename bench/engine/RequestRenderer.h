@@ -13,7 +13,8 @@ class RequestRenderer {
 public:
     RequestRenderer(std::string hostHeader, HttpMode mode);
 
-    std::string render(std::string_view method, std::string_view path, std::string_view jsonBody = {}) const;
+    std::string render(std::string_view method, std::string_view path,
+                       std::string_view jsonBody = {}) const;
     HttpMode mode() const { return m_mode; }
 
 private:

@@ -4,16 +4,15 @@
 
 namespace taxicore::bench {
 
-double StageResult::requestsPerSecond() const
-{
+double StageResult::requestsPerSecond() const {
     return elapsedSeconds > 0 ? static_cast<double>(responses()) / elapsedSeconds : 0.0;
 }
 
-void judgeClientBound(ClientUsage &client, bool openLoop)
-{
+void judgeClientBound(ClientUsage &client, bool openLoop) {
     char reason[160];
     if (client.cpuPercentOfThreads >= kClientBoundCpuPercent) {
-        std::snprintf(reason, sizeof reason, "client threads were busy %.0f%% of the time (limit %.0f%%)",
+        std::snprintf(reason, sizeof reason,
+                      "client threads were busy %.0f%% of the time (limit %.0f%%)",
                       client.cpuPercentOfThreads, kClientBoundCpuPercent);
         client.clientBound = true;
         client.clientBoundReason = reason;

@@ -17,8 +17,8 @@ struct SecondSample {
     double elapsedSeconds = 0; // length of this interval (the last one may be shorter)
     uint64_t responses = 0;    // in this interval
     double requestsPerSecond = 0;
-    uint64_t errors = 0;       // in this interval
-    double p99Ms = 0;          // corrected latency p99 of this interval
+    uint64_t errors = 0;         // in this interval
+    double p99Ms = 0;            // corrected latency p99 of this interval
     double clientCpuPercent = 0; // worker threads' CPU over this interval, % of threads x time
     uint64_t totalResponses = 0; // since the start of the measured window
     uint64_t totalErrors = 0;
@@ -27,25 +27,25 @@ struct SecondSample {
 // The client's own load, to tell a server limit from a client limit.
 struct ClientUsage {
     int threads = 0;
-    double threadCpuSeconds = 0;   // user+system of the worker threads in the measured window
-    double processCpuSeconds = 0;  // getrusage(RUSAGE_SELF) over the measured window
+    double threadCpuSeconds = 0;    // user+system of the worker threads in the measured window
+    double processCpuSeconds = 0;   // getrusage(RUSAGE_SELF) over the measured window
     double cpuPercentOfThreads = 0; // threadCpuSeconds / (elapsed x threads) x 100
     double cpuMicrosPerRequest = 0; // processCpuSeconds per response
-    double scheduleLagP99Ms = 0;   // open loop only
+    double scheduleLagP99Ms = 0;    // open loop only
     bool clientBound = false;
     std::string clientBoundReason; // empty when not client-bound
 };
 
 // Everything measured in one stage.
 struct StageResult {
-    std::string name;         // stage label, e.g. "c64"
+    std::string name; // stage label, e.g. "c64"
     std::string url;
-    std::string requests;     // description of the request mix
+    std::string requests; // description of the request mix
     LoadSettings settings;
     int threads = 0;
     bool interrupted = false; // stopped early by requestStop()
     double elapsedSeconds = 0;
-    WorkerStats totals;       // counters and the corrected/uncorrected/lag histograms
+    WorkerStats totals;                    // counters and the corrected/uncorrected/lag histograms
     std::map<int, uint64_t> errorStatuses; // non-2xx answers counted as errors, by status
     std::vector<SecondSample> series;
     ClientUsage client;

@@ -6,37 +6,31 @@ namespace taxicore::bench {
 
 namespace {
 
-void bump(uint64_t &slot, uint64_t amount)
-{
+void bump(uint64_t &slot, uint64_t amount) {
     std::atomic_ref<uint64_t>(slot).store(slot + amount, std::memory_order_relaxed);
 }
 
-uint64_t load(const uint64_t &slot)
-{
+uint64_t load(const uint64_t &slot) {
     return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(slot)).load(std::memory_order_relaxed);
 }
 
 } // namespace
 
-void WorkerStats::add(Counter counter, uint64_t amount)
-{
+void WorkerStats::add(Counter counter, uint64_t amount) {
     bump(m_counters[counter], amount);
 }
 
-void WorkerStats::addStatus(int status)
-{
+void WorkerStats::addStatus(int status) {
     if (status >= 0 && status < kMaxStatus)
         bump(m_statusCounts[static_cast<std::size_t>(status)], 1);
 }
 
-uint64_t WorkerStats::errors() const
-{
+uint64_t WorkerStats::errors() const {
     return m_counters[HttpErrors] + m_counters[ConnectErrors] + m_counters[ReadErrors] +
            m_counters[WriteErrors] + m_counters[Timeouts];
 }
 
-WorkerStats WorkerStats::snapshot() const
-{
+WorkerStats WorkerStats::snapshot() const {
     WorkerStats copy;
     for (std::size_t i = 0; i < m_counters.size(); ++i)
         copy.m_counters[i] = load(m_counters[i]);
@@ -48,8 +42,7 @@ WorkerStats WorkerStats::snapshot() const
     return copy;
 }
 
-void WorkerStats::merge(const WorkerStats &other)
-{
+void WorkerStats::merge(const WorkerStats &other) {
     for (std::size_t i = 0; i < m_counters.size(); ++i)
         m_counters[i] += other.m_counters[i];
     for (std::size_t i = 0; i < m_statusCounts.size(); ++i)

@@ -12,18 +12,18 @@ namespace taxicore::bench {
 class WorkerStats {
 public:
     enum Counter {
-        Responses,        // complete responses of any status
-        Successes,        // 2xx, or an expected answer of the scenario
-        NoCarAvailable,   // taxi scenarios: 409 on booking
-        Conflicts,        // taxi scenarios: 409 on a transition tried tolerantly
-        HttpErrors,       // other non-2xx
+        Responses,      // complete responses of any status
+        Successes,      // 2xx, or an expected answer of the scenario
+        NoCarAvailable, // taxi scenarios: 409 on booking
+        Conflicts,      // taxi scenarios: 409 on a transition tried tolerantly
+        HttpErrors,     // other non-2xx
         ConnectErrors,
-        ReadErrors,       // reset or closed before the response was complete, or unparsable
+        ReadErrors, // reset or closed before the response was complete, or unparsable
         WriteErrors,
         Timeouts,
         BytesRead,
         ConnectionsOpened,
-        UnfinishedAtEnd,  // duration mode: counted requests still in flight when time was up
+        UnfinishedAtEnd, // duration mode: counted requests still in flight when time was up
         CounterCount
     };
     static constexpr int kMaxStatus = 600;
@@ -31,7 +31,9 @@ public:
     void add(Counter counter, uint64_t amount = 1);
     void addStatus(int status);
     uint64_t value(Counter counter) const { return m_counters[counter]; }
-    uint64_t statusCount(int status) const { return m_statusCounts[static_cast<std::size_t>(status)]; }
+    uint64_t statusCount(int status) const {
+        return m_statusCounts[static_cast<std::size_t>(status)];
+    }
     uint64_t errors() const;
 
     WorkerStats snapshot() const;

@@ -4,8 +4,7 @@
 
 namespace taxicore::bench {
 
-std::shared_ptr<const RequestPlan> Scenario::makePlan(const RequestRenderer &renderer) const
-{
+std::shared_ptr<const RequestPlan> Scenario::makePlan(const RequestRenderer &renderer) const {
     switch (requests) {
     case Requests::TaxiMix:
         return std::make_shared<TaxiPlan>(TaxiPlan::Style::Mix, renderer);

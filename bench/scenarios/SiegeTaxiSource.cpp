@@ -12,12 +12,10 @@ constexpr int kHttpConflict = 409;
 } // namespace
 
 SiegeTaxiSource::SiegeTaxiSource(const TaxiRequests &requests, std::string riderId)
-    : m_requests(requests), m_riderId(std::move(riderId))
-{
-}
+    : m_requests(requests)
+    , m_riderId(std::move(riderId)) {}
 
-std::string_view SiegeTaxiSource::nextRequest(FastRandom &random)
-{
+std::string_view SiegeTaxiSource::nextRequest(FastRandom &random) {
     m_sentCall = m_call;
     m_call = (m_call + 1) % kCallsInCycle;
     switch (m_sentCall) {
@@ -41,8 +39,7 @@ std::string_view SiegeTaxiSource::nextRequest(FastRandom &random)
     return m_request;
 }
 
-ResponseClass SiegeTaxiSource::onResponse(int status, std::string_view body)
-{
+ResponseClass SiegeTaxiSource::onResponse(int status, std::string_view body) {
     if (m_sentCall == Book) {
         if (status == kHttpConflict)
             return ResponseClass::NoCarAvailable;

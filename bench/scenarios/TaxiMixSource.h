@@ -29,7 +29,17 @@ public:
     ResponseClass onResponse(int status, std::string_view body) override;
     void onFailure() override;
 
-    enum class Step { PositionUpdate, Nearby, Quote, Book, CheckBooking, Pickup, Complete, Cancel, None };
+    enum class Step {
+        PositionUpdate,
+        Nearby,
+        Quote,
+        Book,
+        CheckBooking,
+        Pickup,
+        Complete,
+        Cancel,
+        None
+    };
     Step lastStep() const { return m_sent; }
     int64_t bookingId() const { return m_bookingId; }
 

@@ -22,7 +22,8 @@ public:
     static constexpr int kNearbyRadiusMeters = 1000;
     static constexpr int kNearbyLimit = 20;
 
-    explicit TaxiRequests(const RequestRenderer &renderer) : m_renderer(renderer) {}
+    explicit TaxiRequests(const RequestRenderer &renderer)
+        : m_renderer(renderer) {}
 
     std::string positionUpdate(FastRandom &random) const;
     std::string nearby(FastRandom &random) const;

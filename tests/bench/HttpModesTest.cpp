@@ -9,8 +9,7 @@ class HttpModesTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void keepAliveReusesOneConnectionPerClient()
-    {
+    void keepAliveReusesOneConnectionPerClient() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         const StageResult result = runGet(server.url(), countSettings(4, 400));
         QCOMPARE(result.responses(), uint64_t{400});
@@ -20,8 +19,7 @@ private slots:
         QCOMPARE(server.http10Requests(), uint64_t{0});
     }
 
-    void noKeepAliveOpensAConnectionPerRequest()
-    {
+    void noKeepAliveOpensAConnectionPerRequest() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(4, 200);
         settings.httpMode = HttpMode::ConnectionPerRequest;
@@ -32,8 +30,7 @@ private slots:
         QCOMPARE(result.totals.value(WorkerStats::ConnectionsOpened), uint64_t{200});
     }
 
-    void http10SpeaksHttp10WithAConnectionPerRequest()
-    {
+    void http10SpeaksHttp10WithAConnectionPerRequest() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(8, 200);
         settings.httpMode = HttpMode::Http10;
@@ -44,8 +41,7 @@ private slots:
         QCOMPARE(server.connectionsAccepted(), uint64_t{200});
     }
 
-    void chunkedResponsesKeepTheConnection()
-    {
+    void chunkedResponsesKeepTheConnection() {
         TestHttpServer server(TestHttpServer::Behaviour::Chunked);
         const StageResult result = runGet(server.url(), countSettings(2, 100));
         QCOMPARE(result.totals.value(WorkerStats::Successes), uint64_t{100});
@@ -53,8 +49,7 @@ private slots:
         QCOMPARE(result.totals.value(WorkerStats::BytesRead) > 100 * 12, true);
     }
 
-    void severalThreadsShareTheRequestCount()
-    {
+    void severalThreadsShareTheRequestCount() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(6, 333);
         settings.threads = 3;
@@ -64,8 +59,7 @@ private slots:
         QCOMPARE(server.requestsSeen(), uint64_t{333});
     }
 
-    void durationRunEndsOnTime()
-    {
+    void durationRunEndsOnTime() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         QElapsedTimer wall;
         wall.start();
@@ -77,13 +71,15 @@ private slots:
         // Every request the server saw was either counted or reported as unfinished.
         const uint64_t unfinished = result.totals.value(WorkerStats::UnfinishedAtEnd);
         QVERIFY(unfinished <= 4);
-        QVERIFY2(server.requestsSeen() >= result.responses() && server.requestsSeen() <= result.responses() + unfinished,
+        QVERIFY2(server.requestsSeen() >= result.responses() &&
+                     server.requestsSeen() <= result.responses() + unfinished,
                  qPrintable(QStringLiteral("server saw %1, client counted %2 + %3 unfinished")
-                                .arg(server.requestsSeen()).arg(result.responses()).arg(unfinished)));
+                                .arg(server.requestsSeen())
+                                .arg(result.responses())
+                                .arg(unfinished)));
     }
 
-    void warmUpRequestsAreNotCounted()
-    {
+    void warmUpRequestsAreNotCounted() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(2, 50);
         settings.warmup = 300ms;
