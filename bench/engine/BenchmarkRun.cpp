@@ -1,8 +1,19 @@
 #include "BenchmarkRun.h"
 
+#include <chrono>
 #include <ctime>
+#include <thread>
 
 namespace taxicore::bench {
+
+namespace {
+
+// Between stages the server may still be answering the previous stage's abandoned requests:
+// let it settle so they do not slow the next stage down. Checked for stop requests in steps.
+constexpr auto kSettleBetweenStages = std::chrono::seconds(2);
+constexpr auto kSettleStep = std::chrono::milliseconds(20);
+
+} // namespace
 
 bool RunResult::clientBound() const {
     for (const StageResult &stage : stages) {
@@ -32,6 +43,11 @@ RunResult BenchmarkRun::run(const StageStartCallback &onStageStart,
     result.startedAtUtc = currentUtcIso8601();
     for (std::size_t i = 0; i < m_stages.size() && !m_stopRequested; ++i) {
         const int index = static_cast<int>(i);
+        for (auto waited = std::chrono::milliseconds(0);
+             i > 0 && waited < kSettleBetweenStages && !m_stopRequested; waited += kSettleStep)
+            std::this_thread::sleep_for(kSettleStep);
+        if (m_stopRequested)
+            break;
         if (onStageStart)
             onStageStart(index, m_stages[i]);
         LoadEngine engine(m_target, m_stages[i].settings, m_stages[i].plan);
