@@ -63,6 +63,7 @@ ItemDelegate {
             }
         }
         ToolButton {
+            objectName: "cancelButton"
             visible: delegate.isOpen
             text: "✕"
             ToolTip.visible: hovered

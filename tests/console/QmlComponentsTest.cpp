@@ -1,0 +1,19 @@
+// QtQuickTest runner for the TaxiCore QML components (tests/console/qml/tst_*.qml).
+// Qt 6.4's default import path lacks qrc:/qt/qml, where the static TaxiCore modules live.
+#include <QQmlEngine>
+#include <QQmlExtensionPlugin>
+#include <QtQuickTest>
+
+Q_IMPORT_QML_PLUGIN(TaxiCorePlugin)
+Q_IMPORT_QML_PLUGIN(TaxiCoreConsolePlugin)
+
+class QmlComponentsSetup : public QObject
+{
+    Q_OBJECT
+
+public Q_SLOTS:
+    void qmlEngineAvailable(QQmlEngine *engine) { engine->addImportPath(QStringLiteral("qrc:/qt/qml")); }
+};
+
+QUICK_TEST_MAIN_WITH_SETUP(console_qml_components, QmlComponentsSetup)
+#include "QmlComponentsTest.moc"

@@ -1,0 +1,59 @@
+import QtQuick
+import QtTest
+import TaxiCore
+
+// A booking row: what it shows for open and closed bookings, and its cancel button.
+TestCase {
+    id: testCase
+    name: "BookingDelegate"
+    when: windowShown
+    visible: true // TestCase is invisible by default: no input, no effective visibility
+    width: 400
+    height: 200
+
+    Component {
+        id: delegateComponent
+        BookingDelegate {
+            width: 380
+        }
+    }
+    SignalSpy {
+        id: cancelSpy
+        signalName: "cancelRequested"
+    }
+
+    function make(props) {
+        const base = { index: 0, bookingId: 42, bookingState: "assigned", isOpen: true, rider: "alice",
+                       carId: 7, etaSeconds: 125, fare: 0 }
+        for (const k in props)
+            base[k] = props[k]
+        const d = createTemporaryObject(delegateComponent, testCase, base)
+        verify(d)
+        return d
+    }
+
+    function cancelButton(item) { return findChild(item, "cancelButton") }
+
+    function test_openBookingCanBeCancelled() {
+        const d = make({})
+        const button = cancelButton(d)
+        verify(button)
+        verify(button.visible)
+        cancelSpy.target = d
+        cancelSpy.clear()
+        mouseClick(button)
+        compare(cancelSpy.count, 1)
+    }
+
+    function test_closedBookingHasNoCancel() {
+        const d = make({ bookingState: "completed", isOpen: false, fare: 123.5 })
+        verify(!cancelButton(d).visible)
+    }
+
+    function test_stateColours() {
+        const d = make({})
+        compare(d.stateColor("on_trip"), "#2f6fd6")
+        compare(d.stateColor("cancelled"), "#c0392b")
+        compare(d.stateColor("unknown"), "#8a8a8a")
+    }
+}
