@@ -120,6 +120,31 @@ private slots:
         QVERIFY(series.readLine().startsWith("c4,1,"));
     }
 
+    void scenarioStagesRunInOrderAndFlagsOverrideThem() {
+        TestHttpServer server(TestHttpServer::Behaviour::Hello);
+        QTemporaryDir dir;
+        const QString json = dir.filePath("stages.json");
+        const Outcome outcome = runBench({QString::fromStdString(server.url("/")), "--scenario",
+                                          "loadtest-fib25", "-d", "300ms", "--json", json});
+        QCOMPARE(outcome.exitCode, 0);
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject result = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(result["scenario"][QLatin1String("name")].toString(), QString("loadtest-fib25"));
+        QVERIFY(!result["scenario"][QLatin1String("source")].toString().isEmpty());
+        const QJsonArray stages = result["stages"].toArray();
+        QCOMPARE(stages.size(), 3);
+        const int connections[] = {64, 200, 1000};
+        for (int i = 0; i < 3; ++i) {
+            const QJsonObject stage = stages[i].toObject();
+            QCOMPARE(stage["settings"][QLatin1String("connections")].toInt(), connections[i]);
+            QCOMPARE(stage["settings"][QLatin1String("duration_s")].toDouble(), 0.3);
+            QCOMPARE(stage["requests_description"].toString(), QString("GET /fib?n=25"));
+            QVERIFY(stage["summary"][QLatin1String("responses")].toInt() > 0);
+        }
+        QVERIFY(server.requestLines().front().starts_with("GET /fib?n=25 HTTP/1.1"));
+    }
+
     void progressPrintsJsonLinesEndingWithTheResult() {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         const Outcome outcome =
