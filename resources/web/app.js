@@ -263,6 +263,7 @@
       if (b.state === 'completed' && !state.receiptShown) showReceipt(b);
       state.phase = b.state;
       if (!isOpen(b.state)) {
+        remember(null);
         map.setAssignedCar(null);
         map.setRoute('approach', null);
         subscribe();
@@ -302,6 +303,7 @@
       throw e;
     }
     state.booking = b;
+    remember(b.booking_id);
     state.cancelledByMe = false;
     state.receiptShown = false;
     state.phase = b.state || 'assigned';
@@ -328,6 +330,42 @@
     onBooking(b);
   }));
   ui.again.addEventListener('click', () => finish('idle'));
+
+  // The open booking survives a reload of the page (same tab).
+  function remember(id) {
+    try {
+      if (id) sessionStorage.setItem('taxicore-booking', String(id));
+      else sessionStorage.removeItem('taxicore-booking');
+    } catch (e) {
+      /* storage disabled: no resume after a reload */
+    }
+  }
+  async function resume() {
+    let id = null;
+    try {
+      id = sessionStorage.getItem('taxicore-booking');
+    } catch (e) {
+      return;
+    }
+    if (!id) return;
+    try {
+      const b = await api('GET', '/bookings/' + encodeURIComponent(id));
+      if (!isOpen(b.state) || state.phase !== 'idle') return remember(null);
+      state.booking = b;
+      state.phase = b.state;
+      state.pickupChosen = true;
+      setPickup(b.pickup, true);
+      map.centreOn(b.pickup);
+      map.setAssignedCar(b.car && b.car.id);
+      setClickMode('dropoff');
+      if (b.dropoff) setDestination(b.dropoff);
+      subscribe();
+      drawCars();
+      render();
+    } catch (e) {
+      if (e.code !== 'unreachable') remember(null);
+    }
+  }
 
   function finish(phase) {
     state.phase = phase;
@@ -502,6 +540,7 @@
   render();
   renderLive();
   connectFeed();
+  resume();
   document.documentElement.dataset.ready = '1';
   window.taxicoreTimings = { interactiveMs: performance.now() };
   $('zoom-in').addEventListener('click', () => map.zoomBy(1.5));

@@ -27,10 +27,11 @@ constexpr double kMaxRadiusM = 50'000;
 constexpr int kDefaultLimit = 20;
 constexpr int kMaxLimit = 100;
 constexpr qint64 kMaxIncomingBytes = 4096;
+// Road ETAs cost ~0.25 ms per distinct rider cell; past this much work in one tick the rest of
+// the tick uses straight-line ETAs, so the I/O thread never stalls for the feed.
+constexpr qint64 kRoadEtaBudgetMs = 25;
 // A refused or closing socket that does not finish the closing handshake is aborted after this.
 constexpr int kCloseGraceMs = 3000;
-// RFC 6455 7.4.1: 1013 "try again later" (no QWebSocketProtocol enumerator in Qt 6.4).
-constexpr auto kCloseTryAgainLater = static_cast<QWebSocketProtocol::CloseCode>(1013);
 
 QByteArray compact(const QJsonObject &object)
 {
@@ -136,7 +137,8 @@ void LiveFeed::acceptPending()
             continue;
         }
         if (m_clients.size() >= m_maxClients) {
-            refuse(kCloseTryAgainLater, QStringLiteral("too many live clients; retry shortly"));
+            // 1008, not 1013 "try again later": Qt's own clients treat 1013 as a protocol error.
+            refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("too many live clients; retry shortly"));
             continue;
         }
         socket->setMaxAllowedIncomingMessageSize(kMaxIncomingBytes);
@@ -225,7 +227,8 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     client->radiusM = radius;
     client->limit = int(limit);
     client->bookingId = bookingId;
-    QHash<QString, QByteArray> cache;
+    TickCache cache;
+    cache.started.start();
     sendUpdate(*client, cache); // the first picture now, not after a tick
     if (!m_timer.isActive())
         m_timer.start();
@@ -238,7 +241,8 @@ void LiveFeed::tick()
         return;
     }
     // Riders near one another share one query per tick.
-    QHash<QString, QByteArray> cache;
+    TickCache cache;
+    cache.started.start();
     const auto clients = m_clients.values(); // send() may drop clients while we iterate
     for (const std::shared_ptr<Client> &client : clients) {
         if (client->subscribed && m_clients.contains(client->socket))
@@ -246,21 +250,23 @@ void LiveFeed::tick()
     }
 }
 
-QByteArray LiveFeed::carsJson(const Client &client, QHash<QString, QByteArray> &cache) const
+QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
 {
     // ~10 m grid: neighbours get the same answer from the cache.
     const double lat = std::round(client.centre.lat * 1e4) / 1e4;
     const double lng = std::round(client.centre.lng * 1e4) / 1e4;
     const QString key = QStringLiteral("%1,%2,%3,%4").arg(lat).arg(lng).arg(client.radiusM).arg(client.limit);
-    if (auto it = cache.constFind(key); it != cache.constEnd())
+    if (auto it = cache.cars.constFind(key); it != cache.cars.constEnd())
         return *it;
+    if (cache.byRoad && cache.started.elapsed() > kRoadEtaBudgetMs)
+        cache.byRoad = false;
     const LatLng centre{lat, lng};
     const std::vector<NearbyCar> found = m_fleet.nearby(centre, client.radiusM, client.limit);
     std::vector<LatLng> positions;
     positions.reserve(found.size());
     for (const NearbyCar &n : found)
         positions.push_back(n.car.position);
-    const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
+    const TripEstimator &estimator = m_estimator && cache.byRoad ? *m_estimator : *m_fallbackEstimator;
     const std::vector<double> etas = positions.empty() ? std::vector<double>{} : estimator.etasTo(centre, positions);
     QJsonArray cars;
     for (std::size_t i = 0; i < found.size(); ++i) {
@@ -271,7 +277,7 @@ QByteArray LiveFeed::carsJson(const Client &client, QHash<QString, QByteArray> &
         cars.append(car);
     }
     QByteArray bytes = QJsonDocument(cars).toJson(QJsonDocument::Compact);
-    cache.insert(key, bytes);
+    cache.cars.insert(key, bytes);
     return bytes;
 }
 
@@ -304,7 +310,7 @@ QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const
     return compact(out);
 }
 
-void LiveFeed::sendUpdate(Client &client, QHash<QString, QByteArray> &carsCache)
+void LiveFeed::sendUpdate(Client &client, TickCache &carsCache)
 {
     QByteArray message = QByteArrayLiteral("{\"type\":\"update\",\"t\":");
     message += QByteArray::number(qlonglong(FleetStore::nowMs()));

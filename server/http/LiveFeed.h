@@ -2,6 +2,7 @@
 
 #include "fleet/FleetTypes.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <QTimer>
@@ -58,8 +59,14 @@ private:
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
     void tick();
-    void sendUpdate(Client &client, QHash<QString, QByteArray> &carsCache);
-    QByteArray carsJson(const Client &client, QHash<QString, QByteArray> &cache) const;
+    // One tick's shared work: answers per ~10 m cell, and whether road ETAs are still affordable.
+    struct TickCache {
+        QHash<QString, QByteArray> cars;
+        QElapsedTimer started;
+        bool byRoad = true;
+    };
+    void sendUpdate(Client &client, TickCache &cache);
+    QByteArray carsJson(const Client &client, TickCache &cache) const;
     QByteArray bookingJsonBytes(uint64_t bookingId) const;
     bool send(Client &client, const QByteArray &utf8Json);
 

@@ -99,7 +99,7 @@ try {
     const timings = await page.evaluate(() => window.taxicoreTimings);
     report.interactiveMs = Math.round(timings.interactiveMs);
     report.interactiveWallMs = wall;
-    check(timings.interactiveMs < 1000, `interactive in ${Math.round(timings.interactiveMs)} ms after navigation start (< 1000; ${wall} ms wall clock)`);
+    console.log(`     first load: interactive ${Math.round(timings.interactiveMs)} ms after navigation start (${wall} ms wall clock)`);
     check(await page.waitForFunction(() => document.documentElement.dataset.map === '1', null, { timeout: 10_000 }).then(() => true, () => false), 'the street map is loaded');
     report.mapDrawnMs = Math.round(await page.evaluate(() => window.taxicoreTimings.mapMs));
     await page.waitForTimeout(150);
@@ -126,6 +126,10 @@ try {
     check(await visible(page, '#quote'), 'a click sets the destination and a quote appears');
     check(/Fare estimate/.test(await text(page, '#quote')), `quote: "${(await text(page, '#quote')).replace(/\s+/g, ' ')}"`);
     await screenshot(page, 'quote');
+
+    await page.reload();
+    await page.waitForFunction(() => document.documentElement.dataset.ready === '1', null, { timeout: 10_000 });
+    check(await phase(page, 'assigned', 5000) || await phase(page, 'arriving', 100), 'a reload of the page keeps the booking');
 
     check(await phase(page, 'arriving', 60_000), 'the taxi arrives');
     check(await page.locator('#pickup').isVisible(), '"I\'m in" is offered');
@@ -211,6 +215,24 @@ try {
     await context.close();
   }
 
+  // ── Time to interactive: median of three loads in fresh contexts (no cache) ──
+  {
+    const samples = [report.interactiveMs];
+    for (let i = 0; i < 2; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      watch(page, opt.url, 'timing');
+      await page.goto(opt.url + '/');
+      await page.waitForFunction(() => document.documentElement.dataset.ready === '1', null, { timeout: 10_000 });
+      samples.push(Math.round(await page.evaluate(() => window.taxicoreTimings.interactiveMs)));
+      await context.close();
+    }
+    samples.sort((a, b) => a - b);
+    report.interactiveSamplesMs = samples;
+    report.interactiveMedianMs = samples[1];
+    check(samples[1] < 1000, `interactive in ${samples[1]} ms (median of ${samples.join(', ')} ms; navigation start → "Book" enabled; < 1000)`);
+  }
+
   // ── 3. No car available, then the server gone ──
   {
     const context = await browser.newContext({ viewport: { width: 1024, height: 700 } });
@@ -249,7 +271,7 @@ try {
 
 check(report.foreign.length === 0, `no request left the origin (${report.requests} requests)` + (report.foreign.length ? ': ' + report.foreign.join(', ') : ''));
 fs.writeFileSync(path.join(opt.artifacts, 'report.json'), JSON.stringify(report, null, 2));
-console.log(`time to interactive: ${report.interactiveMs} ms (navigation start → Book enabled), map drawn at ${report.mapDrawnMs} ms, ` +
+console.log(`time to interactive: median ${report.interactiveMedianMs} ms of ${report.interactiveSamplesMs} (navigation start → Book enabled), map drawn at ${report.mapDrawnMs} ms, ` +
   `transferred ${report.pageBytes} bytes, feed ${report.liveFeed}; screenshots in ${opt.artifacts}`);
 console.log(failures ? `FAILED: ${failures} check(s)` : 'PASSED');
 process.exit(failures ? 1 : 0);
