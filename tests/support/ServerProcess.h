@@ -4,6 +4,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 #include <QUrl>
 
 namespace taxicore::test {
@@ -41,7 +42,7 @@ public:
     qint64 pid() const { return m_pid; }
     int exitCode() const;
     QProcess::ExitStatus exitStatus() const;
-    // Everything the server wrote to stderr so far (for failure messages).
+    // Everything the server wrote to stderr so far (for failure messages; at most the last 8 KiB).
     QByteArray stderrText();
 
     struct RunResult {
@@ -56,9 +57,11 @@ public:
 private:
     QStringList m_args;
     QProcess m_process;
+    // stderr goes to a file, so a chatty server never blocks on a full pipe while a test waits
+    // on sockets without running an event loop.
+    QTemporaryDir m_logDir;
     QString m_error;
     QByteArray m_firstLine;
-    QByteArray m_stderr;
     QString m_host;
     quint16 m_port = 0;
     QUrl m_url;
