@@ -145,7 +145,9 @@
     } else if (ui.message.dataset.kind === 'unreachable') {
       showMessage('Connected to the server again.', 'info');
     }
+    if (down) onCars([]); // stale positions would mislead
     renderLive();
+    renderStatus();
   }
 
   // ── live feed (WebSocket) with polling as the fallback ──
@@ -479,6 +481,10 @@
     let text;
     switch (state.phase) {
     case 'idle': {
+      if (state.unreachable) {
+        text = 'Waiting for the server: taxis show again as soon as it answers.';
+        break;
+      }
       const free = state.cars.filter((c) => c.state === 'available');
       const etas = free.map((c) => c.eta_s).filter((s) => s != null);
       text = free.length === 0
@@ -545,7 +551,7 @@
   window.taxicoreTimings = { interactiveMs: performance.now() };
   $('zoom-in').addEventListener('click', () => map.zoomBy(1.5));
   $('zoom-out').addEventListener('click', () => map.zoomBy(1 / 1.5));
-  $('recentre').addEventListener('click', () => state.pickup && map.centreOn(state.pickup));
+  $('recentre').addEventListener('click', () => state.pickup && map.centreOn(state.pickup, 3500));
 
   fetch(API + '/map')
     .then((res) => {

@@ -27,6 +27,7 @@
       this.origin = origin;
       this.kx = M_PER_DEG_LNG_EQ * Math.cos(origin.lat * Math.PI / 180);
       this.view = { x: 0, y: 0, s: 0.12 };
+      this.minScale = MIN_SCALE;
       this.bounds = null;
       this.roadLayers = []; // [{style, path}] drawn in order, minor roads first
       this.cars = new Map(); // id → {car, from:{x,y}, to:{x,y}, t0}
@@ -82,6 +83,10 @@
       this.roadLayers = doc.classes
         .map((name, i) => ({ style: ROAD_STYLE[name] || ROAD_STYLE.other, path: paths[i] }))
         .sort((a, b) => a.style[1] - b.style[1]);
+      // Zooming out stops when the whole city fits about twice across the view.
+      const span = Math.max((this.bounds.east - this.bounds.west) * this.kx, (this.bounds.north - this.bounds.south) * M_PER_DEG_LAT);
+      this.minScale = Math.max(MIN_SCALE, Math.min(this.width, this.height) / (span * 2.5));
+      this.view.s = Math.max(this.view.s, this.minScale);
       this.roadsDirty = true;
       this.requestDraw();
     }
@@ -90,12 +95,12 @@
       const w = this.project(p);
       this.view.x = w.x;
       this.view.y = w.y;
-      if (metresAcross) this.view.s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min(this.width, this.height) / metresAcross));
+      if (metresAcross) this.view.s = Math.min(MAX_SCALE, Math.max(this.minScale, Math.min(this.width, this.height) / metresAcross));
       this.viewChanged();
     }
     zoomBy(factor, sx = this.width / 2, sy = this.height / 2) {
       const before = this.toWorld(sx, sy);
-      this.view.s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this.view.s * factor));
+      this.view.s = Math.min(MAX_SCALE, Math.max(this.minScale, this.view.s * factor));
       const after = this.toWorld(sx, sy);
       this.view.x += before.x - after.x;
       this.view.y += before.y - after.y;
