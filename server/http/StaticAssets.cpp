@@ -176,7 +176,7 @@ void registerStaticRoutes(Router &router)
     router.add(HttpMethod::Get, "/assets/{file}", [assets](const ApiRequest &request) {
         const auto found = assets->constFind(request.params.value(0));
         if (found == assets->constEnd())
-            return errorResponse(404, "not_found",
+            return errorResponse(404, "asset_not_found",
                                  QStringLiteral("no such asset: %1").arg(QString::fromUtf8(request.params.value(0))));
         return serve(**found, request);
     });

@@ -130,7 +130,7 @@ private slots:
             TC_VERIFY_STATUS(again, 304);
         }
         QVERIFY2(seen >= 3, "the page should link app.js, map.js and style.css");
-        TC_VERIFY_ERROR(http.get("/assets/nothing.js"), 404, "not_found");
+        TC_VERIFY_ERROR(http.get("/assets/nothing.js"), 404, "asset_not_found");
     }
 
     void headHasNoBody()
