@@ -1,7 +1,7 @@
 // LiveFeed's bounds, in-process over a real SharedRegion and a minimal QAbstractHttpServer that
 // lets WebSocket upgrades through the way HttpService does: the client cap (the next client is
-// closed with 1008 and "too many live clients; retry shortly"), the update interval, a client that leaves, and the feed
-// going away (every client is disconnected, none left dangling).
+// closed with 1008 and "too many live clients; retry shortly"), the update interval, a client that
+// leaves, and the feed going away (every client is disconnected, none left dangling).
 
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
@@ -27,14 +27,15 @@ namespace {
 // Upgrades on the feed's path pass (nothing written); everything else is 404.
 class UpgradeOnlyServer : public QAbstractHttpServer {
 public:
-    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
-    {
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override {
         if (LiveFeed::isUpgradeRequest(request))
             return true;
         socket->write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         return true;
     }
-    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override { socket->disconnectFromHost(); }
+    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override {
+        socket->disconnectFromHost();
+    }
 };
 
 struct Client {
@@ -42,22 +43,21 @@ struct Client {
     int updates = 0;
     bool closed = false;
 
-    Client()
-    {
-        QObject::connect(socket.get(), &QWebSocket::textMessageReceived, [this](const QString &text) {
-            if (QJsonDocument::fromJson(text.toUtf8()).object().value("type") == QLatin1String("update"))
-                ++updates;
-        });
+    Client() {
+        QObject::connect(socket.get(), &QWebSocket::textMessageReceived,
+                         [this](const QString &text) {
+                             if (QJsonDocument::fromJson(text.toUtf8()).object().value("type") ==
+                                 QLatin1String("update"))
+                                 ++updates;
+                         });
         QObject::connect(socket.get(), &QWebSocket::disconnected, [this] { closed = true; });
     }
-    void subscribe()
-    {
+    void subscribe() {
         socket->sendTextMessage(R"({"subscribe":{"lat":57.7075,"lng":11.9675,"radius_m":5000}})");
     }
 };
 
-bool waitUntil(const std::function<bool()> &done, int timeoutMs)
-{
+bool waitUntil(const std::function<bool()> &done, int timeoutMs) {
     QElapsedTimer timer;
     timer.start();
     while (!done() && timer.elapsed() < timeoutMs)
@@ -71,13 +71,14 @@ class WebFeedLimitsTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void init()
-    {
+    void init() {
         QString error;
         m_region = SharedRegion::create(error);
         QVERIFY2(m_region, qPrintable(error));
         m_fleet = std::make_unique<FleetStore>(*m_region);
-        m_fleet->initialiseCars(20, [](int id) { return LatLng{57.70 + id * 0.0005, 11.96 + id * 0.0005}; });
+        m_fleet->initialiseCars(20, [](int id) {
+            return LatLng{57.70 + id * 0.0005, 11.96 + id * 0.0005};
+        });
         m_server = std::make_unique<UpgradeOnlyServer>();
         auto *listener = new QTcpServer;
         QVERIFY(listener->listen(QHostAddress::LocalHost, 0));
@@ -86,8 +87,7 @@ private slots:
         m_feed = std::make_unique<LiveFeed>(*m_server, *m_fleet);
     }
 
-    void cleanup()
-    {
+    void cleanup() {
         m_clients.clear();
         m_feed.reset();
         m_server.reset();
@@ -95,19 +95,24 @@ private slots:
         m_region.reset();
     }
 
-    void capOnClients()
-    {
+    void capOnClients() {
         m_feed->setMaxClients(2);
         for (int i = 0; i < 3; ++i) {
             m_clients.push_back(std::make_unique<Client>());
             QSignalSpy connected(m_clients.back()->socket.get(), &QWebSocket::connected);
             m_clients.back()->socket->open(m_url);
             QVERIFY(connected.wait(5000));
-            QVERIFY(waitUntil([&] { return m_feed->clientCount() == std::min(i + 1, 2) || m_clients.back()->closed; }, 2000));
+            QVERIFY(waitUntil(
+                [&] {
+                    return m_feed->clientCount() == std::min(i + 1, 2) || m_clients.back()->closed;
+                },
+                2000));
         }
-        QVERIFY2(waitUntil([&] { return m_clients[2]->closed; }, 5000), "the client over the cap was not closed");
+        QVERIFY2(waitUntil([&] { return m_clients[2]->closed; }, 5000),
+                 "the client over the cap was not closed");
         QCOMPARE(m_clients[2]->socket->closeCode(), QWebSocketProtocol::CloseCodePolicyViolated);
-        QCOMPARE(m_clients[2]->socket->closeReason(), QStringLiteral("too many live clients; retry shortly"));
+        QCOMPARE(m_clients[2]->socket->closeReason(),
+                 QStringLiteral("too many live clients; retry shortly"));
         QCOMPARE(m_feed->clientCount(), 2);
         m_clients[0]->subscribe();
         QVERIFY(waitUntil([&] { return m_clients[0]->updates > 0; }, 3000));
@@ -118,8 +123,7 @@ private slots:
         QVERIFY(waitUntil([&] { return m_feed->clientCount() == 1; }, 3000));
     }
 
-    void intervalIsHonoured()
-    {
+    void intervalIsHonoured() {
         m_feed->setIntervalMs(100);
         m_clients.push_back(std::make_unique<Client>());
         Client &c = *m_clients.back();
@@ -134,8 +138,7 @@ private slots:
         QVERIFY2(perSecond >= 6 && perSecond <= 12, qPrintable(QString::number(perSecond)));
     }
 
-    void feedGoingAwayClosesItsClients()
-    {
+    void feedGoingAwayClosesItsClients() {
         m_clients.push_back(std::make_unique<Client>());
         Client &c = *m_clients.back();
         QSignalSpy connected(c.socket.get(), &QWebSocket::connected);
