@@ -17,7 +17,15 @@ ApplicationWindow {
 
     // The side panel shown: "bookings" or "server" (also set by --panel).
     property string panel: "bookings"
-    readonly property var panels: ["bookings", "server"]
+    readonly property var panels: ["bookings", "server", "benchmark"]
+    readonly property int benchmarkResultCount: benchmarkPanel.runner.results.length
+
+    // Test hook (--benchmark): a benchmark of `target` with the panel's other settings.
+    function startBenchmark(target) {
+        panel = "benchmark"
+        benchmarkPanel.setTarget(target)
+        benchmarkPanel.runOnce()
+    }
 
     header: ServerBar {}
 
@@ -36,7 +44,7 @@ ApplicationWindow {
         }
 
         Pane {
-            SplitView.preferredWidth: 400
+            SplitView.preferredWidth: 430
             SplitView.minimumWidth: 320
             padding: 8
 
@@ -49,6 +57,7 @@ ApplicationWindow {
                     onCurrentIndexChanged: window.panel = window.panels[currentIndex]
                     TabButton { text: qsTr("Bookings") }
                     TabButton { text: qsTr("Server") }
+                    TabButton { text: qsTr("Benchmark") }
                 }
                 StackLayout {
                     Layout.fillWidth: true
@@ -61,6 +70,9 @@ ApplicationWindow {
                     ServerPanel {
                         id: serverPanel
                     }
+                    BenchmarkPanel {
+                        id: benchmarkPanel
+                    }
                 }
             }
         }
@@ -69,6 +81,15 @@ ApplicationWindow {
     Shortcut { sequence: StandardKey.Find; onActivated: { window.panel = "bookings"; bookingsPanel.focusFilter() } }
     Shortcut { sequence: "Ctrl+1"; onActivated: window.panel = "bookings" }
     Shortcut { sequence: "Ctrl+2"; onActivated: window.panel = "server" }
+    Shortcut { sequence: "Ctrl+3"; onActivated: window.panel = "benchmark" }
+    Shortcut {
+        sequence: "Ctrl+B"
+        onActivated: {
+            window.panel = "benchmark"
+            if (!benchmarkPanel.runner.running)
+                benchmarkPanel.runOnce()
+        }
+    }
     Shortcut { sequences: [StandardKey.ZoomIn, "Ctrl+="]; onActivated: cityMap.zoomIn() }
     Shortcut { sequence: StandardKey.ZoomOut; onActivated: cityMap.zoomOut() }
     Shortcut { sequence: "Ctrl+0"; onActivated: cityMap.fit() }

@@ -18,6 +18,9 @@ const QString kQuitAfterMs = QStringLiteral("quit-after-ms");
 const QString kScreenshot = QStringLiteral("screenshot");
 const QString kReportFps = QStringLiteral("report-fps");
 const QString kPanel = QStringLiteral("panel");
+const QString kBenchmark = QStringLiteral("benchmark");
+// The window needs a moment to lay out its panels before a benchmark starts from the hook.
+constexpr int kBenchmarkHookDelayMs = 500;
 
 // CPU time of the calling thread (the GUI thread), in nanoseconds.
 qint64 threadCpuNs()
@@ -34,7 +37,10 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
     parser.addOption({kScreenshot, QStringLiteral("Save the window as PNG to <path> before quitting (tests)."),
                       QStringLiteral("path")});
     parser.addOption({kReportFps, QStringLiteral("Print frames per second and GUI-thread CPU once a second.")});
-    parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server)."), QStringLiteral("name")});
+    parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server, benchmark)."),
+                      QStringLiteral("name")});
+    parser.addOption({kBenchmark, QStringLiteral("Start a benchmark of <target> (a path, scenario or URL) at once (tests)."),
+                      QStringLiteral("target")});
 }
 
 ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine,
@@ -46,6 +52,13 @@ ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngi
     m_screenshotPath = parser.value(kScreenshot);
     if (m_window && parser.isSet(kPanel))
         m_window->setProperty("panel", parser.value(kPanel));
+
+    if (m_window && parser.isSet(kBenchmark)) {
+        const QString target = parser.value(kBenchmark);
+        QTimer::singleShot(kBenchmarkHookDelayMs, this, [this, target] {
+            QMetaObject::invokeMethod(m_window, "startBenchmark", Q_ARG(QVariant, target));
+        });
+    }
 
     bool ok = false;
     const int quitAfter = parser.value(kQuitAfterMs).toInt(&ok);
@@ -70,8 +83,9 @@ void ConsoleHooks::finish()
             std::fprintf(stderr, "taxicore: could not save screenshot to %s\n", qPrintable(m_screenshotPath));
     }
     if (m_backend.serving()) {
-        std::printf("quit mode=%s requests=%lld\n", qPrintable(m_backend.mode()),
-                    static_cast<long long>(m_backend.requestsServed()));
+        std::printf("quit mode=%s requests=%lld benchmark-results=%d\n", qPrintable(m_backend.mode()),
+                    static_cast<long long>(m_backend.requestsServed()),
+                    m_window ? m_window->property("benchmarkResultCount").toInt() : 0);
         std::fflush(stdout);
     }
     QCoreApplication::exit(0);

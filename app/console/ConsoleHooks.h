@@ -9,8 +9,8 @@ class QQmlApplicationEngine;
 class QQuickWindow;
 
 // Flags for tests and measurements: --quit-after-ms N, --screenshot PATH (taken just before
-// quitting, with a "quit mode=M requests=N" line on stdout), --report-fps (one
-// "fps N gui-cpu-ms N" line a second on stdout), --panel NAME.
+// quitting, with a "quit mode=M requests=N benchmark-results=N" line on stdout), --report-fps
+// (one "fps N gui-cpu-ms N" line a second on stdout), --panel NAME, --benchmark TARGET.
 class ConsoleHooks : public QObject
 {
     Q_OBJECT

@@ -11,6 +11,7 @@
 #include <QNetworkReply>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 namespace {
@@ -19,6 +20,7 @@ constexpr int kRequestTimeoutMs = 5000;
 // Long enough for the map to load and the booked cars to show; the console quits by itself.
 constexpr int kScreenshotAfterMs = 6000;
 constexpr int kServerPanelAfterMs = 9000; // a mode switch and a few seconds of load first
+constexpr int kBenchmarkAfterMs = 10000;  // start-up, a 5 s benchmark, its result
 constexpr int kExitTimeoutMs = 30000;
 
 // Colours CityMap.qml gives the map in the light palette (Xvfb has no dark theme).
@@ -56,6 +58,7 @@ class ConsoleScreenshotTest : public QObject
 private Q_SLOTS:
     void mapShowsStreetsAndCars();
     void serverPanelFollowsAModeSwitch();
+    void benchmarkRunsAndShowsItsResult();
 
 private:
     bool book(QNetworkAccessManager &network, const QUrl &base, const QString &rider, double lat, double lng);
@@ -208,6 +211,46 @@ void ConsoleScreenshotTest::serverPanelFollowsAModeSwitch()
     const int chartLine = countNear(image, panel, QColor(0x2f, 0x6f, 0xd6), 40);
     qInfo("screenshot %s: %d chart-line px", qPrintable(shot), chartLine);
     QVERIFY2(chartLine > 20, "the req/s chart shows no line");
+}
+
+void ConsoleScreenshotTest::benchmarkRunsAndShowsItsResult()
+{
+    if (qEnvironmentVariableIsEmpty("DISPLAY"))
+        QSKIP("needs an X display (run through xvfb-run, as ctest does)");
+
+    const QString shot = artifactDir() + QStringLiteral("/console-benchmark.png");
+    QFile::remove(shot);
+    QProcess console;
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+    // A clean settings folder: the result history starts empty.
+    QTemporaryDir config;
+    QVERIFY(config.isValid());
+    qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+    // The panel's defaults: 64 clients for 5 s, run by taxicore-bench as a separate process.
+    const QUrl base = startConsole(console, kBenchmarkAfterMs,
+                                   {QStringLiteral("--benchmark"), QStringLiteral("/hello"),
+                                    QStringLiteral("--screenshot"), shot});
+    qunsetenv("XDG_CONFIG_HOME");
+    QVERIFY(!base.isEmpty());
+
+    QVERIFY(console.waitForFinished(kExitTimeoutMs));
+    QCOMPARE(console.exitCode(), 0);
+    const QString out = QString::fromUtf8(console.readAllStandardOutput());
+    QVERIFY2(out.contains(QLatin1String("benchmark-results=1")), qPrintable(out));
+
+    QImage image(shot);
+    QVERIFY2(!image.isNull(), qPrintable(shot));
+    image = image.convertToFormat(QImage::Format_RGB32);
+    // The live req/s line (#d61f69) in the side panel.
+    const QRect panel(image.width() * 2 / 3, 40, image.width() / 3 - 1, image.height() - 41);
+    const int benchLine = countNear(image, panel, QColor(0xd6, 0x1f, 0x69), 40);
+    qInfo("screenshot %s: %d benchmark-line px", qPrintable(shot), benchLine);
+    QVERIFY2(benchLine > 20, "the benchmark chart shows no line");
 }
 
 QTEST_GUILESS_MAIN(ConsoleScreenshotTest)
