@@ -1,7 +1,8 @@
 // LiveFeed's bounds, in-process over a real SharedRegion and a minimal QAbstractHttpServer that
 // lets WebSocket upgrades through the way HttpService does: the client cap (the next client is
 // closed with 1008 and "too many live clients; retry shortly"), the update interval, a client that
-// leaves, and the feed going away (every client is disconnected, none left dangling).
+// leaves, a client that stops reading (dropped), and the feed going away (every client is
+// disconnected, none left dangling).
 
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
@@ -76,8 +77,8 @@ private slots:
         m_region = SharedRegion::create(error);
         QVERIFY2(m_region, qPrintable(error));
         m_fleet = std::make_unique<FleetStore>(*m_region);
-        m_fleet->initialiseCars(20, [](int id) {
-            return LatLng{57.70 + id * 0.0005, 11.96 + id * 0.0005};
+        m_fleet->initialiseCars(150, [](int id) {
+            return LatLng{57.70 + (id % 12) * 0.001, 11.96 + (id / 12) * 0.001};
         });
         m_server = std::make_unique<UpgradeOnlyServer>();
         auto *listener = new QTcpServer;
@@ -136,6 +137,42 @@ private slots:
         QTest::qWait(1000);
         const int perSecond = c.updates - before;
         QVERIFY2(perSecond >= 6 && perSecond <= 12, qPrintable(QString::number(perSecond)));
+    }
+
+    // A client that stops reading: its unsent bytes pile up in the server's socket once the
+    // kernel buffers are full, and the feed drops it instead of buffering without bound.
+    void slowClientIsDropped() {
+        m_feed->setIntervalMs(10);
+        m_feed->setMaxPendingBytes(64 * 1024);
+        QTcpSocket raw;
+        raw.setReadBufferSize(4096); // Qt stops reading from the kernel when this is full
+        raw.connectToHost(QHostAddress::LocalHost, quint16(m_url.port()));
+        QVERIFY(raw.waitForConnected(5000));
+        raw.write(
+            "GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(m_url.port()) +
+            "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+        QVERIFY(waitUntil([&] { return m_feed->clientCount() == 1; }, 5000));
+        // One masked text frame (clients must mask): subscribe to every car, 100 per update.
+        const QByteArray payload =
+            R"({"subscribe":{"lat":57.705,"lng":11.965,"radius_m":50000,"limit":100}})";
+        const char mask[4] = {0x11, 0x22, 0x33, 0x44};
+        QByteArray frame;
+        frame.append(char(0x81)).append(char(0x80 | payload.size())).append(mask, 4);
+        for (qsizetype i = 0; i < payload.size(); ++i)
+            frame.append(char(payload[i] ^ mask[i % 4]));
+        QVERIFY(payload.size() < 126);
+        raw.write(frame);
+        QVERIFY2(waitUntil([&] { return m_feed->clientCount() == 0; }, 30'000),
+                 "a client that does not read was not dropped");
+        // Reading again, the client finds the connection closed behind what was sent.
+        raw.setReadBufferSize(0);
+        QVERIFY(waitUntil(
+            [&] {
+                raw.readAll();
+                return raw.state() != QAbstractSocket::ConnectedState;
+            },
+            10'000));
     }
 
     void feedGoingAwayClosesItsClients() {
