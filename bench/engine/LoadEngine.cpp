@@ -133,6 +133,7 @@ StageResult LoadEngine::run(const ProgressCallback &progress) {
 
     result.url = m_target.url;
     result.requests = m_plan->describe();
+    result.kindNames = m_plan->kindNames();
     result.settings = m_settings;
     result.threads = threadCount;
     result.interrupted = m_stopRequested.load();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace taxicore::bench {
 
@@ -32,6 +33,8 @@ public:
     virtual ResponseClass onResponse(int status, std::string_view body);
     // The last request got no response (timeout, reset...): start the flow afresh.
     virtual void onFailure() {}
+    // Which of the plan's kindNames() the last request was (for the per-request breakdown).
+    virtual int kindOfLastRequest() const { return 0; }
 };
 
 // The shared, immutable description of a request mix; makes one source per connection.
@@ -41,6 +44,9 @@ public:
     virtual std::unique_ptr<RequestSource> makeSource(uint32_t connectionIndex) const = 0;
     // One line for the summary, e.g. "GET /hello" or "taxi mix".
     virtual std::string describe() const = 0;
+    // Names of the kinds of request the plan mixes, e.g. "GET nearby"; empty for a single kind
+    // (then no per-request breakdown is kept).
+    virtual std::vector<std::string> kindNames() const { return {}; }
 };
 
 } // namespace taxicore::bench

@@ -47,6 +47,7 @@ struct StageResult {
     double elapsedSeconds = 0;
     WorkerStats totals;                    // counters and the corrected/uncorrected/lag histograms
     std::map<int, uint64_t> errorStatuses; // non-2xx answers counted as errors, by status
+    std::vector<std::string> kindNames;    // names of totals.kinds(), when the plan mixes kinds
     std::vector<SecondSample> series;
     ClientUsage client;
 

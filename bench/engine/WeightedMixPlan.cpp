@@ -19,14 +19,17 @@ public:
             return m_rendered.front();
         const double pick = random.uniform();
         const auto it = std::upper_bound(m_cumulative.begin(), m_cumulative.end(), pick);
-        const auto index = std::min<std::size_t>(
-            static_cast<std::size_t>(it - m_cumulative.begin()), m_rendered.size() - 1);
-        return m_rendered[index];
+        m_lastIndex = std::min<std::size_t>(static_cast<std::size_t>(it - m_cumulative.begin()),
+                                            m_rendered.size() - 1);
+        return m_rendered[m_lastIndex];
     }
+
+    int kindOfLastRequest() const override { return static_cast<int>(m_lastIndex); }
 
 private:
     const std::vector<std::string> &m_rendered;
     const std::vector<double> &m_cumulative;
+    std::size_t m_lastIndex = 0;
 };
 
 } // namespace
@@ -60,6 +63,15 @@ std::string WeightedMixPlan::describe() const {
         text += entry.method + " " + entry.path;
     }
     return text;
+}
+
+std::vector<std::string> WeightedMixPlan::kindNames() const {
+    if (m_entries.size() < 2)
+        return {};
+    std::vector<std::string> names;
+    for (const MixEntry &entry : m_entries)
+        names.push_back(entry.method + " " + entry.path);
+    return names;
 }
 
 } // namespace taxicore::bench

@@ -27,6 +27,7 @@ public:
 
     std::unique_ptr<RequestSource> makeSource(uint32_t connectionIndex) const override;
     std::string describe() const override;
+    std::vector<std::string> kindNames() const override;
 
     const std::vector<MixEntry> &entries() const { return m_entries; }
 

@@ -60,6 +60,7 @@ Worker::Worker(WorkerShared &shared, std::vector<uint32_t> connectionIndices)
         m_connections[i].globalIndex = connectionIndices[i];
         m_connections[i].source = shared.plan->makeSource(connectionIndices[i]);
     }
+    m_stats.setKindCount(shared.plan->kindNames().size());
 }
 
 Worker::~Worker() {
@@ -297,6 +298,9 @@ void Worker::completeRequest(Connection &connection) {
             m_stats.addStatus(status);
             break;
         }
+        m_stats.recordKindResponse(connection.source->kindOfLastRequest(),
+                                   now - connection.intendedNs,
+                                   responseClass == ResponseClass::HttpError);
     }
     ++connection.requestsOnSocket;
     const bool reuse = connection.parser.keepAlive() && m_settings.httpMode == HttpMode::KeepAlive;
@@ -308,8 +312,12 @@ void Worker::completeRequest(Connection &connection) {
 
 void Worker::failRequest(Connection &connection, WorkerStats::Counter errorClass) {
     const int64_t now = monotonicNowNs();
-    if (connection.counted)
-        m_stats.add(now <= m_shared.endNs ? errorClass : WorkerStats::UnfinishedAtEnd);
+    if (connection.counted && now <= m_shared.endNs) {
+        m_stats.add(errorClass);
+        m_stats.recordKindFailure(connection.source->kindOfLastRequest());
+    } else if (connection.counted) {
+        m_stats.add(WorkerStats::UnfinishedAtEnd);
+    }
     connection.source->onFailure();
     closeSocket(connection);
     connection.phase = Connection::Phase::Idle;

@@ -50,6 +50,27 @@ void WorkerStats::merge(const WorkerStats &other) {
     corrected.merge(other.corrected);
     uncorrected.merge(other.uncorrected);
     scheduleLag.merge(other.scheduleLag);
+    if (m_kinds.size() < other.m_kinds.size())
+        m_kinds.resize(other.m_kinds.size());
+    for (std::size_t i = 0; i < other.m_kinds.size(); ++i) {
+        m_kinds[i].responses += other.m_kinds[i].responses;
+        m_kinds[i].errors += other.m_kinds[i].errors;
+        m_kinds[i].latency.merge(other.m_kinds[i].latency);
+    }
+}
+
+void WorkerStats::recordKindResponse(int kind, int64_t latencyNs, bool error) {
+    if (kind < 0 || static_cast<std::size_t>(kind) >= m_kinds.size())
+        return;
+    KindStats &stats = m_kinds[static_cast<std::size_t>(kind)];
+    ++stats.responses;
+    stats.errors += error ? 1 : 0;
+    stats.latency.record(latencyNs);
+}
+
+void WorkerStats::recordKindFailure(int kind) {
+    if (kind >= 0 && static_cast<std::size_t>(kind) < m_kinds.size())
+        ++m_kinds[static_cast<std::size_t>(kind)].errors;
 }
 
 } // namespace taxicore::bench

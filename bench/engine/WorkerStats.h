@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace taxicore::bench {
 
@@ -36,6 +37,18 @@ public:
     }
     uint64_t errors() const;
 
+    // Per kind of request (the plan's kindNames()), read only once the workers have finished:
+    // snapshot() leaves it out.
+    struct KindStats {
+        uint64_t responses = 0;
+        uint64_t errors = 0; // non-2xx errors and failed requests
+        Histogram latency;   // corrected latency of the responses
+    };
+    void setKindCount(std::size_t kinds) { m_kinds.resize(kinds); }
+    void recordKindResponse(int kind, int64_t latencyNs, bool error);
+    void recordKindFailure(int kind);
+    const std::vector<KindStats> &kinds() const { return m_kinds; }
+
     WorkerStats snapshot() const;
     void merge(const WorkerStats &other);
 
@@ -46,6 +59,7 @@ public:
 private:
     std::array<uint64_t, CounterCount> m_counters{};
     std::array<uint64_t, kMaxStatus> m_statusCounts{};
+    std::vector<KindStats> m_kinds;
 };
 
 } // namespace taxicore::bench

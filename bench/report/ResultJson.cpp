@@ -124,6 +124,20 @@ QJsonObject stageResultToJson(const StageResult &stage) {
     }
     json["series"] = series;
 
+    QJsonArray byRequest;
+    const auto &kinds = totals.kinds();
+    for (std::size_t i = 0; i < kinds.size() && i < stage.kindNames.size(); ++i) {
+        if (kinds[i].responses + kinds[i].errors == 0)
+            continue;
+        QJsonObject kind;
+        kind["request"] = text(stage.kindNames[i]);
+        kind["responses"] = number(kinds[i].responses);
+        kind["errors"] = number(kinds[i].errors);
+        kind["latency"] = latencyToJson(kinds[i].latency);
+        byRequest.append(kind);
+    }
+    json["by_request"] = byRequest;
+
     QJsonObject errors;
     errors["total"] = number(stage.errors());
     errors["connect"] = number(totals.value(WorkerStats::ConnectErrors));

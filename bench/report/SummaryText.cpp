@@ -24,6 +24,28 @@ std::string latencyRow(const char *label, const Histogram &h) {
                   formatDurationNs(static_cast<double>(h.max())).c_str());
 }
 
+// Latency per kind of request, when the plan mixes kinds (the taxi mix).
+std::string kindRows(const StageResult &stage) {
+    const auto &kinds = stage.totals.kinds();
+    std::string out;
+    for (std::size_t i = 0; i < kinds.size() && i < stage.kindNames.size(); ++i) {
+        const WorkerStats::KindStats &kind = kinds[i];
+        if (kind.responses + kind.errors == 0)
+            continue;
+        if (out.empty())
+            out = format("  By request %14s %9s %9s %9s %9s\n", "responses", "errors", "p50", "p99",
+                         "max");
+        out += format(
+            "    %-16s %10llu %9llu %9s %9s %9s\n", stage.kindNames[i].c_str(),
+            static_cast<unsigned long long>(kind.responses),
+            static_cast<unsigned long long>(kind.errors),
+            formatDurationNs(static_cast<double>(kind.latency.valueAtPercentile(50))).c_str(),
+            formatDurationNs(static_cast<double>(kind.latency.valueAtPercentile(99))).c_str(),
+            formatDurationNs(static_cast<double>(kind.latency.max())).c_str());
+    }
+    return out;
+}
+
 } // namespace
 
 std::string formatDurationNs(double ns) {
@@ -73,6 +95,7 @@ std::string stageSummaryText(const StageResult &stage) {
     } else {
         out += latencyRow("", t.uncorrected);
     }
+    out += kindRows(stage);
     out += format("  %llu requests in %.2fs, %s read\n",
                   static_cast<unsigned long long>(stage.responses()), stage.elapsedSeconds,
                   formatBytes(static_cast<double>(t.value(WorkerStats::BytesRead))).c_str());

@@ -1,6 +1,7 @@
 #include "SiegeTaxiSource.h"
 
 #include "JsonPeek.h"
+#include "TaxiMixSource.h"
 
 namespace taxicore::bench {
 
@@ -16,19 +17,24 @@ SiegeTaxiSource::SiegeTaxiSource(const TaxiRequests &requests, std::string rider
     , m_riderId(std::move(riderId)) {}
 
 std::string_view SiegeTaxiSource::nextRequest(FastRandom &random) {
+    using Step = TaxiMixSource::Step;
     m_sentCall = m_call;
     m_call = (m_call + 1) % kCallsInCycle;
+    Step kind = Step::Nearby;
     switch (m_sentCall) {
     case PositionUpdate:
         m_request = m_requests.positionUpdate(random);
+        kind = Step::PositionUpdate;
         break;
     case Book:
         m_bookingId = -1;
         m_request = m_requests.book(random, m_riderId);
+        kind = Step::Book;
         break;
     case GetBooking:
         if (m_bookingId >= 0) {
             m_request = m_requests.getBooking(m_bookingId);
+            kind = Step::CheckBooking;
             break;
         }
         [[fallthrough]];
@@ -36,6 +42,7 @@ std::string_view SiegeTaxiSource::nextRequest(FastRandom &random) {
         m_request = m_requests.nearby(random);
         break;
     }
+    m_sentKind = static_cast<int>(kind);
     return m_request;
 }
 

@@ -18,6 +18,7 @@ public:
     bool wantsBody() const override { return true; }
     ResponseClass onResponse(int status, std::string_view body) override;
     void onFailure() override { m_bookingId = -1; }
+    int kindOfLastRequest() const override { return m_sentKind; }
 
 private:
     static constexpr int kCallsInCycle = 4;
@@ -27,6 +28,7 @@ private:
     std::string m_request;
     int m_call = 0; // index of the next call in the cycle
     int m_sentCall = 0;
+    int m_sentKind = 0; // index in TaxiPlan::kindNames()
     int64_t m_bookingId = -1;
 };
 

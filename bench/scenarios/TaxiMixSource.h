@@ -28,6 +28,8 @@ public:
     bool wantsBody() const override { return true; }
     ResponseClass onResponse(int status, std::string_view body) override;
     void onFailure() override;
+    // The Step order is the order of TaxiPlan::kindNames().
+    int kindOfLastRequest() const override { return static_cast<int>(m_sent); }
 
     enum class Step {
         PositionUpdate,

@@ -26,4 +26,10 @@ std::string TaxiPlan::describe() const {
            std::to_string(static_cast<int>(m_weights.book));
 }
 
+std::vector<std::string> TaxiPlan::kindNames() const {
+    // In the order of TaxiMixSource::Step.
+    return {"PUT position", "GET nearby",  "GET quote",     "POST booking",
+            "GET booking",  "POST pickup", "POST complete", "POST cancel"};
+}
+
 } // namespace taxicore::bench

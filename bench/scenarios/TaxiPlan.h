@@ -20,6 +20,7 @@ public:
 
     std::unique_ptr<RequestSource> makeSource(uint32_t connectionIndex) const override;
     std::string describe() const override;
+    std::vector<std::string> kindNames() const override;
 
 private:
     Style m_style;

@@ -116,6 +116,7 @@ private slots:
         requireKeys(client, {"threads", "thread_cpu_s", "process_cpu_s", "cpu_percent_of_threads",
                              "cpu_us_per_request", "schedule_lag_p99_ms"});
         QVERIFY(client["client_bound"].isBool());
+        QVERIFY(m_stage["by_request"].isArray()); // empty: a single kind of request
         QVERIFY(client["client_bound_reason"].isString());
     }
 

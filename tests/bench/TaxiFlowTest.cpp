@@ -8,6 +8,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
+
 using namespace benchtest;
 
 namespace {
@@ -170,6 +172,18 @@ private slots:
             }
         }
         QVERIFY(pickups > 0);
+        // The breakdown names every call of the flow that was made, and adds up.
+        QCOMPARE(result.kindNames.size(), result.totals.kinds().size());
+        uint64_t byKind = 0;
+        for (const auto &kind : result.totals.kinds())
+            byKind += kind.responses;
+        QCOMPARE(byKind, result.responses());
+        const auto at = [&](const char *name) {
+            const auto it = std::find(result.kindNames.begin(), result.kindNames.end(), name);
+            return result.totals.kinds()[static_cast<std::size_t>(it - result.kindNames.begin())];
+        };
+        QCOMPARE(at("POST pickup").responses, static_cast<uint64_t>(pickups));
+        QVERIFY(at("GET booking").responses > 0);
     }
 };
 
