@@ -436,6 +436,7 @@
     if (ui.message.dataset.kind === 'error' && !state.unreachable) hideMessage();
     state.pickup = p;
     state.pickupChosen = state.pickupChosen || chosen;
+    document.documentElement.dataset.pickup = p.lat.toFixed(5) + ',' + p.lng.toFixed(5);
     map.setRider(p);
     subscribe();
     if (!state.feed.live) pollCars();

@@ -180,11 +180,19 @@ try {
 
   // ── 2. A phone-sized screen ──
   {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    // The phone's GPS puts the rider inside the city: the pickup starts there.
+    const here = { latitude: 57.6969, longitude: 11.9865 };
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2,
+      geolocation: here, permissions: ['geolocation'],
+    });
     const page = await context.newPage();
     watch(page, opt.url, 'phone');
     await page.goto(opt.url + '/');
     await page.waitForFunction(() => document.documentElement.dataset.map === '1', null, { timeout: 10_000 });
+    const located = await page.waitForFunction((want) => document.documentElement.dataset.pickup === want,
+      `${here.latitude.toFixed(5)},${here.longitude.toFixed(5)}`, { timeout: 5000 }).then(() => true, () => false);
+    check(located, 'phone: the pickup starts at the geolocation (inside the city)');
     const mapBox = await page.locator('#map-wrap').boundingBox();
     const bookBox = await page.locator('#book').boundingBox();
     check(mapBox.width === 390 && mapBox.height >= 250, `phone: the map spans the screen (${Math.round(mapBox.width)}×${Math.round(mapBox.height)})`);
@@ -235,11 +243,17 @@ try {
 
   // ── 3. No car available, then the server gone ──
   {
-    const context = await browser.newContext({ viewport: { width: 1024, height: 700 } });
+    // This rider is in London: the pickup stays at the city centre, with a word about it.
+    const context = await browser.newContext({
+      viewport: { width: 1024, height: 700 }, geolocation: { latitude: 51.5074, longitude: -0.1278 }, permissions: ['geolocation'],
+    });
     const page = await context.newPage();
     watch(page, opt['nocars-url'], 'no-cars');
     await page.goto(opt['nocars-url'] + '/');
     await page.waitForFunction(() => document.documentElement.dataset.ready === '1', null, { timeout: 10_000 });
+    const far = await messageText(page, 5000);
+    check(/outside the service area/.test(far), `a rider located outside the city is told so: "${far}"`);
+    await page.click('#message-close');
     await page.click('#book');
     const noCar = await messageText(page);
     check(/No taxi is available/.test(noCar), `no car available: "${noCar}"`);
