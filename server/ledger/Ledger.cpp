@@ -31,7 +31,6 @@ Ledger::Ledger(const LedgerOptions &options)
     , m_file(ledgerFilePath(options.dataDir))
     , m_reader(options)
     , m_writer(m_file, options)
-    , m_checkpointer(m_file, options)
 {
 }
 
@@ -44,7 +43,6 @@ Ledger::Opened Ledger::open(const LedgerOptions &options)
     std::unique_ptr<Ledger> ledger(new Ledger(options));
     if (QString error = ledger->m_writer.start(); !error.isEmpty())
         return {nullptr, error};
-    ledger->m_checkpointer.start();
     return {std::move(ledger), {}};
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "ledger/LedgerBatchWriter.h"
-#include "ledger/LedgerCheckpointer.h"
 #include "ledger/LedgerReader.h"
 
 #include <memory>
@@ -30,7 +29,8 @@ public:
     ~Ledger(); // commits everything already appended, runs its callbacks, then closes
 
     // Thread-safe, never blocks on the disk. `done(committed, error)` runs exactly once, on the
-    // writer thread (or at once on the caller's thread if the ledger is closing), after the
+    // writer thread (or at once on the caller's thread if the ledger is closing or more than
+    // maxQueuedRecords wait), after the
     // transaction holding the record committed (or failed: nothing of the record is written).
     // Records commit in append order: a committed record's predecessors are committed too.
     // `done` must be quick and must not call appendAndWait (it would wait for itself).
@@ -50,7 +50,6 @@ private:
     QString m_file;
     LedgerReader m_reader;
     LedgerBatchWriter m_writer;
-    LedgerCheckpointer m_checkpointer; // declared last: stops first, the writer's final close checkpoints
 };
 
 } // namespace taxicore

@@ -4,13 +4,16 @@
 #include "ledger/LedgerRecordWriter.h"
 #include "ledger/LedgerSchema.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <optional>
 
 namespace taxicore {
 
 LedgerBatchWriter::LedgerBatchWriter(const QString &file, const LedgerOptions &options)
     : m_file(file)
+    , m_wal(file + QStringLiteral("-wal"))
     , m_options(options)
 {
 }
@@ -38,17 +41,23 @@ QString LedgerBatchWriter::start()
 void LedgerBatchWriter::append(LedgerRecord record, Done done)
 {
     ++m_appended;
+    QString refused;
     {
         std::lock_guard lock(m_mutex);
-        if (m_accepting) {
+        if (m_accepting && m_queue.size() < std::size_t(std::max(1, m_options.maxQueuedRecords))) {
             m_queue.push_back(Pending{std::move(record), std::move(done)});
             m_wake.notify_one();
             return;
         }
+        refused = m_accepting ? QStringLiteral("ledger %1: overloaded, %2 records wait for the disk; "
+                                               "the record was not written")
+                                    .arg(m_file)
+                                    .arg(m_queue.size())
+                              : QStringLiteral("ledger %1: closed; the record was not written").arg(m_file);
     }
     ++m_failed;
     if (done)
-        done(false, QStringLiteral("ledger %1: closed; the record was not written").arg(m_file));
+        done(false, refused);
 }
 
 LedgerStats LedgerBatchWriter::stats() const
@@ -88,6 +97,7 @@ void LedgerBatchWriter::run(std::promise<QString> started)
         return;
     while (waitForWork()) {
         commitBatch(connection, *writer);
+        checkpointIfDue(connection);
         m_busyRetriesSeen = m_busyRetries;
     }
 }
@@ -168,6 +178,24 @@ void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecor
         if (pending.done)
             pending.done(error.isEmpty(), error);
     }
+}
+
+// Every checkpointIntervalMs a PASSIVE checkpoint (never waits for other processes). It cannot
+// empty a WAL that writers keep appending to, and the WAL file never shrinks by itself: past
+// walResetBytes a TRUNCATE checkpoint empties it. Busy (another process is mid-transaction or
+// checkpointing): tried again after the next batch.
+void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection)
+{
+    if (m_options.checkpointIntervalMs <= 0)
+        return;
+    const bool large = m_options.walResetBytes > 0 && QFileInfo(m_wal).size() > m_options.walResetBytes;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (!large && now - m_lastCheckpointMs < m_options.checkpointIntervalMs)
+        return;
+    m_lastCheckpointMs = now;
+    connection.exec(large ? QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)")
+                          : QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)"),
+                    QStringLiteral("checkpointing"));
 }
 
 // Moves queued records into the batch, up to its limit; returns how many.

@@ -23,6 +23,9 @@ class LedgerRecordWriter;
 // short transactions. A transaction takes what is queued and keeps taking while more arrives; it
 // commits when the queue is empty, after batchMaxRecords records or after batchMaxDelayMs.
 // Callbacks run on this thread, in append order, after their transaction committed.
+// Checkpoints run here too, between batches and after the callbacks (SQLite's automatic ones run
+// inside COMMIT and delay that batch's callbacks by a database fsync). One checkpointing actor per
+// process: a second thread checkpointing the same file was seen to starve the truncation.
 class LedgerBatchWriter {
 public:
     using Done = std::function<void(bool committed, const QString &error)>;
@@ -48,10 +51,12 @@ private:
     void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer,
                         std::vector<Pending> &batch);
     std::size_t takeQueued(std::vector<Pending> &batch);
+    void checkpointIfDue(LedgerConnection &connection);
     void finish(std::vector<Pending> &batch, bool committed, const QString &error);
     void stop();
 
     const QString m_file;
+    const QString m_wal;
     const LedgerOptions m_options;
     std::mutex m_mutex;
     std::condition_variable m_wake;
@@ -59,6 +64,7 @@ private:
     bool m_accepting = false;
     bool m_stopping = false;
     std::thread m_thread;
+    qint64 m_lastCheckpointMs = 0; // writer thread only
 
     std::atomic<quint64> m_appended{0};
     std::atomic<quint64> m_committed{0};

@@ -2,7 +2,9 @@
 // many appends share few transactions; records commit in order; states only move forward.
 #include "LedgerTestSupport.h"
 
+#include <QFileInfo>
 #include <QSemaphore>
+#include <QThread>
 #include <QTemporaryDir>
 #include <QTest>
 #include <atomic>
@@ -23,6 +25,8 @@ private slots:
     void tripCompletesBookingAndKeepsFareBreakdown();
     void eventsRoundTrip();
     void closingCommitsEverythingQueued();
+    void overloadFailsFastInsteadOfQueueingForever();
+    void walStaysBoundedUnderSustainedWrites();
 };
 
 void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection()
@@ -194,6 +198,56 @@ void LedgerAppendTest::closingCommitsEverythingQueued()
     QCOMPARE(committed.load(), 3000);
     RawConnection raw(QDir(dir.path()).filePath(QStringLiteral("ledger.sqlite")));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), 3000);
+}
+
+void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever()
+{
+    QTemporaryDir dir;
+    LedgerOptions options = optionsFor(dir.path());
+    options.maxQueuedRecords = 10;
+    auto opened = Ledger::open(options);
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    std::atomic<int> refused{0};
+    QString why;
+    QSemaphore done;
+    for (quint64 id = 1; id <= 5000; ++id)
+        opened.ledger->append(booking(id), [&, id](bool ok, const QString &error) {
+            if (!ok && refused++ == 0)
+                why = error; // the first refusal runs on this thread, before the next append
+            done.release();
+        });
+    QVERIFY(done.tryAcquire(5000, 60000));
+    QVERIFY(refused > 0);
+    QVERIFY2(why.contains(QLatin1StringView("overloaded")), qPrintable(why));
+    const LedgerStats stats = opened.ledger->stats();
+    QCOMPARE(stats.committed + stats.failed, quint64(5000));
+}
+
+void LedgerAppendTest::walStaysBoundedUnderSustainedWrites()
+{
+    QTemporaryDir dir;
+    LedgerOptions options = optionsFor(dir.path());
+    options.checkpointIntervalMs = 20;
+    options.walResetBytes = 1 << 20;
+    options.batchMaxRecords = 50;
+    auto opened = Ledger::open(options);
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    const QString wal = opened.ledger->filePath() + QStringLiteral("-wal");
+    constexpr int kBookings = 30000;
+    QSemaphore done;
+    qint64 largest = 0;
+    for (int id = 1; id <= kBookings; ++id) {
+        opened.ledger->append(booking(quint64(id)), [&](bool, const QString &) { done.release(); });
+        if (id % 1000 == 0) { // a steady stream, not one burst
+            while (done.available() < id - 2000)
+                QThread::usleep(200);
+            largest = std::max(largest, QFileInfo(wal).size());
+        }
+    }
+    QVERIFY(done.tryAcquire(kBookings, 60000));
+    qInfo() << "largest WAL seen:" << largest / 1024 << "KiB";
+    QVERIFY2(largest < 8 * 1024 * 1024, "the WAL kept growing");
+    QCOMPARE(opened.ledger->stats().committed, quint64(kBookings));
 }
 
 QTEST_GUILESS_MAIN(LedgerAppendTest)

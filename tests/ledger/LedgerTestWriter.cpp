@@ -1,4 +1,4 @@
-// ledger-test-writer DIR FIRST COUNT [durability]: appends bookings FIRST.. with 64 in flight;
+// ledger-test-writer DIR FIRST COUNT [durability [walResetBytes]]: appends bookings FIRST.. with 64 in flight;
 // every third one is completed with a trip right after. Prints "<id> open" or "<id> completed" on
 // stdout only after that booking's last record committed; "error ..." on stderr if one failed.
 // At the end: "stats <transactions> <busy retries>" and "done".
@@ -54,6 +54,8 @@ int main(int argc, char **argv)
     options.dataDir = args.at(1);
     if (args.size() > 4)
         options.durability = parseLedgerDurability(args.at(4)).value_or(LedgerDurability::Normal);
+    if (args.size() > 5)
+        options.walResetBytes = args.at(5).toLongLong();
     const quint64 first = args.at(2).toULongLong();
     const int count = args.at(3).toInt();
 
