@@ -29,7 +29,24 @@ ApplicationWindow {
 
     header: ServerBar {}
 
+    // Layout kept across restarts (QSettings); flags such as --panel are applied after this.
+    Component.onCompleted: {
+        width = Preferences.value("window/width", width)
+        height = Preferences.value("window/height", height)
+        panel = Preferences.value("window/panel", panel)
+        const splitState = Preferences.value("window/split")
+        if (splitState)
+            split.restoreState(splitState)
+    }
+    onClosing: {
+        Preferences.setValue("window/width", width)
+        Preferences.setValue("window/height", height)
+        Preferences.setValue("window/panel", panel)
+        Preferences.setValue("window/split", split.saveState())
+    }
+
     SplitView {
+        id: split
         anchors.fill: parent
 
         CityMap {

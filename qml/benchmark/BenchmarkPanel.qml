@@ -26,6 +26,7 @@ ColumnLayout {
     function target() { return targetBox.editText.trim() }
     function setTarget(t) { targetBox.editText = t }
     function runOnce() {
+        saveForm()
         liveSeries.clear()
         liveAxisX.max = 5
         liveAxisY.max = 100
@@ -51,6 +52,20 @@ ColumnLayout {
     }
 
     spacing: 6
+
+    // The form as last run (QSettings).
+    Component.onCompleted: {
+        targetBox.editText = Preferences.value("benchmark/target", "/hello")
+        connectionsBox.value = Preferences.value("benchmark/connections", 64)
+        durationBox.value = Preferences.value("benchmark/seconds", 5)
+        rateBox.value = Preferences.value("benchmark/rate", 0)
+    }
+    function saveForm() {
+        Preferences.setValue("benchmark/target", target())
+        Preferences.setValue("benchmark/connections", connectionsBox.value)
+        Preferences.setValue("benchmark/seconds", durationBox.value)
+        Preferences.setValue("benchmark/rate", rateBox.value)
+    }
 
     BenchmarkRunner {
         id: runner

@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <memory>
 
 namespace {
 constexpr int kStartTimeoutMs = 20000;
@@ -66,6 +67,8 @@ private:
     QUrl startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs);
     QNetworkReply *send(QNetworkAccessManager &network, const QNetworkRequest &request, const QByteArray &verb,
                         const QByteArray &body = {});
+
+    std::unique_ptr<QTemporaryDir> m_config;
 };
 
 bool ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QUrl &base, const QString &rider,
@@ -132,6 +135,9 @@ QUrl ConsoleScreenshotTest::startConsole(QProcess &console, int quitAfterMs, con
 {
     auto env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
+    // Clean settings for each run: default layout, empty benchmark history.
+    m_config = std::make_unique<QTemporaryDir>();
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_config->path());
     env.remove(QStringLiteral("QT_QUICK_BACKEND"));
     console.setProcessEnvironment(env);
     console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
@@ -227,15 +233,10 @@ void ConsoleScreenshotTest::benchmarkRunsAndShowsItsResult()
             console.waitForFinished(kExitTimeoutMs);
         }
     });
-    // A clean settings folder: the result history starts empty.
-    QTemporaryDir config;
-    QVERIFY(config.isValid());
-    qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
     // The panel's defaults: 64 clients for 5 s, run by taxicore-bench as a separate process.
     const QUrl base = startConsole(console, kBenchmarkAfterMs,
                                    {QStringLiteral("--benchmark"), QStringLiteral("/hello"),
                                     QStringLiteral("--screenshot"), shot});
-    qunsetenv("XDG_CONFIG_HOME");
     QVERIFY(!base.isEmpty());
 
     QVERIFY(console.waitForFinished(kExitTimeoutMs));
