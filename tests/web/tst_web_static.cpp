@@ -43,6 +43,9 @@ private slots:
     void initTestCase() {
         m_server = std::make_unique<ServerProcess>(QStringList{"--cars", "20"});
         QVERIFY2(m_server->start(), qPrintable(m_server->error()));
+        HttpClient http(m_server->host(), m_server->port());
+        QVERIFY2(http.get("/").status != 404, "no route /: registerStaticRoutes is not wired into "
+                                              "the server (resources/web/README.md, Wiring)");
     }
 
     void cleanupTestCase() {

@@ -78,6 +78,14 @@ async function clickMap(page, fx, fy) {
   await page.mouse.click(box.x + box.width * fx, box.y + box.height * fy);
 }
 
+{
+  const probe = await fetch(opt.url + '/').catch((e) => ({ status: 0, statusText: String(e) }));
+  if (probe.status !== 200) {
+    console.error(`FAIL: ${opt.url}/ answers ${probe.status}: the rider page is not served (registerStaticRoutes not wired?)`);
+    process.exit(1);
+  }
+}
+
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
   headless: true,
