@@ -92,10 +92,14 @@ LiveFeed::~LiveFeed() {
     }
 }
 
+bool LiveFeed::isWebSocketUpgrade(const QHttpServerRequest &request) {
+    return request.value(QByteArrayLiteral("upgrade"))
+                   .compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive) == 0 &&
+           request.value(QByteArrayLiteral("connection")).toLower().contains("upgrade");
+}
+
 bool LiveFeed::isUpgradeRequest(const QHttpServerRequest &request) {
-    return request.url().path() == QLatin1String(kPath) &&
-           request.value(QByteArrayLiteral("upgrade"))
-                   .compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive) == 0;
+    return request.url().path() == QLatin1String(kPath) && isWebSocketUpgrade(request);
 }
 
 void LiveFeed::registerRoutes(Router &router) {

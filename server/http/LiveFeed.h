@@ -49,6 +49,10 @@ public:
     // True for a WebSocket upgrade request to kPath: the HTTP layer must then return true from
     // handleRequest without writing anything, so QAbstractHttpServer hands the socket over.
     static bool isUpgradeRequest(const QHttpServerRequest &request);
+    // True for any WebSocket upgrade request (Upgrade: websocket, Connection: upgrade). One to
+    // another path must make handleRequest return false: Qt then answers 404 through
+    // missingHandler and closes, instead of upgrading after a response was written.
+    static bool isWebSocketUpgrade(const QHttpServerRequest &request);
     // GET /api/v1/stream without an upgrade → 426 naming the protocol (documents the route).
     static void registerRoutes(Router &router);
 

@@ -249,6 +249,22 @@ private slots:
         QVERIFY2(otherPort.waitClosed(5000), "another port's origin was not disconnected");
     }
 
+    void upgradeElsewhereIsRefused() {
+        // Only the feed upgrades: elsewhere a 404 and the connection closed, never 200 then 101.
+        HttpClient http(m_server->host(), m_server->port());
+        const HttpResponse r = http.request("GET", "/hello", {},
+                                            {{"Connection", "Upgrade"},
+                                             {"Upgrade", "websocket"},
+                                             {"Sec-WebSocket-Version", "13"},
+                                             {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}});
+        TC_VERIFY_STATUS(r, 404);
+        QVERIFY2(!http.buffered().contains("101 Switching"), http.buffered().constData());
+        FeedClient feed(m_origin);
+        QVERIFY(!feed.open(
+            QUrl(QStringLiteral("ws://%1:%2/hello").arg(m_server->host()).arg(m_server->port())),
+            3000));
+    }
+
     void serverStaysHealthy() {
         HttpClient http(m_server->host(), m_server->port());
         TC_VERIFY_STATUS(http.get("/healthz"), 200);
