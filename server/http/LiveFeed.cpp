@@ -27,6 +27,7 @@ constexpr double kMaxRadiusM = 50'000;
 constexpr int kDefaultLimit = 20;
 constexpr int kMaxLimit = 100;
 constexpr qint64 kMaxIncomingBytes = 4096;
+constexpr qint64 kMinImmediateGapMs = 250;
 // Road ETAs cost ~0.25 ms per distinct rider cell; past this much work in one tick the rest of
 // the tick uses straight-line ETAs, so the I/O thread never stalls for the feed.
 constexpr qint64 kRoadEtaBudgetMs = 25;
@@ -69,7 +70,8 @@ struct LiveFeed::Client {
     double radiusM = kDefaultRadiusM;
     int limit = kDefaultLimit;
     uint64_t bookingId = 0;
-    qint64 pendingBytes = 0; // handed to the socket and not yet written to the network
+    qint64 pendingBytes = 0;    // handed to the socket and not yet written to the network
+    qint64 lastImmediateMs = 0; // when a subscribe was last answered at once
 };
 
 LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent)
@@ -233,9 +235,15 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text) {
     client->radiusM = radius;
     client->limit = int(limit);
     client->bookingId = bookingId;
-    TickCache cache;
-    cache.started.start();
-    sendUpdate(*client, cache); // the first picture now, not after a tick
+    // The first picture now, not after a tick; a client re-subscribing faster than this gets
+    // its answer with the next tick, so subscribe messages cannot buy extra queries.
+    const qint64 now = FleetStore::nowMs();
+    if (now - client->lastImmediateMs >= kMinImmediateGapMs) {
+        client->lastImmediateMs = now;
+        TickCache cache;
+        cache.started.start();
+        sendUpdate(*client, cache);
+    }
     if (!m_timer.isActive())
         m_timer.start();
 }
