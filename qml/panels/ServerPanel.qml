@@ -97,14 +97,26 @@ ColumnLayout {
         text: panel.lastResult
     }
 
+    WorkerListModel {
+        id: workers
+        backend: ConsoleBackend
+    }
+
     RequestRateChart {
         Layout.fillWidth: true
         Layout.fillHeight: true
-        Layout.minimumHeight: 200
+        Layout.minimumHeight: 180
+        p99Ms: workers.p99Ms
+    }
+
+    WorkerTable {
+        Layout.fillWidth: true
+        Layout.preferredHeight: 110
+        model: workers
     }
 
     EventLogView {
         Layout.fillWidth: true
-        Layout.preferredHeight: 150
+        Layout.preferredHeight: 100
     }
 }
