@@ -29,9 +29,10 @@ server: build
 test: build
 	@ctest --preset default -j $(JOBS)
 
-## make bench: wrk against every execution mode; figures in build/bench/modes.md
+## make bench: the comparison suite (every mode and policy, the seed scenarios, the Node.js peers);
+## report in build/bench/report.md, results.csv and PNG charts. BENCH_QUICK=1 for a short run.
 bench: build
-	@./scripts/bench-modes.sh
+	@./scripts/bench-suite.sh
 
 clean:
 	rm -rf build build-asan
