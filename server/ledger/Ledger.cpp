@@ -8,8 +8,7 @@ namespace taxicore {
 
 namespace {
 
-QString prepareDirectory(const QString &dataDir)
-{
+QString prepareDirectory(const QString &dataDir) {
     if (dataDir.isEmpty())
         return QStringLiteral("ledger: no data directory given");
     const QFileInfo info(dataDir);
@@ -30,14 +29,11 @@ Ledger::Ledger(const LedgerOptions &options)
     : m_options(options)
     , m_file(ledgerFilePath(options.dataDir))
     , m_reader(options)
-    , m_writer(m_file, options)
-{
-}
+    , m_writer(m_file, options) {}
 
 Ledger::~Ledger() = default;
 
-Ledger::Opened Ledger::open(const LedgerOptions &options)
-{
+Ledger::Opened Ledger::open(const LedgerOptions &options) {
     if (QString error = prepareDirectory(options.dataDir); !error.isEmpty())
         return {nullptr, error};
     std::unique_ptr<Ledger> ledger(new Ledger(options));
@@ -46,18 +42,17 @@ Ledger::Opened Ledger::open(const LedgerOptions &options)
     return {std::move(ledger), {}};
 }
 
-void Ledger::append(LedgerRecord record, Done done)
-{
+void Ledger::append(LedgerRecord record, Done done) {
     m_writer.append(std::move(record), std::move(done));
 }
 
-bool Ledger::appendAndWait(LedgerRecord record, QString *error, int timeoutMs)
-{
+bool Ledger::appendAndWait(LedgerRecord record, QString *error, int timeoutMs) {
     // Shared: the callback may still run after a timeout has returned.
     auto verdict = std::make_shared<std::promise<QString>>();
     std::future<QString> result = verdict->get_future();
     append(std::move(record), [verdict](bool committed, const QString &why) {
-        verdict->set_value(committed ? QString() : (why.isEmpty() ? QStringLiteral("not committed") : why));
+        verdict->set_value(committed ? QString()
+                                     : (why.isEmpty() ? QStringLiteral("not committed") : why));
     });
     QString message;
     if (result.wait_for(std::chrono::milliseconds(timeoutMs)) != std::future_status::ready)

@@ -24,7 +24,8 @@ public:
         QString error;
     };
     // Creates the directory and the file if needed, verifies it, migrates the schema, and starts
-    // the writer. A corrupt, locked (beyond busyTimeoutMs), read-only or unwritable file is an error.
+    // the writer. A corrupt, locked (beyond busyTimeoutMs), read-only or unwritable file is an
+    // error.
     static Opened open(const LedgerOptions &options);
     ~Ledger(); // commits everything already appended, runs its callbacks, then closes
 
@@ -36,7 +37,8 @@ public:
     // `done` must be quick and must not call appendAndWait (it would wait for itself).
     void append(LedgerRecord record, Done done = {});
     // Blocks the caller until the record committed; for tests and tools, not for event loops.
-    bool appendAndWait(LedgerRecord record, QString *error = nullptr, int timeoutMs = kDefaultWaitMs);
+    bool appendAndWait(LedgerRecord record, QString *error = nullptr,
+                       int timeoutMs = kDefaultWaitMs);
 
     const LedgerReader &reader() const { return m_reader; }
     LedgerStats stats() const { return m_writer.stats(); }

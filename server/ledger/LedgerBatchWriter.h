@@ -33,7 +33,8 @@ public:
     LedgerBatchWriter(const QString &file, const LedgerOptions &options);
     ~LedgerBatchWriter(); // commits what is queued, then stops
 
-    // Starts the thread: it opens the file, verifies it and migrates the schema. An error, or empty.
+    // Starts the thread: it opens the file, verifies it and migrates the schema. An error, or
+    // empty.
     QString start();
     void append(LedgerRecord record, Done done);
     LedgerStats stats() const;

@@ -25,13 +25,14 @@ const auto kEvents = QStringLiteral(
 
 // Runs `sql` with `values` bound on a fresh reader connection; `row` sees each result row.
 template <typename Row>
-QString select(const LedgerOptions &options, const QString &sql, const QVariantList &values, Row row)
-{
+QString select(const LedgerOptions &options, const QString &sql, const QVariantList &values,
+               Row row) {
     const QString file = ledgerFilePath(options.dataDir);
     if (!QFileInfo::exists(file))
         return QStringLiteral("ledger %1: the file does not exist").arg(file);
     LedgerConnection connection;
-    if (QString error = connection.open(file, options, LedgerConnection::Role::Reader); !error.isEmpty())
+    if (QString error = connection.open(file, options, LedgerConnection::Role::Reader);
+        !error.isEmpty())
         return error;
     QSqlQuery query(connection.database());
     query.setForwardOnly(true);
@@ -44,8 +45,7 @@ QString select(const LedgerOptions &options, const QString &sql, const QVariantL
     return done ? QString() : connection.describe(query.lastError(), QStringLiteral("reading"));
 }
 
-std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn)
-{
+std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn) {
     if (query.isNull(latColumn))
         return std::nullopt;
     return LedgerPoint{query.value(latColumn).toDouble(), query.value(latColumn + 1).toDouble()};
@@ -54,12 +54,9 @@ std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn)
 } // namespace
 
 LedgerReader::LedgerReader(const LedgerOptions &options)
-    : m_options(options)
-{
-}
+    : m_options(options) {}
 
-LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const
-{
+LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const {
     LedgerResult<std::vector<BookingRecord>> result;
     result.error = select(m_options, kOpenBookings, {}, [&](const QSqlQuery &q) {
         BookingRecord b;
@@ -76,8 +73,7 @@ LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const
     return result;
 }
 
-LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const
-{
+LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const {
     LedgerResult<std::vector<TripRecord>> result;
     result.error = select(m_options, kTrips, {fromMs, toMs}, [&](const QSqlQuery &q) {
         TripRecord t;
@@ -100,14 +96,13 @@ LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 
     return result;
 }
 
-LedgerResult<LedgerReport> LedgerReader::report(qint64 fromMs, qint64 toMs, const QTimeZone &zone) const
-{
+LedgerResult<LedgerReport> LedgerReader::report(qint64 fromMs, qint64 toMs,
+                                                const QTimeZone &zone) const {
     const LedgerResult<std::vector<TripRecord>> found = trips(fromMs, toMs);
     return {buildLedgerReport(found.value, fromMs, toMs, zone), found.error};
 }
 
-LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint64 toMs) const
-{
+LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint64 toMs) const {
     LedgerResult<std::vector<EventRecord>> result;
     result.error = select(m_options, kEvents, {fromMs, toMs}, [&](const QSqlQuery &q) {
         EventRecord e;
@@ -119,8 +114,7 @@ LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint6
     return result;
 }
 
-LedgerResult<quint64> LedgerReader::maxBookingId() const
-{
+LedgerResult<quint64> LedgerReader::maxBookingId() const {
     LedgerResult<quint64> result;
     result.error = select(m_options, QStringLiteral("SELECT max(id) FROM bookings"), {},
                           [&](const QSqlQuery &q) { result.value = q.value(0).toULongLong(); });

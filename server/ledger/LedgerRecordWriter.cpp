@@ -21,11 +21,14 @@ const auto kUpsertBooking = QStringLiteral(
     " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
     " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
     " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
-    " car_id = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> excluded.created_ms, 0)"
+    " car_id = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
+    "excluded.created_ms, 0)"
     "   THEN excluded.car_id ELSE car_id END,"
-    " state = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> excluded.created_ms, 0)"
+    " state = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
+    "excluded.created_ms, 0)"
     "   THEN excluded.state ELSE state END,"
-    " updated_ms = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> excluded.created_ms, 0)"
+    " updated_ms = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
+    "excluded.created_ms, 0)"
     "   THEN excluded.updated_ms ELSE updated_ms END,"
     " state_rank = CASE WHEN ifnull(created_ms <> excluded.created_ms, 0) THEN excluded.state_rank"
     "   ELSE max(state_rank, excluded.state_rank) END,"
@@ -38,10 +41,12 @@ const auto kMoveState = QStringLiteral(
     " ON CONFLICT(id) DO UPDATE SET"
     " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
     " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
-    " car_id = CASE WHEN excluded.state_rank > state_rank THEN coalesce(nullif(excluded.car_id, 0), car_id)"
+    " car_id = CASE WHEN excluded.state_rank > state_rank THEN coalesce(nullif(excluded.car_id, "
+    "0), car_id)"
     "   ELSE car_id END,"
     " state = CASE WHEN excluded.state_rank > state_rank THEN excluded.state ELSE state END,"
-    " updated_ms = CASE WHEN excluded.state_rank > state_rank THEN excluded.updated_ms ELSE updated_ms END,"
+    " updated_ms = CASE WHEN excluded.state_rank > state_rank THEN excluded.updated_ms ELSE "
+    "updated_ms END,"
     " state_rank = max(state_rank, excluded.state_rank)");
 
 const auto kInsertTransition =
@@ -49,23 +54,22 @@ const auto kInsertTransition =
 
 const auto kInsertTrip = QStringLiteral(
     "INSERT OR REPLACE INTO trips (booking_id, car_id, rider_id, started_ms, ended_ms, distance_m,"
-    " duration_s, fare_total, currency, fare_base, fare_distance, fare_time, fare_minimum, fare_surge)"
+    " duration_s, fare_total, currency, fare_base, fare_distance, fare_time, fare_minimum, "
+    "fare_surge)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 
-const auto kInsertEvent = QStringLiteral("INSERT INTO events (at_ms, kind, detail, pid) VALUES (?,?,?,?)");
+const auto kInsertEvent =
+    QStringLiteral("INSERT INTO events (at_ms, kind, detail, pid) VALUES (?,?,?,?)");
 
-QVariant latOf(const std::optional<LedgerPoint> &point)
-{
+QVariant latOf(const std::optional<LedgerPoint> &point) {
     return point ? QVariant(point->lat) : QVariant();
 }
 
-QVariant lngOf(const std::optional<LedgerPoint> &point)
-{
+QVariant lngOf(const std::optional<LedgerPoint> &point) {
     return point ? QVariant(point->lng) : QVariant();
 }
 
-QString checkBooking(quint64 id, const QString &state)
-{
+QString checkBooking(quint64 id, const QString &state) {
     if (id == 0 || id > quint64(std::numeric_limits<qint64>::max()))
         return QStringLiteral("ledger: invalid booking id %1").arg(id);
     if (ledgerStateRank(state) < 0)
@@ -82,25 +86,22 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
     , m_transition(connection.database())
     , m_trip(connection.database())
     , m_event(connection.database())
-    , m_pid(QCoreApplication::applicationPid())
-{
-}
+    , m_pid(QCoreApplication::applicationPid()) {}
 
-QString LedgerRecordWriter::prepare()
-{
+QString LedgerRecordWriter::prepare() {
     const std::pair<QSqlQuery *, QString> statements[] = {
         {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
         {&m_trip, kInsertTrip},       {&m_event, kInsertEvent},
     };
     for (const auto &[query, sql] : statements) {
         if (!query->prepare(sql))
-            return m_connection.describe(query->lastError(), QStringLiteral("preparing statements"));
+            return m_connection.describe(query->lastError(),
+                                         QStringLiteral("preparing statements"));
     }
     return {};
 }
 
-QString LedgerRecordWriter::write(const LedgerRecord &record)
-{
+QString LedgerRecordWriter::write(const LedgerRecord &record) {
     return std::visit(
         [this](const auto &r) -> QString {
             using T = std::decay_t<decltype(r)>;
@@ -116,13 +117,12 @@ QString LedgerRecordWriter::write(const LedgerRecord &record)
         record);
 }
 
-QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
-{
+QString LedgerRecordWriter::writeBooking(const BookingRecord &b) {
     if (QString error = checkBooking(b.bookingId, b.state); !error.isEmpty())
         return error;
-    const QVariant values[] = {qint64(b.bookingId), b.riderId,      b.carId,
-                               b.pickup.lat,        b.pickup.lng,   latOf(b.dropoff),
-                               lngOf(b.dropoff),    b.state,        ledgerStateRank(b.state),
+    const QVariant values[] = {qint64(b.bookingId), b.riderId,    b.carId,
+                               b.pickup.lat,        b.pickup.lng, latOf(b.dropoff),
+                               lngOf(b.dropoff),    b.state,      ledgerStateRank(b.state),
                                b.createdMs,         b.atMs};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_booking.bindValue(i, values[i]);
@@ -135,22 +135,19 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
     return run(m_transition, QStringLiteral("writing a transition"));
 }
 
-QString LedgerRecordWriter::writeTransition(const TransitionRecord &t)
-{
+QString LedgerRecordWriter::writeTransition(const TransitionRecord &t) {
     if (QString error = checkBooking(t.bookingId, t.state); !error.isEmpty())
         return error;
     return moveState(t.bookingId, t.state, t.carId, t.atMs, t.dropoff);
 }
 
-QString LedgerRecordWriter::writeTrip(const TripRecord &t)
-{
+QString LedgerRecordWriter::writeTrip(const TripRecord &t) {
     if (QString error = checkBooking(t.bookingId, QStringLiteral("completed")); !error.isEmpty())
         return error;
-    const QVariant values[] = {qint64(t.bookingId),  t.carId,          t.riderId,
-                               t.startedMs,          t.endedMs,        t.distanceM,
-                               t.durationS,          t.fare.total,     t.fare.currency,
-                               t.fare.base,          t.fare.distanceCharge, t.fare.timeCharge,
-                               t.fare.minimum,       t.fare.surge};
+    const QVariant values[] = {
+        qint64(t.bookingId),   t.carId,           t.riderId,      t.startedMs,     t.endedMs,
+        t.distanceM,           t.durationS,       t.fare.total,   t.fare.currency, t.fare.base,
+        t.fare.distanceCharge, t.fare.timeCharge, t.fare.minimum, t.fare.surge};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_trip.bindValue(i, values[i]);
     if (QString error = run(m_trip, QStringLiteral("writing a trip")); !error.isEmpty())
@@ -158,8 +155,7 @@ QString LedgerRecordWriter::writeTrip(const TripRecord &t)
     return moveState(t.bookingId, QStringLiteral("completed"), t.carId, t.endedMs, std::nullopt);
 }
 
-QString LedgerRecordWriter::writeEvent(const EventRecord &e)
-{
+QString LedgerRecordWriter::writeEvent(const EventRecord &e) {
     if (e.kind.isEmpty())
         return QStringLiteral("ledger: an event needs a kind");
     m_event.bindValue(0, e.atMs);
@@ -169,14 +165,14 @@ QString LedgerRecordWriter::writeEvent(const EventRecord &e)
     return run(m_event, QStringLiteral("writing an event"));
 }
 
-QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, int carId, qint64 atMs,
-                                      const std::optional<LedgerPoint> &dropoff)
-{
-    const QVariant values[] = {qint64(bookingId), carId, latOf(dropoff), lngOf(dropoff),
-                               state,             ledgerStateRank(state), atMs};
+QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, int carId,
+                                      qint64 atMs, const std::optional<LedgerPoint> &dropoff) {
+    const QVariant values[] = {qint64(bookingId),      carId, latOf(dropoff), lngOf(dropoff), state,
+                               ledgerStateRank(state), atMs};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_state.bindValue(i, values[i]);
-    if (QString error = run(m_state, QStringLiteral("updating a booking's state")); !error.isEmpty())
+    if (QString error = run(m_state, QStringLiteral("updating a booking's state"));
+        !error.isEmpty())
         return error;
     m_transition.bindValue(0, qint64(bookingId));
     m_transition.bindValue(1, state);
@@ -185,8 +181,7 @@ QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, i
     return run(m_transition, QStringLiteral("writing a transition"));
 }
 
-QString LedgerRecordWriter::run(QSqlQuery &query, const QString &doing)
-{
+QString LedgerRecordWriter::run(QSqlQuery &query, const QString &doing) {
     const bool done = query.exec();
     const QString error = done ? QString() : m_connection.describe(query.lastError(), doing);
     query.finish();

@@ -5,8 +5,7 @@
 namespace taxicore {
 
 // A value, or a message saying (with the file name) why there is none.
-template <typename T>
-struct LedgerResult {
+template <typename T> struct LedgerResult {
     T value{};
     QString error;
 

@@ -4,9 +4,9 @@
 
 #include <QFileInfo>
 #include <QSemaphore>
-#include <QThread>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 #include <atomic>
 
 using namespace taxicore;
@@ -29,8 +29,7 @@ private slots:
     void walStaysBoundedUnderSustainedWrites();
 };
 
-void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection()
-{
+void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -43,17 +42,18 @@ void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection()
         wasCommitted = committed;
         // Checked inside the callback: the row must already be there for a second connection.
         RawConnection other(QDir(dir.path()).filePath(QStringLiteral("ledger.sqlite")));
-        seenAtCallback = other.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 42"));
+        seenAtCallback =
+            other.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 42"));
         called.release();
     });
     QVERIFY(called.tryAcquire(1, 10000));
     QVERIFY(wasCommitted);
     QCOMPARE(seenAtCallback.load(), 1);
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 42")), 1);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 42")),
+             1);
 }
 
-void LedgerAppendTest::manyAppendsShareFewTransactions()
-{
+void LedgerAppendTest::manyAppendsShareFewTransactions() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -75,8 +75,7 @@ void LedgerAppendTest::manyAppendsShareFewTransactions()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kRecords);
 }
 
-void LedgerAppendTest::callbacksRunInAppendOrder()
-{
+void LedgerAppendTest::callbacksRunInAppendOrder() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -92,8 +91,7 @@ void LedgerAppendTest::callbacksRunInAppendOrder()
     QCOMPARE(order.size(), std::size_t(2000));
 }
 
-void LedgerAppendTest::appendAndWaitBlocksUntilCommitted()
-{
+void LedgerAppendTest::appendAndWaitBlocksUntilCommitted() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -103,8 +101,7 @@ void LedgerAppendTest::appendAndWaitBlocksUntilCommitted()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 7")), 1);
 }
 
-void LedgerAppendTest::invalidRecordFailsAloneOthersCommit()
-{
+void LedgerAppendTest::invalidRecordFailsAloneOthersCommit() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -127,8 +124,7 @@ void LedgerAppendTest::invalidRecordFailsAloneOthersCommit()
     QVERIFY2(badError.contains(QLatin1StringView("teleported")), qPrintable(badError));
 }
 
-void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack()
-{
+void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -145,15 +141,14 @@ void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack()
     QCOMPARE(open.value[0].atMs, 2000);
 }
 
-void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown()
-{
+void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
     Ledger &ledger = *opened.ledger;
     QVERIFY(ledger.appendAndWait(booking(3)));
-    QVERIFY(ledger.appendAndWait(TransitionRecord{3, QStringLiteral("on_trip"), 0, 1'700'000'100'000,
-                                                  LedgerPoint{57.71, 11.95}}));
+    QVERIFY(ledger.appendAndWait(TransitionRecord{3, QStringLiteral("on_trip"), 0,
+                                                  1'700'000'100'000, LedgerPoint{57.71, 11.95}}));
     TripRecord t = trip(3, 1'700'000'700'000, 140.5);
     t.fare.surge = 1.2;
     QVERIFY(ledger.appendAndWait(t));
@@ -165,13 +160,14 @@ void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown()
     QCOMPARE(trips.value[0].fare.surge, 1.2);
     QCOMPARE(trips.value[0].fare.distanceCharge, 40.5);
     RawConnection raw(ledger.filePath());
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 3")), 3);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 3")),
+             3);
     QCOMPARE(raw.scalar(QStringLiteral("SELECT car_id FROM bookings WHERE id = 3")), 4);
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT dropoff_lat IS NOT NULL FROM bookings WHERE id = 3")), 1);
+    QCOMPARE(
+        raw.scalar(QStringLiteral("SELECT dropoff_lat IS NOT NULL FROM bookings WHERE id = 3")), 1);
 }
 
-void LedgerAppendTest::eventsRoundTrip()
-{
+void LedgerAppendTest::eventsRoundTrip() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -185,8 +181,7 @@ void LedgerAppendTest::eventsRoundTrip()
     QCOMPARE(events.value[0].detail, detail);
 }
 
-void LedgerAppendTest::closingCommitsEverythingQueued()
-{
+void LedgerAppendTest::closingCommitsEverythingQueued() {
     QTemporaryDir dir;
     std::atomic<int> committed{0};
     {
@@ -200,8 +195,7 @@ void LedgerAppendTest::closingCommitsEverythingQueued()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), 3000);
 }
 
-void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever()
-{
+void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever() {
     QTemporaryDir dir;
     LedgerOptions options = optionsFor(dir.path());
     options.maxQueuedRecords = 10;
@@ -223,8 +217,7 @@ void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever()
     QCOMPARE(stats.committed + stats.failed, quint64(5000));
 }
 
-void LedgerAppendTest::walStaysBoundedUnderSustainedWrites()
-{
+void LedgerAppendTest::walStaysBoundedUnderSustainedWrites() {
     QTemporaryDir dir;
     LedgerOptions options = optionsFor(dir.path());
     options.checkpointIntervalMs = 20;

@@ -22,8 +22,7 @@ private slots:
 namespace {
 
 // Builds a version-`version` database with the SQL of migrations 1..version and one trip.
-bool createAtVersion(const QString &file, int version)
-{
+bool createAtVersion(const QString &file, int version) {
     RawConnection raw(file);
     for (int v = 1; v <= version; ++v) {
         for (const QString &sql : ledgerMigrationSteps(v)) {
@@ -32,11 +31,13 @@ bool createAtVersion(const QString &file, int version)
         }
     }
     if (version >= 1) {
-        if (!raw.exec(QStringLiteral("INSERT INTO bookings (id, rider_id, car_id, state, state_rank,"
-                                     " created_ms, updated_ms) VALUES (1, 'r1', 7, 'on_trip', 3, 10, 20)")))
+        if (!raw.exec(QStringLiteral(
+                "INSERT INTO bookings (id, rider_id, car_id, state, state_rank,"
+                " created_ms, updated_ms) VALUES (1, 'r1', 7, 'on_trip', 3, 10, 20)")))
             return false;
-        if (!raw.exec(QStringLiteral("INSERT INTO trips (booking_id, car_id, ended_ms, fare_total, currency)"
-                                     " VALUES (2, 8, 1000, 120.0, 'SEK')")))
+        if (!raw.exec(QStringLiteral(
+                "INSERT INTO trips (booking_id, car_id, ended_ms, fare_total, currency)"
+                " VALUES (2, 8, 1000, 120.0, 'SEK')")))
             return false;
     }
     return raw.exec(QStringLiteral("PRAGMA user_version=%1").arg(version));
@@ -44,15 +45,13 @@ bool createAtVersion(const QString &file, int version)
 
 } // namespace
 
-void LedgerMigrationTest::migratesFromEachEarlierVersion_data()
-{
+void LedgerMigrationTest::migratesFromEachEarlierVersion_data() {
     QTest::addColumn<int>("from");
     for (int v = 0; v < ledgerSchemaVersion(); ++v)
         QTest::addRow("v%d", v) << v;
 }
 
-void LedgerMigrationTest::migratesFromEachEarlierVersion()
-{
+void LedgerMigrationTest::migratesFromEachEarlierVersion() {
     QFETCH(int, from);
     QTemporaryDir dir;
     const QString file = ledgerFilePath(dir.path());
@@ -63,7 +62,9 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion()
     {
         RawConnection raw(file);
         QCOMPARE(raw.scalar(QStringLiteral("PRAGMA user_version")), ledgerSchemaVersion());
-        QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'trips_by_end'")), 1);
+        QCOMPARE(raw.scalar(QStringLiteral(
+                     "SELECT count(*) FROM sqlite_master WHERE name = 'trips_by_end'")),
+                 1);
     }
     if (from >= 1) {
         const auto open = opened.ledger->reader().openBookings();
@@ -82,8 +83,7 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion()
     QCOMPARE(opened.ledger->reader().report(0, 2000).value.trips, from >= 1 ? 2 : 1);
 }
 
-void LedgerMigrationTest::refusesNewerSchema()
-{
+void LedgerMigrationTest::refusesNewerSchema() {
     QTemporaryDir dir;
     const QString file = ledgerFilePath(dir.path());
     QVERIFY(createAtVersion(file, ledgerSchemaVersion()));

@@ -1,14 +1,14 @@
-// ledger-test-writer DIR FIRST COUNT [durability [walResetBytes]]: appends bookings FIRST.. with 64 in flight;
-// every third one is completed with a trip right after. Prints "<id> open" or "<id> completed" on
-// stdout only after that booking's last record committed; "error ..." on stderr if one failed.
-// At the end: "stats <transactions> <busy retries>" and "done".
+// ledger-test-writer DIR FIRST COUNT [durability [walResetBytes]]: appends bookings FIRST.. with 64
+// in flight; every third one is completed with a trip right after. Prints "<id> open" or "<id>
+// completed" on stdout only after that booking's last record committed; "error ..." on stderr if
+// one failed. At the end: "stats <transactions> <busy retries>" and "done".
 #include "ledger/Ledger.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
-#include <condition_variable>
 
 using namespace taxicore;
 
@@ -16,8 +16,7 @@ namespace {
 
 constexpr int kInFlight = 64;
 
-BookingRecord bookingFor(quint64 id, qint64 now)
-{
+BookingRecord bookingFor(quint64 id, qint64 now) {
     BookingRecord b;
     b.bookingId = id;
     b.carId = int(id % 500) + 1;
@@ -28,8 +27,7 @@ BookingRecord bookingFor(quint64 id, qint64 now)
     return b;
 }
 
-TripRecord tripFor(quint64 id, qint64 now)
-{
+TripRecord tripFor(quint64 id, qint64 now) {
     TripRecord t;
     t.bookingId = id;
     t.carId = int(id % 500) + 1;
@@ -42,8 +40,7 @@ TripRecord tripFor(quint64 id, qint64 now)
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     QCoreApplication app(argc, argv);
     const QStringList args = app.arguments();
     if (args.size() < 4) {
@@ -75,7 +72,8 @@ int main(int argc, char **argv)
             std::fflush(stdout);
         } else {
             ++failures;
-            std::fprintf(stderr, "error %llu %s\n", static_cast<unsigned long long>(id), qPrintable(error));
+            std::fprintf(stderr, "error %llu %s\n", static_cast<unsigned long long>(id),
+                         qPrintable(error));
         }
         --inFlight;
         slotFree.notify_one();
@@ -94,8 +92,9 @@ int main(int argc, char **argv)
                 settle(id, "completed", ok, e);
             });
         } else {
-            opened.ledger->append(bookingFor(id, now),
-                                  [&, id](bool ok, const QString &e) { settle(id, "open", ok, e); });
+            opened.ledger->append(bookingFor(id, now), [&, id](bool ok, const QString &e) {
+                settle(id, "open", ok, e);
+            });
         }
     }
     {
