@@ -13,7 +13,7 @@ using namespace ledgertest;
 
 namespace {
 constexpr int kWriters = 3;
-constexpr int kPerWriter = 20000;
+constexpr int kPerWriter = 30000;
 constexpr int kWaitMs = 90000;
 constexpr qint64 kWalResetBytes = 2 << 20;
 } // namespace
@@ -35,7 +35,8 @@ void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors() {
                     {QStringLiteral("normal"), QString::number(kWalResetBytes)});
     }
     // Under writes from several processes no checkpoint reaches the WAL's end: only the
-    // writers' TRUNCATE past walResetBytes keeps it bounded (without it: ~80 MiB in this run).
+    // writers' TRUNCATE past walResetBytes keeps it bounded: peaks of 2–35 MiB seen here,
+    // ~105 MiB without it.
     const QString wal = ledgerFilePath(dir.path()) + QStringLiteral("-wal");
     qint64 largestWal = 0;
     std::vector<QByteArray> out(writers.size());
@@ -66,7 +67,7 @@ void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors() {
         QCOMPARE(stats.size(), 3);
         qInfo() << "writer: transactions" << stats.at(1) << "busy retries" << stats.at(2);
     }
-    QVERIFY2(largestWal < 16 * kWalResetBytes, "the WAL kept growing");
+    QVERIFY2(largestWal < 24 * kWalResetBytes, "the WAL kept growing");
     RawConnection raw(ledgerFilePath(dir.path()));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kWriters * kPerWriter);
     for (int w = 0; w < kWriters; ++w) {
