@@ -82,7 +82,7 @@ stop_server() {
   local pid=$server_pid children
   children=$(pgrep -P "$pid" 2>/dev/null || true)
   kill -TERM "$pid" 2>/dev/null
-  timeout 10 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+  timeout 6 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   for c in $children; do # workers die with their primary; make sure
     kill -0 "$c" 2>/dev/null && { kill -TERM "$c" 2>/dev/null; sleep 0.5; kill -KILL "$c" 2>/dev/null; }
@@ -97,7 +97,7 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 # ---- one scenario -------------------------------------------------------------------------
-# Quick mode: every timed stage 2 s, request-count scenarios smaller (cluster-cpu: 40 requests), autocannon-fib40 3 s.
+# Quick mode: every timed stage 2 s, request-count scenarios smaller (cluster-cpu: 40 requests), autocannon-fib40 5 s.
 scenario_args() { # name -> url suffix and flags
   local d=${1}
   case $d in
@@ -107,7 +107,7 @@ scenario_args() { # name -> url suffix and flags
     cluster-cpu)
       if [ "$quick" = 1 ]; then echo " --scenario $d -n 40"; else echo " --scenario $d"; fi ;;
     autocannon-fib40)
-      if [ "$quick" = 1 ]; then echo " --scenario $d -d 3s"; else echo " --scenario $d"; fi ;;
+      if [ "$quick" = 1 ]; then echo " --scenario $d -d 5s"; else echo " --scenario $d"; fi ;;
     *) if [ "$quick" = 1 ]; then echo " --scenario $d -d 2s"; else echo " --scenario $d"; fi ;;
   esac
 }
