@@ -3,6 +3,7 @@
 #include "ConsoleBackend.h"
 #include "ConsoleHooks.h"
 #include "runtime/ServerOptions.h"
+#include "runtime/UnixSignalWatcher.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -36,6 +37,11 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "taxicore: %s\n", qPrintable(error));
         return 2;
     }
+
+    // SIGTERM/SIGINT quit like closing the window: the server drains and its workers stop.
+    // Watched before the server starts: a script may stop us as soon as it reads our URL.
+    taxicore::UnixSignalWatcher signalWatcher;
+    QObject::connect(&signalWatcher, &taxicore::UnixSignalWatcher::terminationRequested, &app, &QApplication::quit);
 
     ConsoleBackend backend(options);
     ConsoleBackend::setInstance(&backend);

@@ -61,8 +61,10 @@ void ConsoleStartupTest::printsUrlAndServesHealthz()
     QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
     reply->deleteLater();
 
-    console.terminate(); // SIGTERM, by PID
+    console.terminate(); // SIGTERM, by PID: a graceful stop
     QVERIFY(console.waitForFinished(kExitTimeoutMs));
+    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(console.exitCode(), 0);
 }
 
 void ConsoleStartupTest::exitsNonZeroWhenPortIsInUse()
