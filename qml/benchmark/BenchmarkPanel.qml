@@ -161,7 +161,7 @@ ColumnLayout {
     ChartView {
         id: liveChart
         Layout.fillWidth: true
-        Layout.preferredHeight: 170
+        Layout.preferredHeight: 150
         title: qsTr("Benchmark req/s")
         legend.visible: false
         antialiasing: true
@@ -173,19 +173,40 @@ ColumnLayout {
         LineSeries { id: liveSeries; axisX: liveAxisX; axisY: liveAxisY; width: 2; color: "#d61f69" }
     }
 
-    BenchmarkResults {
+    TabBar {
+        id: resultTabs
+        Layout.fillWidth: true
+        TabButton { text: qsTr("Table") }
+        TabButton { text: qsTr("Charts") }
+    }
+    StackLayout {
         Layout.fillWidth: true
         Layout.fillHeight: true
-        results: runner.results
-        onExportRequested: exportDialog.open()
-        onClearRequested: runner.clearResults()
+        currentIndex: resultTabs.currentIndex
+        BenchmarkResults {
+            results: runner.results
+            onExportRequested: exportDialog.open()
+            onClearRequested: runner.clearResults()
+        }
+        BenchmarkCharts {
+            id: resultCharts
+            results: runner.results
+        }
     }
 
     FileDialog {
         id: exportDialog
         fileMode: FileDialog.SaveFile
-        nameFilters: [qsTr("CSV (*.csv)"), qsTr("JSON (*.json)")]
-        onAccepted: panel.status = runner.exportResults(selectedFile)
-                    ? qsTr("Exported to %1").arg(selectedFile) : qsTr("Could not write %1").arg(selectedFile)
+        nameFilters: [qsTr("CSV (*.csv)"), qsTr("JSON (*.json)"), qsTr("Charts as PNG (*.png)")]
+        onAccepted: {
+            const file = selectedFile.toString()
+            if (file.endsWith(".png")) {
+                resultCharts.savePng(file.replace(/^file:\/\//, ""))
+                panel.status = qsTr("Charts saved next to %1").arg(file)
+            } else {
+                panel.status = runner.exportResults(selectedFile)
+                    ? qsTr("Exported to %1").arg(file) : qsTr("Could not write %1").arg(file)
+            }
+        }
     }
 }
