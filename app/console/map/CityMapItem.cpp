@@ -13,7 +13,9 @@
 #include <QSGVertexColorMaterial>
 #include <QStyleHints>
 #include <QWheelEvent>
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <optional>
 
 namespace {
@@ -21,6 +23,9 @@ namespace {
 constexpr int kFrameIntervalMs = 16;
 // A click selects the nearest car within this distance of the pointer.
 constexpr double kHitRadiusPx = 10;
+// A car is drawn moved on along its heading for at most this long after its last update
+// (a little more than the simulator's tick), then it waits for the next one.
+constexpr double kMaxExtrapolationMs = 300;
 // Each wheel notch (120 units) zooms by this factor.
 constexpr double kWheelNotchZoom = 1.25;
 
@@ -208,6 +213,7 @@ void CityMapItem::readFleet()
         return;
     }
     const int count = fleet->carCount();
+    const int64_t now = taxicore::FleetStore::nowMs();
     m_cars.resize(size_t(count));
     m_stateCounts.fill(0);
     size_t n = 0;
@@ -215,7 +221,14 @@ void CityMapItem::readFleet()
         const auto car = fleet->car(id);
         if (!car)
             continue;
-        m_cars[n++] = {car->id, m_projection.toMetres(car->position.lat, car->position.lng), car->heading, car->state};
+        // The simulator moves cars every few hundred ms; drawing them where their speed and
+        // heading have taken them since keeps the motion smooth at the display's frame rate.
+        const double ageS = std::clamp(double(now - car->updatedMs), 0.0, kMaxExtrapolationMs) / 1000.0;
+        const double travelled = double(car->speedKmh) / 3.6 * ageS;
+        const double rad = double(car->heading) * std::numbers::pi / 180.0;
+        const QPointF at = m_projection.toMetres(car->position.lat, car->position.lng)
+                           + QPointF(std::sin(rad), -std::cos(rad)) * travelled;
+        m_cars[n++] = {car->id, at, car->heading, car->state};
         if (size_t(car->state) < m_stateCounts.size())
             ++m_stateCounts[size_t(car->state)];
     }
