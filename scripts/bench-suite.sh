@@ -14,8 +14,7 @@
 #   BENCH_PEERS=0          skip the Node.js peers
 #   BENCH_OUT=BUILD_DIR/bench   output directory
 set -uo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
+cd "$(dirname "$0")/.." || exit 2
 build=${BUILD_DIR:-build}
 bin=$build/bin
 out=${BENCH_OUT:-$build/bench}
