@@ -6,8 +6,14 @@
 #include "RoadLayer.h"
 
 #include <QElapsedTimer>
+#include <QLoggingCategory>
 #include <QSGTransformNode>
 #include <cmath>
+
+namespace {
+// QT_LOGGING_RULES="taxicore.map.debug=true" shows how long the streets took to prepare.
+Q_LOGGING_CATEGORY(lcMap, "taxicore.map", QtInfoMsg)
+}
 
 StreetsItem::StreetsItem(QQuickItem *parent)
     : QQuickItem(parent)
@@ -54,7 +60,7 @@ void StreetsItem::loadStreets()
     clock.start();
     const MapProjection projection = m_map ? m_map->projection() : MapProjection();
     m_strokes = city ? CityRoads::streets(*city, projection) : CityRoads::graticule(projection);
-    qDebug("map: %zu road strokes prepared in %lld ms", m_strokes.size(), qlonglong(clock.elapsed()));
+    qCDebug(lcMap, "%zu road strokes prepared in %lld ms", m_strokes.size(), qlonglong(clock.elapsed()));
     m_dirty = true;
     Q_EMIT strokesChanged();
     update();
