@@ -42,6 +42,17 @@ Rectangle {
         toPickupColor: "#f08c10"
         onTripColor: root.dark ? "#5b9bff" : "#2f6fd6"
         highlightColor: "#d61f69"
+        // Pinch (touchpad, touch screen) zooms towards the fingers, like the wheel.
+        PinchHandler {
+            id: pinch
+            target: null
+            property real lastScale: 1
+            onActiveChanged: lastScale = 1
+            onActiveScaleChanged: {
+                mapItem.zoomAt(centroid.position.x, centroid.position.y, activeScale / lastScale)
+                lastScale = activeScale
+            }
+        }
         onClicked: (carId, x, y) => {
             selectedCarId = carId
             if (carId > 0)
