@@ -26,6 +26,8 @@ constexpr double kHitRadiusPx = 10;
 // A car is drawn moved on along its heading for at most this long after its last update
 // (a little more than the simulator's tick), then it waits for the next one.
 constexpr double kMaxExtrapolationMs = 300;
+// The selected booking's roads are routed again this often (its car moves on).
+constexpr qint64 kRouteRefreshMs = 1000;
 // Each wheel notch (120 units) zooms by this factor.
 constexpr double kWheelNotchZoom = 1.25;
 
@@ -55,6 +57,8 @@ CityMapItem::CityMapItem(QQuickItem *parent)
     setAcceptedMouseButtons(Qt::LeftButton);
     m_frameTimer.setInterval(kFrameIntervalMs);
     connect(&m_frameTimer, &QTimer::timeout, this, [this] {
+        if (m_selectedBookingId > 0 && m_routeClock.elapsed() > kRouteRefreshMs)
+            routeSelection();
         update();
         // m_cars and m_stateCounts are only written during the sync, while this thread waits.
         const QList<int> counts(m_stateCounts.begin(), m_stateCounts.end());
@@ -100,6 +104,7 @@ void CityMapItem::setSelectedBookingId(qint64 id)
     if (m_selectedBookingId == id)
         return;
     m_selectedBookingId = id;
+    routeSelection();
     Q_EMIT selectionChanged();
     update();
 }
@@ -235,6 +240,46 @@ void CityMapItem::readFleet()
     m_cars.resize(n);
 }
 
+void CityMapItem::routeSelection()
+{
+    m_approachRoute.clear();
+    m_tripRoute.clear();
+    m_routeClock.restart();
+    taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
+    const auto city = m_backend ? m_backend->city() : nullptr;
+    const auto booking = fleet && m_selectedBookingId > 0 ? fleet->booking(uint64_t(m_selectedBookingId)) : std::nullopt;
+    if (!city || !booking)
+        return;
+    const auto car = fleet->car(booking->carId);
+    const bool toPickup =
+        booking->state == taxicore::BookingState::Assigned || booking->state == taxicore::BookingState::Arriving;
+    const bool onTrip = booking->state == taxicore::BookingState::OnTrip;
+    const auto metres = [this](const taxicore::city::Route &route) {
+        std::vector<QPointF> points;
+        if (route.found) {
+            for (const auto &p : route.polyline)
+                points.push_back(m_projection.toMetres(p.lat, p.lng));
+        }
+        return points;
+    };
+    const taxicore::city::GeoPoint pickup{booking->pickup.lat, booking->pickup.lng};
+    if (car && toPickup)
+        m_approachRoute = metres(city->route(taxicore::city::GeoPoint{car->position.lat, car->position.lng}, pickup));
+    if (booking->hasDropoff && (toPickup || onTrip)) {
+        const taxicore::city::GeoPoint from =
+            onTrip && car ? taxicore::city::GeoPoint{car->position.lat, car->position.lng} : pickup;
+        m_tripRoute = metres(city->route(from, taxicore::city::GeoPoint{booking->dropoff.lat, booking->dropoff.lng}));
+    }
+}
+
+void CityMapItem::appendRoute(StrokeGeometry::Vertices &out, const std::vector<QPointF> &route, double halfWidth,
+                              const QColor &colour) const
+{
+    for (size_t i = 1; i < route.size(); ++i)
+        StrokeGeometry::appendSegment(out, m_viewport.toScreen(route[i - 1]), m_viewport.toScreen(route[i]), halfWidth,
+                                      colour);
+}
+
 void CityMapItem::updateHighlight(QSGGeometryNode *node) const
 {
     StrokeGeometry::Vertices out;
@@ -252,13 +297,19 @@ void CityMapItem::updateHighlight(QSGGeometryNode *node) const
             const auto car = carScreen(booking->carId);
             const bool toPickup = booking->state == taxicore::BookingState::Assigned
                                   || booking->state == taxicore::BookingState::Arriving;
-            if (car && toPickup)
+            // Along the roads when routed, else as the crow flies.
+            if (!m_approachRoute.empty())
+                appendRoute(out, m_approachRoute, 2, m_toPickupColor);
+            else if (car && toPickup)
                 StrokeGeometry::appendSegment(out, *car, pickup, 1.5, m_toPickupColor);
             if (booking->hasDropoff) {
                 const QPointF dropoff =
                     m_viewport.toScreen(m_projection.toMetres(booking->dropoff.lat, booking->dropoff.lng));
                 const QPointF from = (car && booking->state == taxicore::BookingState::OnTrip) ? *car : pickup;
-                StrokeGeometry::appendSegment(out, from, dropoff, 2, m_onTripColor);
+                if (!m_tripRoute.empty())
+                    appendRoute(out, m_tripRoute, 2.5, m_onTripColor);
+                else
+                    StrokeGeometry::appendSegment(out, from, dropoff, 2, m_onTripColor);
                 StrokeGeometry::appendDisc(out, dropoff, 6, m_highlightColor);
             }
             StrokeGeometry::appendDisc(out, pickup, 6, m_availableColor);

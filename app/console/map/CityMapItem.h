@@ -5,6 +5,8 @@
 #include "MapViewport.h"
 
 #include <QColor>
+#include <QElapsedTimer>
+#include <QSGGeometry>
 #include <QPointer>
 #include <QQuickItem>
 #include <QTimer>
@@ -83,12 +85,19 @@ protected:
 
 private:
     void readFleet();
+    // Routes the selected booking on the city's roads: car → pickup, pickup (or car) → drop-off.
+    void routeSelection();
+    void appendRoute(std::vector<QSGGeometry::ColoredPoint2D> &out, const std::vector<QPointF> &route,
+                     double halfWidth, const QColor &colour) const;
     void updateHighlight(QSGGeometryNode *node) const;
 
     QPointer<ConsoleBackend> m_backend;
     MapProjection m_projection;
     MapViewport m_viewport;
     std::vector<CarMarker> m_cars; // written during sync (GUI thread blocked), read on the GUI thread
+    std::vector<QPointF> m_approachRoute; // metres; written on the GUI thread, read during sync
+    std::vector<QPointF> m_tripRoute;
+    QElapsedTimer m_routeClock;
     bool m_userMoved = false;
     int m_carsShown = 0;
     std::array<int, 4> m_stateCounts{};
