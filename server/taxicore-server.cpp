@@ -35,7 +35,8 @@ int main(int argc, char *argv[])
     parser.addOption(workerIndexOption);
     parser.process(app);
     if (parser.isSet(workerOption))
-        return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")));
+        return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")),
+                                   parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")));
 
     taxicore::ServerOptions options;
     QString error;

@@ -299,6 +299,42 @@ std::optional<BookingSnapshot> FleetStore::booking(uint64_t id) const
     return snapshotOf(slot);
 }
 
+bool FleetStore::restoreBooking(const BookingSnapshot &b)
+{
+    CarSlot *car = carSlot(b.carId);
+    if (!car || b.id == 0)
+        return false;
+    uint32_t expected = static_cast<uint32_t>(CarState::Available);
+    const CarState carState = b.state == BookingState::OnTrip ? CarState::OnTrip : CarState::ToPickup;
+    if (!car->state.compare_exchange_strong(expected, static_cast<uint32_t>(carState), std::memory_order_acq_rel))
+        return false;
+    BookingSlot &slot = bookingSlot(b.id);
+    SlotLock lock(slot.lock);
+    const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
+    std::memset(slot.riderId, 0, sizeof slot.riderId);
+    std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+    slot.state = static_cast<uint32_t>(b.state);
+    slot.carId = b.carId;
+    slot.pickupLat = b.pickup.lat;
+    slot.pickupLng = b.pickup.lng;
+    slot.hasDropoff = b.hasDropoff;
+    slot.dropoffLat = b.dropoff.lat;
+    slot.dropoffLng = b.dropoff.lng;
+    slot.etaS = 0;
+    slot.createdMs = b.createdMs;
+    slot.arrivedMs = b.state == BookingState::Arriving ? nowMs() : 0;
+    slot.pickupMs = b.pickupMs;
+    slot.endedMs = 0;
+    // The odometer restarts with the process: a restored trip is metered from now on.
+    slot.startOdometerM = car->odometerM.load(std::memory_order_relaxed);
+    slot.distanceM = slot.fare = 0;
+    slot.id.store(b.id, std::memory_order_release);
+    car->bookingId.store(b.id, std::memory_order_release);
+    if (b.state == BookingState::Arriving)
+        writePosition(*car, b.pickup, 0, 0, false); // it was waiting at the pickup
+    return true;
+}
+
 std::vector<BookingSnapshot> FleetStore::recentBookings(int max) const
 {
     std::vector<BookingSnapshot> out;

@@ -45,6 +45,9 @@ public:
                  double radiusM, const EtaRanker &etas);
 
     std::optional<BookingSnapshot> booking(uint64_t id) const;
+    // Puts back a booking read from the ledger after a restart, reserving its car again.
+    // False when the car does not exist or is already taken.
+    bool restoreBooking(const BookingSnapshot &booking);
     // The newest bookings first, at most `max`.
     std::vector<BookingSnapshot> recentBookings(int max) const;
 

@@ -8,8 +8,11 @@
 #include "runtime/ProcessStats.h"
 #include "runtime/RuntimeMailbox.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
+#include <QTimer>
 #include <csignal>
+#include <unistd.h>
 
 namespace taxicore {
 
@@ -17,6 +20,8 @@ namespace {
 
 constexpr int kApplyTimeoutMs = 5000;
 constexpr int kEventsShown = 100;
+// Time for a worker's own answer to reach the client before it kills itself.
+constexpr int kSelfKillDelayMs = 200;
 
 void requireOperator(const ApiRequest &request)
 {
@@ -97,8 +102,14 @@ void registerAdminRoutes(Router &router, FleetStore &fleet)
         const uint32_t state = slot ? slot->state.load(std::memory_order_relaxed) : 0;
         if (pid <= 0 || state == 0 || state == 4)
             throwApiError(404, "worker_not_found", QStringLiteral("there is no running worker %1").arg(index));
-        ::kill(pid, SIGKILL);
         EventLog(fleet.control()).append("kill", QStringLiteral("operator killed worker %1 (pid %2)").arg(index).arg(pid));
+        if (pid == ::getpid()) {
+            // The worker serving this request is the one to kill: answer first, die a moment later.
+            QMetaObject::invokeMethod(qApp, [] { QTimer::singleShot(kSelfKillDelayMs, [] { ::kill(::getpid(), SIGKILL); }); },
+                                      Qt::QueuedConnection);
+        } else {
+            ::kill(pid, SIGKILL);
+        }
         return jsonResponse({{QStringLiteral("killed"), pid}, {QStringLiteral("index"), qint64(index)}}, 202);
     });
     router.add(HttpMethod::Get, "/admin/v1/events", [&fleet](const ApiRequest &request) {

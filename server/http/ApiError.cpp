@@ -20,6 +20,13 @@ ApiResponse jsonResponse(const QJsonObject &object, int status)
     return r;
 }
 
+ApiResponse deferredResponse()
+{
+    ApiResponse r;
+    r.status = ApiResponse::kDeferred;
+    return r;
+}
+
 ApiResponse textResponse(const QByteArray &text, int status)
 {
     ApiResponse r;

@@ -12,5 +12,7 @@ ApiResponse errorResponse(int status, const char *code, const QString &message,
                           const QJsonObject &extra = {});
 ApiResponse jsonResponse(const QJsonObject &object, int status = 200);
 ApiResponse textResponse(const QByteArray &text, int status = 200);
+// Returned by a handler that will answer later through ApiRequest::reply.
+ApiResponse deferredResponse();
 
 } // namespace taxicore

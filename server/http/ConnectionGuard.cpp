@@ -220,6 +220,12 @@ bool ConnectionGuard::inspectHead(QTcpSocket *socket, ConnectionState &state, co
     return true;
 }
 
+void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)
+{
+    socket->disconnect(this);
+    forget(socket);
+}
+
 void ConnectionGuard::requestDispatched(QTcpSocket *socket)
 {
     if (ConnectionState *s = state(socket)) {
@@ -228,15 +234,6 @@ void ConnectionGuard::requestDispatched(QTcpSocket *socket)
         s->headBytes = 0;
         s->headStartedMs = 0;
     }
-}
-
-void ConnectionGuard::responseWritten(QTcpSocket *socket)
-{
-    ConnectionState *s = state(socket);
-    if (!s)
-        return;
-    if (s->closeAfterSequence && s->nextToWrite > s->closeSequence)
-        socket->disconnectFromHost();
 }
 
 void ConnectionGuard::reject(QTcpSocket *socket, ConnectionState &state, int status, const char *code,

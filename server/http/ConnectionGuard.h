@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QTcpServer>
 #include <QTimer>
+#include <atomic>
 
 class QTcpSocket;
 
@@ -30,14 +31,15 @@ public:
     void startDraining();
     // Serve keep-alive connections normally again (the in-process server after a switch back).
     void stopDraining() { m_draining = false; }
-    bool isDraining() const { return m_draining; }
+    bool isDraining() const { return m_draining.load(std::memory_order_relaxed); } // any thread
     int openConnections() const { return int(m_states.size()); }
     const ConnectionLimits &limits() const { return m_limits; }
 
+    // A socket upgraded to WebSocket leaves the guard (no timeouts, no bookkeeping): Qt
+    // disconnects every signal of it, so the guard would never hear of its end.
+    void releaseUpgraded(QTcpSocket *socket);
     // Marks the end of the current request's head for the guard's own bookkeeping.
     void requestDispatched(QTcpSocket *socket);
-    // Called after a response has been written; closes the connection when it must.
-    void responseWritten(QTcpSocket *socket);
 
 Q_SIGNALS:
     void allConnectionsClosed();
@@ -56,7 +58,7 @@ private:
     MetricsRecorder &m_metrics;
     QHash<QTcpSocket *, ConnectionState> m_states;
     QTimer m_sweepTimer;
-    bool m_draining = false;
+    std::atomic<bool> m_draining{false};
     long long m_drainStartedMs = 0;
 };
 

@@ -5,6 +5,12 @@
 
 namespace taxicore {
 
+// A serialised response and whether the connection closes after it.
+struct Answer {
+    QByteArray bytes;
+    bool close = false;
+};
+
 // What the guard knows about one client connection. Lives on the I/O thread only.
 struct ConnectionState {
     // The current request head, as the guard peeks it before QHttpServer parses it.
@@ -28,9 +34,8 @@ struct ConnectionState {
     // even when pool threads finish out of order (pipelining, DESIGN.md defect 3).
     unsigned long long nextSequence = 0;
     unsigned long long nextToWrite = 0;
-    std::map<unsigned long long, QByteArray> finished;
-    bool closeAfterSequence = false;
-    unsigned long long closeSequence = 0;
+    std::map<unsigned long long, Answer> finished;
+    bool closing = false; // a response said Connection: close: nothing more is written
 
     int inFlight() const { return int(nextSequence - nextToWrite); }
 };

@@ -2,6 +2,7 @@
 
 #include "http/ApiError.h"
 #include "http/ConnectionGuard.h"
+#include "http/LiveFeed.h"
 #include "http/RequestInput.h"
 #include "http/ResponseWriter.h"
 #include "http/Router.h"
@@ -10,6 +11,7 @@
 #include <QElapsedTimer>
 #include <QHttpServerRequest>
 #include <QTcpSocket>
+#include <QThread>
 #include <QThreadPool>
 
 namespace taxicore {
@@ -71,6 +73,15 @@ ApiResponse HttpService::run(int routeIndex, const ApiRequest &request) const
 
 bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
 {
+    if (LiveFeed::isWebSocketUpgrade(request)) {
+        // Qt 6.4 hands the socket to its WebSocket server only when this returns true, and we
+        // must write nothing (DESIGN.md defect 7). Elsewhere than the feed: false, so Qt answers
+        // through missingHandler (404) and closes instead of upgrading.
+        if (!LiveFeed::isUpgradeRequest(request))
+            return false;
+        m_guard.releaseUpgraded(socket);
+        return true;
+    }
     QElapsedTimer timer;
     timer.start();
     ConnectionState *state = m_guard.state(socket);
@@ -85,16 +96,15 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     Router::Match match = m_router.match(method, path);
     const bool headOnly = method == HttpMethod::Head;
     const bool http10 = state->http10;
-    const bool keepAlive = !state->wantsClose && !m_guard.isDraining();
+    const bool clientKeepsAlive = !state->wantsClose;
     const unsigned long long sequence = state->nextSequence++;
-    if (!keepAlive) {
-        state->closeAfterSequence = true;
-        state->closeSequence = sequence;
-    }
     const int routeId = match.route ? match.route->id : Router::kUnmatchedRouteId;
-    const auto finish = [this, routeId, http10, keepAlive, headOnly, timer](const ApiResponse &response) {
+    // Keep-alive is decided when the answer is ready, not when the request came: a server that
+    // started draining meanwhile must say Connection: close in the response it then closes after.
+    const auto finish = [this, routeId, http10, clientKeepsAlive, headOnly, timer](const ApiResponse &response) {
         m_metrics.requestFinished(routeId, response.status, double(timer.nsecsElapsed()) / 1000.0);
-        return serializeResponse(response, http10, keepAlive, headOnly);
+        const bool keepAlive = clientKeepsAlive && !m_guard.isDraining();
+        return Answer{serializeResponse(response, http10, keepAlive, headOnly), !keepAlive};
     };
 
     if (!match.route) {
@@ -103,42 +113,62 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     }
     const int routeIndex = match.route->id - 1;
     ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params));
-    if (!m_pool) {
-        deliver(socket, sequence, finish(run(routeIndex, copy)));
-        return true;
-    }
-    // Pool mode: the job owns a copy of the request; the socket may be gone when it finishes
-    // (the Qt 6.4 QFuture crash, DESIGN.md defect 2), so the answer goes back by QPointer.
+    // The answer may come from a pool thread or a ledger commit, after the socket is gone
+    // (the Qt 6.4 QFuture crash, DESIGN.md defect 2): it goes back by QPointer, on our thread.
     QPointer<QTcpSocket> target(socket);
-    m_pool->start([this, target, sequence, routeIndex, finish, copy = std::move(copy)] {
-        QByteArray bytes = finish(run(routeIndex, copy));
-        QMetaObject::invokeMethod(this, [this, target, sequence, bytes = std::move(bytes)]() mutable {
+    copy.reply = std::make_shared<const DeferredReply>([this, target, sequence, finish](const ApiResponse &response) {
+        Answer answer = finish(response);
+        if (QThread::currentThread() == thread()) {
             if (target)
-                deliver(target, sequence, std::move(bytes));
+                deliver(target, sequence, std::move(answer));
+            return;
+        }
+        QMetaObject::invokeMethod(this, [this, target, sequence, answer = std::move(answer)]() mutable {
+            if (target)
+                deliver(target, sequence, std::move(answer));
         }, Qt::QueuedConnection);
     });
+    if (!m_pool) {
+        answer(routeIndex, copy);
+        return true;
+    }
+    m_pool->start([this, routeIndex, copy = std::move(copy)] { answer(routeIndex, copy); });
     return true;
 }
 
-// Writes responses strictly in the order their requests arrived on this connection.
-void HttpService::deliver(QTcpSocket *socket, unsigned long long sequence, QByteArray bytes)
+void HttpService::answer(int routeIndex, const ApiRequest &request) const
+{
+    const ApiResponse response = run(routeIndex, request);
+    if (response.status != ApiResponse::kDeferred)
+        (*request.reply)(response);
+}
+
+// Writes responses strictly in the order their requests arrived on this connection; after one
+// that says Connection: close, nothing more is written and the connection closes.
+void HttpService::deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer)
 {
     ConnectionState *state = m_guard.state(socket);
-    if (!state || socket->state() != QAbstractSocket::ConnectedState)
+    if (!state || socket->state() != QAbstractSocket::ConnectedState || state->closing)
         return;
     if (sequence != state->nextToWrite) {
-        state->finished.emplace(sequence, std::move(bytes));
+        state->finished.emplace(sequence, std::move(answer));
         return;
     }
-    socket->write(bytes);
-    ++state->nextToWrite;
-    for (auto it = state->finished.find(state->nextToWrite); it != state->finished.end();
-         it = state->finished.find(state->nextToWrite)) {
-        socket->write(it->second);
-        state->finished.erase(it);
+    for (;;) {
+        socket->write(answer.bytes);
         ++state->nextToWrite;
+        if (answer.close) {
+            state->closing = true;
+            state->finished.clear();
+            socket->disconnectFromHost();
+            return;
+        }
+        const auto next = state->finished.find(state->nextToWrite);
+        if (next == state->finished.end())
+            return;
+        answer = std::move(next->second);
+        state->finished.erase(next);
     }
-    m_guard.responseWritten(socket);
 }
 
 void HttpService::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "http/ConnectionState.h"
+
 #include <QAbstractHttpServer>
 #include <QPointer>
 
@@ -30,7 +32,8 @@ protected:
 
 private:
     ApiResponse run(int routeIndex, const ApiRequest &request) const;
-    void deliver(QTcpSocket *socket, unsigned long long sequence, QByteArray bytes);
+    void answer(int routeIndex, const ApiRequest &request) const;
+    void deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer);
 
     const Router &m_router;
     ConnectionGuard &m_guard;

@@ -5,10 +5,16 @@
 #include <QList>
 #include <QPair>
 #include <QUrlQuery>
+#include <functional>
+#include <memory>
 
 namespace taxicore {
 
 enum class HttpMethod { Get, Head, Post, Put, Delete, Patch, Options, Other };
+
+struct ApiResponse;
+// Answers a request later, from any thread (see deferredResponse()).
+using DeferredReply = std::function<void(const ApiResponse &)>;
 
 // What a handler needs from a request: a plain copy, so it can run on any thread.
 struct ApiRequest {
@@ -21,11 +27,15 @@ struct ApiRequest {
     QByteArray ifNoneMatch;
     QHostAddress remote;
     QList<QByteArray> params; // the {id} segments of the matched route, in order
+    // For a handler that answers only after something else finished (a ledger commit): keep a
+    // copy, return deferredResponse(), and call it exactly once.
+    std::shared_ptr<const DeferredReply> reply;
 };
 
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
 struct ApiResponse {
+    static constexpr int kDeferred = 0; // the handler will answer through ApiRequest::reply
     int status = 200;
     QByteArray contentType = QByteArrayLiteral("application/json");
     QByteArray body;

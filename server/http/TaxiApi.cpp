@@ -1,14 +1,17 @@
 #include "http/TaxiApi.h"
 
+#include "fleet/FleetLedger.h"
 #include "fleet/FleetStore.h"
 #include "geo/GeoMath.h"
 #include "http/ApiError.h"
 #include "http/JsonViews.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
+#include "ledger/Ledger.h"
 #include "pricing/TripEstimator.h"
 
 #include <QJsonArray>
+#include <algorithm>
 #include <cmath>
 
 namespace taxicore {
@@ -32,11 +35,31 @@ struct BookingTransitionView {
     const char *wants; // the state the action needs
 };
 
-TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff)
+TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff, Ledger *ledger)
     : m_fleet(fleet)
     , m_estimator(estimator)
     , m_tariff(std::move(tariff))
+    , m_ledger(ledger)
 {
+}
+
+ApiResponse TaxiApi::afterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,
+                                 std::function<void()> undo) const
+{
+    if (!m_ledger)
+        return response;
+    m_ledger->append(std::move(record), [reply = request.reply, response = std::move(response),
+                                                 undo = std::move(undo)](bool committed, const QString &error) {
+        if (committed) {
+            (*reply)(response);
+            return;
+        }
+        if (undo)
+            undo();
+        (*reply)(errorResponse(503, "ledger_unavailable",
+                               QStringLiteral("the booking could not be recorded durably: %1").arg(error)));
+    });
+    return deferredResponse();
 }
 
 void TaxiApi::registerRoutes(Router &router)
@@ -92,9 +115,13 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
     const QJsonObject body = readJsonObject(request);
     const QJsonValue rider = body.value(QStringLiteral("rider_id"));
-    if (!rider.isString() || rider.toString().isEmpty() || rider.toString().toUtf8().size() >= kRiderIdBytes)
+    const auto hasControl = [](const QString &text) {
+        return std::any_of(text.begin(), text.end(), [](QChar c) { return c.unicode() < 0x20 || c.unicode() == 0x7f; });
+    };
+    if (!rider.isString() || rider.toString().isEmpty() || rider.toString().toUtf8().size() >= kRiderIdBytes
+        || hasControl(rider.toString()))
         throwApiError(400, "invalid_rider_id",
-                      QStringLiteral("rider_id must be a non-empty string of at most %1 bytes").arg(kRiderIdBytes - 1),
+                      QStringLiteral("rider_id must be a non-empty string of at most %1 bytes without control characters").arg(kRiderIdBytes - 1),
                       {{QStringLiteral("field"), QStringLiteral("rider_id")}});
     const LatLng pickupAt = jsonPoint(body, "pickup");
     std::optional<LatLng> dropoff;
@@ -117,9 +144,11 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         out.insert(QStringLiteral("quote"), fareJson(computeFare(m_tariff, trip.distanceM, trip.durationS), m_tariff));
     }
     ApiResponse response = jsonResponse(out, 201);
-    response.headers.append({QByteArrayLiteral("Location"),
-                             "/api/v1/bookings/" + QByteArray::number(qulonglong(booked.booking.id))});
-    return response;
+    const uint64_t id = booked.booking.id;
+    response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
+    // Not acknowledged before it is durable; if it cannot be, the car is freed again.
+    return afterCommit(request, bookingRecord(booked.booking), std::move(response),
+                       [fleet = &m_fleet, id] { fleet->cancel(id); });
 }
 
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
@@ -165,16 +194,21 @@ ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const
     return jsonResponse(bookingJson(view.transition.booking));
 }
 
+
 ApiResponse TaxiApi::pickup(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
-    return transitionResponse({m_fleet.pickup(id), id, "arriving (the car must have arrived)"}, "pickup");
+    const auto moved = m_fleet.pickup(id);
+    ApiResponse response = transitionResponse({moved, id, "arriving (the car must have arrived)"}, "pickup");
+    return afterCommit(request, transitionRecord(moved.booking), std::move(response));
 }
 
 ApiResponse TaxiApi::cancel(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
-    return transitionResponse({m_fleet.cancel(id), id, "assigned or arriving"}, "cancel");
+    const auto moved = m_fleet.cancel(id);
+    ApiResponse response = transitionResponse({moved, id, "assigned or arriving"}, "cancel");
+    return afterCommit(request, transitionRecord(moved.booking), std::move(response));
 }
 
 ApiResponse TaxiApi::complete(const ApiRequest &request)
@@ -191,7 +225,7 @@ ApiResponse TaxiApi::complete(const ApiRequest &request)
     out.insert(QStringLiteral("distance_m"), std::round(b.distanceM));
     out.insert(QStringLiteral("duration_s"), std::round(double(b.endedMs - b.pickupMs) / 1000.0));
     out.insert(QStringLiteral("fare"), fareJson(fare, m_tariff));
-    return jsonResponse(out);
+    return afterCommit(request, tripRecord(b, fare, m_tariff), jsonResponse(out));
 }
 
 ApiResponse TaxiApi::quote(const ApiRequest &request) const

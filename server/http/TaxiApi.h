@@ -1,18 +1,23 @@
 #pragma once
 
 #include "http/HttpTypes.h"
+#include "ledger/LedgerRecords.h"
 #include "pricing/Tariff.h"
+
+#include <functional>
 
 namespace taxicore {
 
 class FleetStore;
+class Ledger;
 class Router;
 class TripEstimator;
 
-// API v1: car positions, nearby search, bookings and their trip, fare quotes.
+// API v1: car positions, nearby search, bookings and their trip, fare quotes. With a ledger, a
+// booking and each of its moves is acknowledged only after its record is committed.
 class TaxiApi {
 public:
-    TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff);
+    TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff, Ledger *ledger = nullptr);
     void registerRoutes(Router &router);
 
 private:
@@ -25,10 +30,15 @@ private:
     ApiResponse cancel(const ApiRequest &request);
     ApiResponse quote(const ApiRequest &request) const;
     ApiResponse transitionResponse(const struct BookingTransitionView &view, const char *action) const;
+    // Answers `response` once `record` is durable (at once without a ledger); on a failed commit
+    // runs `undo` and answers 503.
+    ApiResponse afterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,
+                            std::function<void()> undo = {}) const;
 
     FleetStore &m_fleet;
     const TripEstimator &m_estimator;
     Tariff m_tariff;
+    Ledger *m_ledger;
 };
 
 } // namespace taxicore

@@ -1,5 +1,6 @@
 #include "runtime/ConnectionDispatcher.h"
 
+#include "fleet/FleetStore.h"
 #include "http/ConnectionGuard.h"
 #include "runtime/WorkerChannel.h"
 
@@ -7,9 +8,16 @@
 
 namespace taxicore {
 
-ConnectionDispatcher::ConnectionDispatcher(ConnectionGuard &inProcess, QObject *parent)
+namespace {
+// A worker whose heartbeat is older than this is not offered connections: it may be stopped,
+// and what it holds would be lost when the supervisor replaces it.
+constexpr int64_t kStaleHeartbeatMs = 500;
+} // namespace
+
+ConnectionDispatcher::ConnectionDispatcher(ConnectionGuard &inProcess, const FleetStore &fleet, QObject *parent)
     : QObject(parent)
     , m_inProcess(inProcess)
+    , m_fleet(fleet)
 {
 }
 
@@ -35,9 +43,12 @@ void ConnectionDispatcher::setWorkers(const QList<WorkerLink> &workers)
 bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex)
 {
     const qsizetype count = m_workers.size();
+    const int64_t now = FleetStore::nowMs();
     for (qsizetype tried = 0; tried < count; ++tried) {
         const WorkerLink &link = m_workers[(m_next + tried) % count];
         if (link.index == skipIndex)
+            continue;
+        if (now - m_fleet.workerSlot(link.index).heartbeatMs.load(std::memory_order_relaxed) > kStaleHeartbeatMs)
             continue;
         if (WorkerChannel(link.channelFd).send(WorkerChannel::Type::Connection, connectionFd)) {
             m_next = (m_next + tried + 1) % count;

@@ -6,6 +6,7 @@
 namespace taxicore {
 
 class ConnectionGuard;
+class FleetStore;
 
 // Decides who serves each connection the primary accepts (on the I/O thread): the in-process
 // server (`single`, `pool`), or a worker process, round-robin, passing the descriptor over its
@@ -19,7 +20,7 @@ public:
         int channelFd = -1; // the dispatcher's own duplicate, closed when replaced
     };
 
-    explicit ConnectionDispatcher(ConnectionGuard &inProcess, QObject *parent = nullptr);
+    ConnectionDispatcher(ConnectionGuard &inProcess, const FleetStore &fleet, QObject *parent = nullptr);
     ~ConnectionDispatcher() override;
 
     void dispatch(int connectionFd);
@@ -36,6 +37,7 @@ private:
     void closeLinks();
 
     ConnectionGuard &m_inProcess;
+    const FleetStore &m_fleet;
     QList<WorkerLink> m_workers;
     bool m_toWorkers = false;
     qsizetype m_next = 0;

@@ -4,11 +4,13 @@
 #include "http/ConnectionGuard.h"
 #include "http/HttpService.h"
 #include "runtime/ConnectionDispatcher.h"
+#include "ledger/Ledger.h"
 #include "runtime/EventLog.h"
 #include "runtime/ListenerGroup.h"
 #include "runtime/RuntimeMailbox.h"
 #include "runtime/WorkerChannel.h"
 
+#include <QJsonObject>
 #include <QThreadPool>
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,15 +19,18 @@ namespace taxicore {
 
 namespace {
 constexpr int kMailboxPollMs = 20;
+// How long a switch to processes waits for every worker before using those that are ready.
+constexpr int kAllWorkersReadyWaitMs = 3000;
 }
 
 RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
-                                     QObject *parent)
+                                     Ledger *ledger, QObject *parent)
     : QObject(parent)
     , m_fleet(fleet)
     , m_in(inProcess)
     , m_supervisor(std::make_unique<WorkerSupervisor>(fleet, std::move(workers), this))
     , m_mailboxTimer(this)
+    , m_ledger(ledger)
 {
     qRegisterMetaType<QList<ConnectionDispatcher::WorkerLink>>();
     connect(m_supervisor.get(), &WorkerSupervisor::readyChanged, this, &RuntimeController::onWorkersChanged);
@@ -46,6 +51,20 @@ void RuntimeController::pollMailbox()
     RuntimeMailbox mailbox(m_fleet.control());
     if (const auto wanted = mailbox.pending())
         mailbox.answer(apply(*wanted));
+    archiveEvents();
+}
+
+void RuntimeController::archiveEvents()
+{
+    const uint64_t newest = m_fleet.control().nextEvent.load(std::memory_order_acquire);
+    if (!m_ledger || newest == m_archivedEvents)
+        return;
+    const QJsonArray events = EventLog(m_fleet.control()).newest(int(std::min<uint64_t>(newest - m_archivedEvents, kEventSlots)));
+    for (qsizetype i = events.size() - 1; i >= 0; --i) { // oldest first
+        const QJsonObject e = events[i].toObject();
+        m_ledger->append(EventRecord{e.value(QStringLiteral("kind")).toString(), e, qint64(e.value(QStringLiteral("time_ms")).toDouble())});
+    }
+    m_archivedEvents = newest;
 }
 
 QString RuntimeController::apply(const RuntimeSettings &wanted)
@@ -66,9 +85,13 @@ QString RuntimeController::apply(const RuntimeSettings &wanted)
             pool->setMaxThreadCount(threads);
         service->setThreadPool(pool);
     }, Qt::QueuedConnection);
-    QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, processes] { d->setToWorkers(processes); },
-                              Qt::QueuedConnection);
+    // Connections move to the workers once all of them serve (or after a deadline), so the
+    // reconnecting clients spread over every worker instead of piling onto the first one up.
+    m_workersDeadline = processes ? FleetStore::nowMs() + kAllWorkersReadyWaitMs : 0;
+    if (processes)
+        QTimer::singleShot(kAllWorkersReadyWaitMs + 10, this, &RuntimeController::onWorkersChanged);
     m_supervisor->setCount(processes ? next.workers : 0);
+    onWorkersChanged();
     if (previous.policy != next.policy || !processes)
         assignListeners();
     RuntimeMailbox(m_fleet.control()).publish(next);
@@ -85,11 +108,13 @@ void RuntimeController::onWorkersChanged()
     for (const WorkerSupervisor::Ready &r : m_supervisor->readyWorkers())
         links.append({r.index, ::fcntl(r.channelFd, F_DUPFD_CLOEXEC, 0)});
     const bool processes = m_settings.mode == RuntimeMode::Processes;
-    // The in-process server stops taking keep-alive requests once workers serve.
-    const bool drainInProcess = processes && !links.isEmpty();
-    QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, links, g = m_in.guard, drainInProcess] {
+    const bool allReady = links.size() >= m_settings.workers || FleetStore::nowMs() >= m_workersDeadline;
+    // The in-process server stops taking keep-alive requests once the workers serve.
+    const bool toWorkers = processes && !links.isEmpty() && allReady;
+    QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, links, g = m_in.guard, toWorkers] {
         d->setWorkers(links);
-        if (drainInProcess)
+        d->setToWorkers(toWorkers);
+        if (toWorkers)
             g->startDraining();
         else
             g->stopDraining();
@@ -150,6 +175,7 @@ void RuntimeController::onCrashLoop()
 void RuntimeController::shutdown(int graceMs)
 {
     m_mailboxTimer.stop();
+    archiveEvents();
     m_supervisor->shutdown(graceMs);
 }
 

@@ -15,6 +15,7 @@ class ConnectionDispatcher;
 class ConnectionGuard;
 class FleetStore;
 class HttpService;
+class Ledger;
 class ListenerGroup;
 
 // Switches the execution model while serving, without failing a request (issue: execution
@@ -32,8 +33,9 @@ public:
         QThreadPool *pool;
     };
 
+    // `ledger` (may be null) receives the run's events: switches, crashes, respawns.
     RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
-                      QObject *parent = nullptr);
+                      Ledger *ledger = nullptr, QObject *parent = nullptr);
     ~RuntimeController() override;
 
     // Applies new settings; an empty string when done, else why not.
@@ -43,6 +45,7 @@ public:
 
 private:
     void pollMailbox();
+    void archiveEvents();
     void onWorkersChanged();
     void onCrashLoop();
     void assignListeners();
@@ -53,6 +56,9 @@ private:
     RuntimeSettings m_settings;
     QHash<int, int> m_listenerOfWorker; // worker index → listener it accepts on (kernel policy)
     QTimer m_mailboxTimer;
+    Ledger *m_ledger;
+    uint64_t m_archivedEvents = 0;
+    qint64 m_workersDeadline = 0;
 };
 
 } // namespace taxicore

@@ -1,9 +1,11 @@
 #include "runtime/ServerHost.h"
 
 #include "City.h"
+#include "fleet/FleetLedger.h"
 #include "fleet/FleetSimulator.h"
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
+#include "ledger/Ledger.h"
 #include "metrics/PrometheusText.h"
 #include "runtime/CityLocator.h"
 #include "runtime/EventLog.h"
@@ -12,6 +14,7 @@
 #include "runtime/ServiceThread.h"
 
 #include <QCoreApplication>
+#include <QStandardPaths>
 #include <QThread>
 
 namespace taxicore {
@@ -51,15 +54,26 @@ bool ServerHost::start(QString &error)
     m_fleet = std::make_unique<FleetStore>(*m_region);
     m_fleet->control().startedMs.store(FleetStore::nowMs());
 
+    if (!openLedger(error))
+        return false;
+
     m_simulator = std::make_unique<FleetSimulator>(*m_fleet, m_city, m_options.seed, m_options.simSpeed);
     m_fleet->initialiseCars(m_options.cars, [this](int) { return m_simulator->randomPoint(); });
+    // After the cars are placed: restored bookings put their cars back to work.
+    const int restored = restoreFromLedger(*m_fleet, m_ledger->reader(), error);
+    if (restored < 0) {
+        error = QStringLiteral("cannot read the ledger %1: %2").arg(m_ledger->filePath(), error);
+        return false;
+    }
+    if (restored > 0)
+        EventLog(m_fleet->control()).append("restore", QStringLiteral("%1 open bookings restored from the ledger").arg(restored));
     m_simulationThread = std::make_unique<QThread>();
     m_simulationThread->setObjectName(QStringLiteral("taxicore-sim"));
     m_simulator->moveToThread(m_simulationThread.get());
     m_simulationThread->start();
     QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::start, Qt::QueuedConnection);
 
-    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet, m_city);
+    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet, m_city, m_ledger.get());
     const ServiceThread::Started started = m_thread->startAndWait();
     if (!started.ok) {
         error = started.error;
@@ -87,16 +101,33 @@ bool ServerHost::start(QString &error)
     return true;
 }
 
+bool ServerHost::openLedger(QString &error)
+{
+    LedgerOptions options;
+    options.dataDir = m_options.dataDir.isEmpty()
+        ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)
+        : m_options.dataDir;
+    options.durability = parseLedgerDurability(m_options.durability).value_or(LedgerDurability::Normal);
+    Ledger::Opened opened = Ledger::open(options);
+    if (!opened.ledger) {
+        error = QStringLiteral("cannot open the ledger: %1").arg(opened.error);
+        return false;
+    }
+    m_ledger = std::move(opened.ledger);
+    return true;
+}
+
 void ServerHost::startController(const RuntimeController::InProcess &inProcess)
 {
     WorkerSupervisor::Settings workers;
     workers.program = QCoreApplication::applicationDirPath() + QStringLiteral("/taxicore-server");
-    workers.extraArgs = {QStringLiteral("--city"), m_cityPath};
+    workers.extraArgs = {QStringLiteral("--city"), m_cityPath, QStringLiteral("--data-dir"), m_ledger->options().dataDir,
+                         QStringLiteral("--durability"), m_options.durability};
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
     m_controlThread = std::make_unique<QThread>();
     m_controlThread->setObjectName(QStringLiteral("taxicore-control"));
-    m_controller = std::make_unique<RuntimeController>(*m_fleet, inProcess, workers);
+    m_controller = std::make_unique<RuntimeController>(*m_fleet, inProcess, workers, m_ledger.get());
     m_controller->moveToThread(m_controlThread.get());
     m_controlThread->start();
 }
@@ -131,6 +162,7 @@ void ServerHost::stop(int graceMs)
         m_thread->drainAndStop(graceMs);
         m_thread.reset();
     }
+    m_ledger.reset(); // commits what is queued, then closes
     if (m_simulationThread) {
         // Its timer belongs to the simulation thread and must be stopped there.
         QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::stop, Qt::BlockingQueuedConnection);

@@ -16,6 +16,7 @@ class City;
 namespace taxicore {
 
 class FleetSimulator;
+class Ledger;
 class FleetStore;
 class ServiceThread;
 class SharedRegion;
@@ -47,12 +48,14 @@ public:
     const ServerOptions &options() const { return m_options; }
 
 private:
+    bool openLedger(QString &error);
     void startController(const RuntimeController::InProcess &inProcess);
 
     ServerOptions m_options;
     QString m_cityPath;
     std::shared_ptr<const city::City> m_city;
     std::unique_ptr<SharedRegion> m_region;
+    std::unique_ptr<Ledger> m_ledger;
     std::unique_ptr<FleetStore> m_fleet;
     std::unique_ptr<FleetSimulator> m_simulator;
     std::unique_ptr<QThread> m_simulationThread;

@@ -23,7 +23,11 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("1")},
         {QStringLiteral("sim-speed"), QStringLiteral("Simulated time per real second (default 1)."),
          QStringLiteral("factor"), QStringLiteral("1")},
-        {QStringLiteral("data-dir"), QStringLiteral("Directory for the ledger and settings."), QStringLiteral("dir")},
+        {QStringLiteral("data-dir"), QStringLiteral("Directory for the ledger and settings (default: the app data location)."),
+         QStringLiteral("dir")},
+        {QStringLiteral("durability"),
+         QStringLiteral("Ledger commits: normal (survives a crash) | full (survives power loss)."),
+         QStringLiteral("level"), QStringLiteral("normal")},
         {QStringLiteral("city"), QStringLiteral("City file to load instead of the bundled one."), QStringLiteral("path")},
         {QStringLiteral("workers"), QStringLiteral("Worker processes in processes mode (default: cores)."),
          QStringLiteral("n"), QStringLiteral("0")},
@@ -91,6 +95,11 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
     options.policy = parser.value(QStringLiteral("policy"));
     if (options.policy != QStringLiteral("round-robin") && options.policy != QStringLiteral("kernel")) {
         error = QStringLiteral("--policy must be round-robin or kernel, not \"%1\"").arg(options.policy);
+        return false;
+    }
+    options.durability = parser.value(QStringLiteral("durability"));
+    if (options.durability != QStringLiteral("normal") && options.durability != QStringLiteral("full")) {
+        error = QStringLiteral("--durability must be normal or full, not \"%1\"").arg(options.durability);
         return false;
     }
     options.dataDir = parser.value(QStringLiteral("data-dir"));

@@ -15,6 +15,7 @@ struct ServerOptions {
     quint64 seed = 1;
     double simSpeed = 1.0; // simulated seconds per real second
     QString dataDir; // empty: QStandardPaths::AppDataLocation
+    QString durability = QStringLiteral("normal"); // normal | full (the ledger's synchronous level)
     QString cityPath; // empty: the bundled city
     int workers = 0;  // processes mode; 0 = number of cores
     int threads = 0;  // pool mode; 0 = number of cores

@@ -6,7 +6,11 @@
 #include "http/CityApi.h"
 #include "http/ConnectionGuard.h"
 #include "http/HttpService.h"
+#include "http/LiveFeed.h"
+#include "http/StaticAssets.h"
 #include "http/OpsApi.h"
+#include "http/ReportApi.h"
+#include "ledger/Ledger.h"
 #include "http/Router.h"
 #include "http/TaxiApi.h"
 #include "http/WorkloadApi.h"
@@ -15,8 +19,8 @@
 
 namespace taxicore {
 
-ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, int workerSlot,
-                           ConnectionLimits limits)
+ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger,
+                           int workerSlot, ConnectionLimits limits)
     : m_fleet(fleet)
     , m_city(std::move(city))
     , m_metrics(fleet.workerSlot(workerSlot))
@@ -25,7 +29,7 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
     if (m_city)
         m_byRoad = std::make_unique<RoadTripEstimator>(*m_city);
     const TripEstimator &estimator = m_byRoad ? static_cast<const TripEstimator &>(*m_byRoad) : m_straightLine;
-    m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, Tariff{});
+    m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, Tariff{}, ledger);
     m_taxi->registerRoutes(*m_router);
     if (m_city)
         registerCityRoutes(*m_router, *m_city);
@@ -35,10 +39,17 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
         return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
     });
     registerAdminRoutes(*m_router, m_fleet);
+    if (ledger)
+        registerReportRoutes(*m_router, ledger->reader());
+
+    registerStaticRoutes(*m_router);
+    LiveFeed::registerRoutes(*m_router);
 
     installQtWarningFilter();
     m_guard = new ConnectionGuard(limits, m_metrics);
     m_service = std::make_unique<HttpService>(*m_router, *m_guard, m_metrics);
+    m_feed = std::make_unique<LiveFeed>(*m_service, m_fleet);
+    m_feed->setEstimator(&estimator);
 }
 
 ServiceStack::~ServiceStack() = default;

@@ -17,6 +17,8 @@ namespace taxicore {
 class ConnectionGuard;
 class FleetStore;
 class HttpService;
+class LiveFeed;
+class Ledger;
 class Router;
 class TaxiApi;
 
@@ -25,7 +27,8 @@ class TaxiApi;
 // thread builds one, and so does every worker process: one code path for every mode.
 class ServiceStack {
 public:
-    ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, int workerSlot,
+    // `ledger` may be null (no durability: tests of the HTTP layer alone).
+    ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
                  ConnectionLimits limits = {});
     ~ServiceStack();
 
@@ -44,6 +47,7 @@ private:
     std::unique_ptr<TaxiApi> m_taxi;
     ConnectionGuard *m_guard; // owned by m_service (QHttpServer's bind() takes it)
     std::unique_ptr<HttpService> m_service;
+    std::unique_ptr<LiveFeed> m_feed; // after m_service: its WebSockets go first
 };
 
 } // namespace taxicore

@@ -21,10 +21,11 @@ enum SlotState : uint32_t { Serving = 2, Exited = 4 };
 } // namespace
 
 ServiceThread::ServiceThread(const ServerOptions &options, FleetStore &fleet,
-                             std::shared_ptr<const city::City> city, ConnectionLimits limits)
+                             std::shared_ptr<const city::City> city, Ledger *ledger, ConnectionLimits limits)
     : m_options(options)
     , m_fleet(fleet)
     , m_city(std::move(city))
+    , m_ledger(ledger)
     , m_limits(limits)
 {
     setObjectName(QStringLiteral("taxicore-io"));
@@ -49,14 +50,14 @@ ServiceThread::Started ServiceThread::startAndWait()
 
 void ServiceThread::run()
 {
-    ServiceStack stack(m_fleet, m_city, 0, m_limits);
+    ServiceStack stack(m_fleet, m_city, m_ledger, 0, m_limits);
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
     slot.startedMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
     slot.state.store(Serving, std::memory_order_relaxed);
 
     QThreadPool pool;
-    ConnectionDispatcher dispatcher(stack.guard());
+    ConnectionDispatcher dispatcher(stack.guard(), m_fleet);
     ListenerGroup listeners([&dispatcher](int fd) { dispatcher.dispatch(fd); });
     const QHostAddress address(m_options.host == QStringLiteral("localhost") ? QStringLiteral("127.0.0.1")
                                                                              : m_options.host);

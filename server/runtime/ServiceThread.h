@@ -17,6 +17,7 @@ namespace taxicore {
 
 class ConnectionGuard;
 class FleetStore;
+class Ledger;
 
 // The primary's I/O thread: owns the listening sockets, the in-process server (connection guard,
 // HTTP service, handler pool) and the dispatcher that hands connections to it or to workers.
@@ -32,7 +33,7 @@ public:
     };
 
     ServiceThread(const ServerOptions &options, FleetStore &fleet, std::shared_ptr<const city::City> city,
-                  ConnectionLimits limits = {});
+                  Ledger *ledger, ConnectionLimits limits = {});
     ~ServiceThread() override;
 
     // Starts the thread and waits until it listens or fails.
@@ -47,6 +48,7 @@ private:
     ServerOptions m_options;
     FleetStore &m_fleet;
     std::shared_ptr<const city::City> m_city;
+    Ledger *m_ledger;
     ConnectionLimits m_limits;
     std::promise<Started> m_started;
     std::atomic<QObject *> m_stopTarget{nullptr};

@@ -4,6 +4,7 @@
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
 #include "http/ConnectionGuard.h"
+#include "ledger/Ledger.h"
 #include "runtime/ServiceStack.h"
 #include "runtime/WorkerChannel.h"
 
@@ -34,7 +35,7 @@ void fail(const QString &message)
 
 } // namespace
 
-int runWorker(int workerIndex, const QString &cityPath)
+int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability)
 {
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
@@ -54,7 +55,16 @@ int runWorker(int workerIndex, const QString &cityPath)
         }
         city = loaded.city;
     }
-    ServiceStack stack(fleet, city, workerIndex);
+    LedgerOptions ledgerOptions;
+    ledgerOptions.dataDir = dataDir;
+    ledgerOptions.durability = parseLedgerDurability(durability).value_or(LedgerDurability::Normal);
+    ledgerOptions.verifyOnOpen = false; // the primary verified the file before starting us
+    Ledger::Opened ledger = Ledger::open(ledgerOptions);
+    if (!ledger.ledger) {
+        fail(ledger.error);
+        return 1;
+    }
+    ServiceStack stack(fleet, city, ledger.ledger.get(), workerIndex);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);

@@ -18,6 +18,8 @@ namespace {
 constexpr int kTickMs = 100;
 constexpr int kBackoffBaseMs = 100;
 constexpr int kBackoffMaxMs = 5000;
+// A starting worker loads the city and opens the ledger before its first heartbeat.
+constexpr qint64 kStartTimeoutMs = 30'000;
 // Descriptor numbers a worker finds its region and channel at (see WorkerMain).
 constexpr int kWorkerRegionFd = 3;
 constexpr int kWorkerChannelFd = 4;
@@ -211,7 +213,12 @@ void WorkerSupervisor::tick()
             w.state = State::Ready;
             m_recentCrashes.remove(w.index);
             changed = true;
-        } else if (w.state != State::Draining && silentMs > m_settings.heartbeatTimeoutMs) {
+        } else if (w.state == State::Starting
+                   && now - slot.startedMs.load(std::memory_order_relaxed) > kStartTimeoutMs) {
+            EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 did not start within %2 s: killed")
+                                                            .arg(w.index).arg(kStartTimeoutMs / 1000));
+            w.process->kill();
+        } else if (w.state == State::Ready && silentMs > m_settings.heartbeatTimeoutMs) {
             EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 silent for %2 ms: killed")
                                                             .arg(w.index).arg(silentMs));
             w.process->kill();

@@ -115,8 +115,6 @@ void WorkerKillUnderLoadTest::adminKillIsAnsweredWhenTheVictimServesIt()
         const WorkerInfo w = worker(server, mine);
         return w.pid > 0 && w.pid != victim.pid && w.state == QStringLiteral("serving");
     }, 2000), qPrintable(describeEvents(server)));
-    QEXPECT_FAIL("", "BUG admin-kill-self: AdminApi.cpp POST /admin/v1/workers/{index}/kill SIGKILLs the worker "
-                     "serving the request before its 202 (and its \"kill\" event) is written", Abort);
     TC_VERIFY_STATUS(kill, 202);
     QCOMPARE(qint64(kill.json().value(QStringLiteral("killed")).toDouble()), victim.pid);
     QCOMPARE(eventsOfKind(server, QStringLiteral("kill")).size(), 1);

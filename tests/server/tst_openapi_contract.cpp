@@ -11,9 +11,11 @@
 #include "fleet/SharedRegion.h"
 #include "http/Router.h"
 #include "runtime/CityLocator.h"
+#include "ledger/Ledger.h"
 #include "runtime/ServiceStack.h"
 
 #include <QFile>
+#include <QTemporaryDir>
 #include <QJsonArray>
 #include <QRegularExpression>
 #include <QTest>
@@ -65,6 +67,8 @@ private:
     std::shared_ptr<const city::City> m_city;
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<FleetStore> m_fleet;
+    QTemporaryDir m_ledgerDir;
+    std::unique_ptr<Ledger> m_ledger;
     std::unique_ptr<ServiceStack> m_stack;
     const Router *m_routerPtr = nullptr;
 };
@@ -102,7 +106,14 @@ void OpenApiContractTest::initTestCase()
     city::CityLoadResult loaded = city::City::load(cityPath);
     QVERIFY2(loaded.city, qPrintable(loaded.error));
     m_city = loaded.city;
-    m_stack = std::make_unique<ServiceStack>(*m_fleet, m_city, 0);
+    // With a ledger, as every server runs: its report routes are part of the table.
+    QVERIFY(m_ledgerDir.isValid());
+    LedgerOptions ledgerOptions;
+    ledgerOptions.dataDir = m_ledgerDir.path();
+    Ledger::Opened opened = Ledger::open(ledgerOptions);
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    m_ledger = std::move(opened.ledger);
+    m_stack = std::make_unique<ServiceStack>(*m_fleet, m_city, m_ledger.get(), 0);
     m_routerPtr = &m_stack->router();
     for (const Router::Route &route : m_routerPtr->routes())
         m_registered.insert({QString::fromLatin1(methodName(route.method)), QString::fromUtf8(route.pattern)});

@@ -1,0 +1,103 @@
+#include "http/ReportApi.h"
+
+#include "fleet/FleetStore.h"
+#include "http/ApiError.h"
+#include "http/RequestInput.h"
+#include "http/Router.h"
+#include "ledger/LedgerReader.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+
+namespace taxicore {
+
+namespace {
+
+constexpr qint64 kDefaultSpanMs = 24LL * 3600 * 1000;
+constexpr int kMaxTripsListed = 10'000;
+
+qint64 readTime(const ApiRequest &request, const char *name, qint64 fallback)
+{
+    const QString key = QString::fromLatin1(name);
+    if (!request.query.hasQueryItem(key))
+        return fallback;
+    const QString text = request.query.queryItemValue(key, QUrl::FullyDecoded);
+    bool isNumber = false;
+    const qint64 ms = text.toLongLong(&isNumber);
+    if (isNumber)
+        return ms;
+    const QDateTime time = QDateTime::fromString(text, Qt::ISODateWithMs);
+    if (!time.isValid())
+        throwApiError(400, "bad_time", QStringLiteral("%1 must be ms since the epoch or an ISO 8601 time").arg(key),
+                      {{QStringLiteral("field"), key}});
+    return time.toMSecsSinceEpoch();
+}
+
+std::pair<qint64, qint64> readSpan(const ApiRequest &request)
+{
+    const qint64 to = readTime(request, "to", FleetStore::nowMs() + 1);
+    const qint64 from = readTime(request, "from", to - kDefaultSpanMs);
+    if (from >= to)
+        throwApiError(400, "bad_span", QStringLiteral("from must be before to"));
+    return {from, to};
+}
+
+QJsonObject tripJson(const TripRecord &t)
+{
+    return {{QStringLiteral("booking_id"), qint64(t.bookingId)},
+            {QStringLiteral("car_id"), t.carId},
+            {QStringLiteral("rider_id"), t.riderId},
+            {QStringLiteral("started_ms"), t.startedMs},
+            {QStringLiteral("ended_ms"), t.endedMs},
+            {QStringLiteral("distance_m"), t.distanceM},
+            {QStringLiteral("duration_s"), t.durationS},
+            {QStringLiteral("fare"), t.fare.total},
+            {QStringLiteral("currency"), t.fare.currency}};
+}
+
+} // namespace
+
+void registerReportRoutes(Router &router, const LedgerReader &reader)
+{
+    router.add(HttpMethod::Get, "/api/v1/trips", [&reader](const ApiRequest &request) {
+        const auto [from, to] = readSpan(request);
+        const auto trips = reader.trips(from, to);
+        if (!trips.ok())
+            throwApiError(503, "ledger_unavailable", trips.error);
+        QJsonArray list;
+        for (const TripRecord &t : trips.value) {
+            if (list.size() >= kMaxTripsListed)
+                break;
+            list.append(tripJson(t));
+        }
+        return jsonResponse({{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
+    });
+    router.add(HttpMethod::Get, "/admin/v1/report", [&reader](const ApiRequest &request) {
+        if (!request.remote.isLoopback())
+            throwApiError(403, "forbidden", QStringLiteral("operator endpoints are only served to loopback clients"));
+        const auto [from, to] = readSpan(request);
+        const auto report = reader.report(from, to);
+        if (!report.ok())
+            throwApiError(503, "ledger_unavailable", report.error);
+        if (request.query.queryItemValue(QStringLiteral("format")) == QStringLiteral("csv")) {
+            ApiResponse csv = textResponse(ledgerReportCsv(report.value));
+            csv.contentType = QByteArrayLiteral("text/csv; charset=utf-8");
+            return csv;
+        }
+        QJsonArray byHour;
+        for (int hour = 0; hour < 24; ++hour) {
+            const LedgerHourBucket &b = report.value.byHour[std::size_t(hour)];
+            byHour.append(QJsonObject{{QStringLiteral("hour"), hour}, {QStringLiteral("trips"), b.trips},
+                                      {QStringLiteral("revenue"), b.revenue}});
+        }
+        return jsonResponse({{QStringLiteral("from_ms"), from},
+                             {QStringLiteral("to_ms"), to},
+                             {QStringLiteral("trips"), report.value.trips},
+                             {QStringLiteral("revenue"), report.value.revenue},
+                             {QStringLiteral("average_fare"), report.value.averageFare},
+                             {QStringLiteral("currency"), report.value.currency},
+                             {QStringLiteral("by_hour"), byHour}});
+    });
+}
+
+} // namespace taxicore
