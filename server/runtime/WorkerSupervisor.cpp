@@ -94,6 +94,11 @@ void WorkerSupervisor::spawn(int index)
         ::dup2(channel, kWorkerChannelFd);
     });
     connect(worker.process, &QProcess::finished, this, [this, index] { onFinished(index); });
+    // A binary that cannot be started never "finishes": count it as a crash (backoff, breaker).
+    connect(worker.process, &QProcess::errorOccurred, this, [this, index](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart)
+            onFinished(index);
+    });
     worker.notifier = new QSocketNotifier(fds[0], QSocketNotifier::Read, this);
     connect(worker.notifier, &QSocketNotifier::activated, this, [this, index] { onChannel(index); });
     worker.process->start();
