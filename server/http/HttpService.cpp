@@ -164,8 +164,12 @@ void HttpService::deliver(QTcpSocket *socket, unsigned long long sequence, Answe
             return;
         }
         const auto next = state->finished.find(state->nextToWrite);
-        if (next == state->finished.end())
+        if (next == state->finished.end()) {
+            // Send now: left to the event loop, the bytes would wait until every other socket
+            // that became readable in the same poll had run its (possibly CPU-bound) handler.
+            socket->flush();
             return;
+        }
         answer = std::move(next->second);
         state->finished.erase(next);
     }
