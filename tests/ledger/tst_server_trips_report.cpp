@@ -1,6 +1,6 @@
 // Completed trips reach the ledger and its reports (issue 8): three trips driven through the API,
 // then GET /api/v1/trips lists them with the receipts' fares and /admin/v1/report sums them, in
-// JSON and in CSV; after a graceful restart the trips are still there.
+// JSON and in CSV; after a graceful restart and after a kill -9 the trips are still there.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -10,7 +10,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
+#include <csignal>
 #include <map>
+#include <sys/types.h>
 
 using namespace taxicore::test;
 
@@ -144,14 +146,25 @@ void ServerTripsReportTest::reportsSumTheCompletedTrips()
             return;
         QCOMPARE(server.stop(), 0);
     }
-    // Completed trips remain after a restart.
-    ServerProcess again(args);
-    QVERIFY2(again.start(), qPrintable(again.error()));
-    HttpClient http(again.host(), again.port());
+    // Completed trips remain after a graceful restart...
+    {
+        ServerProcess again(args);
+        QVERIFY2(again.start(), qPrintable(again.error()));
+        HttpClient http(again.host(), again.port());
+        checkTrips(http, fares);
+        if (QTest::currentTestFailed())
+            return;
+        // ...and after a kill -9.
+        QVERIFY(::kill(pid_t(again.pid()), SIGKILL) == 0);
+        QVERIFY(again.waitForExit(5000));
+    }
+    ServerProcess afterCrash(args);
+    QVERIFY2(afterCrash.start(), qPrintable(afterCrash.error()));
+    HttpClient http(afterCrash.host(), afterCrash.port());
     checkTrips(http, fares);
     if (QTest::currentTestFailed())
         return;
-    QCOMPARE(again.stop(), 0);
+    QCOMPARE(afterCrash.stop(), 0);
 }
 
 QTEST_MAIN(ServerTripsReportTest)
