@@ -50,27 +50,53 @@ bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex)
             continue;
         if (now - m_fleet.workerSlot(link.index).heartbeatMs.load(std::memory_order_relaxed) > kStaleHeartbeatMs)
             continue;
-        if (WorkerChannel(link.channelFd).send(WorkerChannel::Type::Connection, connectionFd)) {
+        const uint32_t id = ++m_nextId;
+        if (WorkerChannel(link.channelFd).send(WorkerChannel::Type::Connection, connectionFd, id)) {
             m_next = (m_next + tried + 1) % count;
-            ::close(connectionFd); // the worker has its own copy now
+            // Keep the descriptor until the worker says it adopted it (the socket stays open in
+            // the kernel as long as one process holds it).
+            m_unconfirmed[link.index].insert(id, connectionFd);
             return true;
         }
     }
     return false;
 }
 
-void ConnectionDispatcher::dispatch(int connectionFd)
+void ConnectionDispatcher::place(int connectionFd, int skipIndex)
 {
-    if (m_toWorkers && sendToWorker(connectionFd, -1))
+    if (m_toWorkers && sendToWorker(connectionFd, skipIndex))
         return;
     m_inProcess.adoptSocket(connectionFd);
 }
 
-void ConnectionDispatcher::redispatch(int connectionFd, int declinedBy)
+void ConnectionDispatcher::dispatch(int connectionFd)
 {
-    if (m_toWorkers && sendToWorker(connectionFd, declinedBy))
+    place(connectionFd, -1);
+}
+
+void ConnectionDispatcher::adopted(int index, uint32_t id)
+{
+    auto worker = m_unconfirmed.find(index);
+    if (worker == m_unconfirmed.end())
         return;
-    m_inProcess.adoptSocket(connectionFd);
+    if (const int fd = worker->take(id); fd > 0)
+        ::close(fd);
+}
+
+void ConnectionDispatcher::declined(int index, uint32_t id)
+{
+    auto worker = m_unconfirmed.find(index);
+    if (worker == m_unconfirmed.end())
+        return;
+    if (const int fd = worker->take(id); fd > 0)
+        place(fd, index);
+}
+
+void ConnectionDispatcher::workerGone(int index)
+{
+    const QHash<uint32_t, int> orphans = m_unconfirmed.take(index);
+    for (const int fd : orphans)
+        place(fd, index);
 }
 
 } // namespace taxicore

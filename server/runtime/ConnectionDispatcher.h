@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QHash>
 #include <QList>
 #include <QObject>
 
@@ -29,11 +30,17 @@ public Q_SLOTS:
     // Called from the control thread through queued invocations.
     void setWorkers(const QList<taxicore::ConnectionDispatcher::WorkerLink> &workers);
     void setToWorkers(bool toWorkers) { m_toWorkers = toWorkers; }
-    // A worker declined this connection: offer it to the others, else serve it here.
-    void redispatch(int connectionFd, int declinedBy);
+    // Worker `index` took passed connection `id`: our copy can go.
+    void adopted(int index, uint32_t id);
+    // Worker `index` declined it: offer it to the others, else serve it here.
+    void declined(int index, uint32_t id);
+    // Worker `index` died: every connection passed to it and not yet adopted is placed again
+    // (its bytes are still unread in the kernel), so a crash loses only what the worker held.
+    void workerGone(int index);
 
 private:
     bool sendToWorker(int connectionFd, int skipIndex);
+    void place(int connectionFd, int skipIndex);
     void closeLinks();
 
     ConnectionGuard &m_inProcess;
@@ -41,6 +48,9 @@ private:
     QList<WorkerLink> m_workers;
     bool m_toWorkers = false;
     qsizetype m_next = 0;
+    uint32_t m_nextId = 0;
+    // Our duplicate of each connection passed to a worker and not yet adopted, per worker.
+    QHash<int, QHash<uint32_t, int>> m_unconfirmed;
 };
 
 } // namespace taxicore

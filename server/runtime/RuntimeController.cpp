@@ -35,8 +35,17 @@ RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, Wor
     qRegisterMetaType<QList<ConnectionDispatcher::WorkerLink>>();
     connect(m_supervisor.get(), &WorkerSupervisor::readyChanged, this, &RuntimeController::onWorkersChanged);
     connect(m_supervisor.get(), &WorkerSupervisor::crashLoop, this, &RuntimeController::onCrashLoop);
-    connect(m_supervisor.get(), &WorkerSupervisor::connectionDeclined, this, [this](int fd, int index) {
-        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, fd, index] { d->redispatch(fd, index); },
+    // The dispatcher's bookkeeping of passed connections lives on the I/O thread.
+    connect(m_supervisor.get(), &WorkerSupervisor::connectionAdopted, this, [this](int index, uint32_t id) {
+        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->adopted(index, id); },
+                                  Qt::QueuedConnection);
+    });
+    connect(m_supervisor.get(), &WorkerSupervisor::connectionDeclined, this, [this](int index, uint32_t id) {
+        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->declined(index, id); },
+                                  Qt::QueuedConnection);
+    });
+    connect(m_supervisor.get(), &WorkerSupervisor::workerGone, this, [this](int index) {
+        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, index] { d->workerGone(index); },
                                   Qt::QueuedConnection);
     });
     m_mailboxTimer.setInterval(kMailboxPollMs);

@@ -11,6 +11,7 @@ namespace {
 struct Wire {
     uint32_t type;
     uint32_t hasFd;
+    uint32_t id;
 };
 } // namespace
 
@@ -19,9 +20,9 @@ bool WorkerChannel::createPair(int fds[2])
     return ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) == 0;
 }
 
-bool WorkerChannel::send(Type type, int fd) const
+bool WorkerChannel::send(Type type, int fd, uint32_t id) const
 {
-    Wire wire{uint32_t(type), fd >= 0 ? 1u : 0u};
+    Wire wire{uint32_t(type), fd >= 0 ? 1u : 0u, id};
     iovec iov{&wire, sizeof wire};
     msghdr msg{};
     msg.msg_iov = &iov;
@@ -62,7 +63,7 @@ std::optional<WorkerChannel::Message> WorkerChannel::receive() const
     } while (n < 0 && errno == EINTR);
     if (n != ssize_t(sizeof wire))
         return std::nullopt;
-    Message m{Type(wire.type), -1};
+    Message m{Type(wire.type), -1, wire.id};
     for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
             std::memcpy(&m.fd, CMSG_DATA(c), sizeof m.fd);

@@ -15,10 +15,12 @@ public:
         Listen = 3,        // primary → worker: accept on this listening socket yourself (fd)
         StopListening = 4, // primary → worker: stop accepting on your listening socket
         Drain = 5,         // primary → worker: finish what you have, then exit
+        Adopted = 6,       // worker → primary: connection `id` is mine now
     };
     struct Message {
         Type type;
-        int fd = -1; // when the message carries one
+        int fd = -1;     // when the message carries one
+        uint32_t id = 0; // which passed connection a Connection/Adopted/Declined is about
     };
 
     // A connected pair: [0] for the primary, [1] for the worker (both close-on-exec).
@@ -29,7 +31,7 @@ public:
     {
     }
     int fd() const { return m_fd; }
-    bool send(Type type, int fd = -1) const;
+    bool send(Type type, int fd = -1, uint32_t id = 0) const;
     // Next message, or nullopt when none is waiting (non-blocking) or the peer is gone.
     std::optional<Message> receive() const;
 

@@ -108,10 +108,11 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
             switch (message->type) {
             case WorkerChannel::Type::Connection:
                 if (draining || guard.openConnections() >= kMaxConnectionsPerWorker) {
-                    channel.send(WorkerChannel::Type::Declined, message->fd);
+                    channel.send(WorkerChannel::Type::Declined, -1, message->id);
                     ::close(message->fd);
                 } else {
                     guard.adoptSocket(message->fd);
+                    channel.send(WorkerChannel::Type::Adopted, -1, message->id);
                 }
                 break;
             case WorkerChannel::Type::Listen:

@@ -137,10 +137,12 @@ void WorkerSupervisor::onChannel(int index)
         return;
     const WorkerChannel channel(it->channelFd);
     while (const auto message = channel.receive()) {
-        if (message->type == WorkerChannel::Type::Declined && message->fd >= 0)
-            Q_EMIT connectionDeclined(message->fd, index);
-        else if (message->fd >= 0)
-            ::close(message->fd);
+        if (message->fd >= 0)
+            ::close(message->fd); // workers send none back: the primary keeps its own copy
+        if (message->type == WorkerChannel::Type::Adopted)
+            Q_EMIT connectionAdopted(index, message->id);
+        else if (message->type == WorkerChannel::Type::Declined)
+            Q_EMIT connectionDeclined(index, message->id);
     }
 }
 
@@ -161,8 +163,10 @@ void WorkerSupervisor::onFinished(int index)
     auto it = m_workers.find(index);
     if (it == m_workers.end())
         return;
+    onChannel(index); // answers it sent before dying still count
     Worker worker = *it;
     m_workers.erase(it);
+    Q_EMIT workerGone(index);
     const bool planned = worker.state == State::Draining;
     const int exitCode = worker.process->exitCode();
     const bool crashed = worker.process->exitStatus() == QProcess::CrashExit;

@@ -53,7 +53,11 @@ public:
 
 Q_SIGNALS:
     void readyChanged();
-    void connectionDeclined(int connectionFd, int workerIndex);
+    // A worker answered for passed connection `id`: it took it, or the primary must place it.
+    void connectionAdopted(int workerIndex, uint32_t id);
+    void connectionDeclined(int workerIndex, uint32_t id);
+    // The worker process is gone: connections passed to it and not adopted must be placed again.
+    void workerGone(int workerIndex);
     void crashLoop(); // the breaker tripped: no more respawns
 
 private:
