@@ -358,7 +358,8 @@ void FleetStore::releaseCar(int carId, uint64_t bookingId)
         car->state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
 }
 
-FleetStore::Transition FleetStore::pickup(uint64_t id)
+template<typename Move>
+FleetStore::Transition FleetStore::transition(uint64_t id, BookingState to, Move move)
 {
     Transition t;
     if (id == 0)
@@ -368,62 +369,45 @@ FleetStore::Transition FleetStore::pickup(uint64_t id)
     if (slot.id.load(std::memory_order_relaxed) != id)
         return t;
     t.result = TransitionResult::IllegalState;
-    if (canTransition(static_cast<BookingState>(slot.state), BookingState::OnTrip)) {
-        CarSlot *car = carSlot(slot.carId);
-        slot.state = static_cast<uint32_t>(BookingState::OnTrip);
-        slot.pickupMs = nowMs();
-        slot.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
-        if (car)
-            car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);
+    if (canTransition(static_cast<BookingState>(slot.state), to)) {
+        move(slot);
+        slot.state = static_cast<uint32_t>(to);
         t.result = TransitionResult::Done;
     }
     t.booking = snapshotOf(slot);
     return t;
+}
+
+FleetStore::Transition FleetStore::pickup(uint64_t id)
+{
+    return transition(id, BookingState::OnTrip, [this](BookingSlot &slot) {
+        CarSlot *car = carSlot(slot.carId);
+        slot.pickupMs = nowMs();
+        slot.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
+        if (car)
+            car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);
+    });
 }
 
 FleetStore::Transition FleetStore::complete(uint64_t id,
                                             const std::function<double(double, double)> &fareFor)
 {
-    Transition t;
-    if (id == 0)
-        return t;
-    BookingSlot &slot = bookingSlot(id);
-    SlotLock lock(slot.lock);
-    if (slot.id.load(std::memory_order_relaxed) != id)
-        return t;
-    t.result = TransitionResult::IllegalState;
-    if (canTransition(static_cast<BookingState>(slot.state), BookingState::Completed)) {
+    return transition(id, BookingState::Completed, [this, id, &fareFor](BookingSlot &slot) {
         const CarSlot *car = carSlot(slot.carId);
         const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : slot.startOdometerM;
         slot.endedMs = nowMs();
         slot.distanceM = std::max(0.0, odometer - slot.startOdometerM);
         slot.fare = fareFor(slot.distanceM, double(slot.endedMs - slot.pickupMs) / 1000.0);
-        slot.state = static_cast<uint32_t>(BookingState::Completed);
         releaseCar(slot.carId, id);
-        t.result = TransitionResult::Done;
-    }
-    t.booking = snapshotOf(slot);
-    return t;
+    });
 }
 
 FleetStore::Transition FleetStore::cancel(uint64_t id)
 {
-    Transition t;
-    if (id == 0)
-        return t;
-    BookingSlot &slot = bookingSlot(id);
-    SlotLock lock(slot.lock);
-    if (slot.id.load(std::memory_order_relaxed) != id)
-        return t;
-    t.result = TransitionResult::IllegalState;
-    if (canTransition(static_cast<BookingState>(slot.state), BookingState::Cancelled)) {
-        slot.state = static_cast<uint32_t>(BookingState::Cancelled);
+    return transition(id, BookingState::Cancelled, [this, id](BookingSlot &slot) {
         slot.endedMs = nowMs();
         releaseCar(slot.carId, id);
-        t.result = TransitionResult::Done;
-    }
-    t.booking = snapshotOf(slot);
-    return t;
+    });
 }
 
 } // namespace taxicore

@@ -72,6 +72,9 @@ private:
     void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
     void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
     void releaseCar(int carId, uint64_t bookingId);
+    // Locks booking `id`, applies `move` and sets `to` if the state machine allows it.
+    template<typename Move>
+    Transition transition(uint64_t id, BookingState to, Move move);
 
     char *m_base;
 };
