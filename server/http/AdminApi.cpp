@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "http/ApiError.h"
+#include "http/OperatorAccess.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
 #include "runtime/EventLog.h"
@@ -22,12 +23,6 @@ constexpr int kApplyTimeoutMs = 5000;
 constexpr int kEventsShown = 100;
 // Time for a worker's own answer to reach the client before it kills itself.
 constexpr int kSelfKillDelayMs = 200;
-
-void requireOperator(const ApiRequest &request)
-{
-    if (!request.remote.isLoopback())
-        throwApiError(403, "forbidden", QStringLiteral("operator endpoints are only served to loopback clients"));
-}
 
 QJsonObject runtimeJson(const FleetStore &fleet)
 {

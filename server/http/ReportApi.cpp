@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "http/ApiError.h"
+#include "http/OperatorAccess.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
 #include "ledger/LedgerReader.h"
@@ -73,8 +74,7 @@ void registerReportRoutes(Router &router, const LedgerReader &reader)
         return jsonResponse({{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
     });
     router.add(HttpMethod::Get, "/admin/v1/report", [&reader](const ApiRequest &request) {
-        if (!request.remote.isLoopback())
-            throwApiError(403, "forbidden", QStringLiteral("operator endpoints are only served to loopback clients"));
+        requireOperator(request);
         const auto [from, to] = readSpan(request);
         const auto report = reader.report(from, to);
         if (!report.ok())

@@ -87,13 +87,12 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     }
     options.mode = parser.value(QStringLiteral("mode"));
-    if (options.mode != QStringLiteral("single") && options.mode != QStringLiteral("pool")
-        && options.mode != QStringLiteral("processes")) {
+    if (!parseMode(options.mode)) {
         error = QStringLiteral("--mode must be single, pool or processes, not \"%1\"").arg(options.mode);
         return false;
     }
     options.policy = parser.value(QStringLiteral("policy"));
-    if (options.policy != QStringLiteral("round-robin") && options.policy != QStringLiteral("kernel")) {
+    if (!parsePolicy(options.policy)) {
         error = QStringLiteral("--policy must be round-robin or kernel, not \"%1\"").arg(options.policy);
         return false;
     }

@@ -39,16 +39,7 @@ void ConcurrentBookingTest::twoHundredRidersGetExactlyFiftyCars()
                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
     QVERIFY2(server.start(), qPrintable(server.error()));
 
-    QList<QByteArray> requests;
-    for (int i = 0; i < kRiders; ++i) {
-        // Pickups spread over the inner city, so riders compete for different nearest cars too.
-        const double lat = 57.69 + 0.03 * (i % 10) / 10.0;
-        const double lng = 11.94 + 0.06 * (i / 10 % 10) / 10.0;
-        const QByteArray body = QJsonDocument(QJsonObject{{"rider_id", QStringLiteral("rider-%1").arg(i)},
-                                                          {"pickup", QJsonObject{{"lat", lat}, {"lng", lng}}}})
-                                    .toJson(QJsonDocument::Compact);
-        requests.append(formatRequest("POST", "/api/v1/bookings", body));
-    }
+    const QList<QByteArray> requests = bookingBurst(kRiders);
     const QList<HttpResponse> responses = sendConcurrently(server.host(), server.port(), requests, 60'000);
     QCOMPARE(responses.size(), kRiders);
 

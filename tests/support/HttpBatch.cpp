@@ -1,6 +1,8 @@
 #include "HttpBatch.h"
 
 #include <QEventLoop>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTcpSocket>
 #include <QTimer>
 #include <memory>
@@ -103,6 +105,20 @@ QList<HttpResponse> sendConcurrently(const QString &host, quint16 port, const QL
         c.socket->abort();
     }
     return out;
+}
+
+QList<QByteArray> bookingBurst(int riders)
+{
+    QList<QByteArray> requests;
+    for (int i = 0; i < riders; ++i) {
+        const double lat = 57.69 + 0.03 * (i % 10) / 10.0;
+        const double lng = 11.94 + 0.06 * (i / 10 % 10) / 10.0;
+        const QByteArray body = QJsonDocument(QJsonObject{{"rider_id", QStringLiteral("rider-%1").arg(i)},
+                                                          {"pickup", QJsonObject{{"lat", lat}, {"lng", lng}}}})
+                                    .toJson(QJsonDocument::Compact);
+        requests.append(formatRequest("POST", "/api/v1/bookings", body));
+    }
+    return requests;
 }
 
 } // namespace taxicore::test

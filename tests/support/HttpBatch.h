@@ -10,4 +10,8 @@ namespace taxicore::test {
 QList<HttpResponse> sendConcurrently(const QString &host, quint16 port, const QList<QByteArray> &requests,
                                      int timeoutMs);
 
+// `riders` POST /api/v1/bookings requests (rider-0, rider-1, ...) with pickups spread over the
+// inner city, so riders compete for different nearest cars too.
+QList<QByteArray> bookingBurst(int riders);
+
 } // namespace taxicore::test
