@@ -76,7 +76,8 @@ std::optional<RuntimeSettings> RuntimeSettings::mergedWith(const QJsonObject &js
         } else if (key == QStringLiteral("workers") || key == QStringLiteral("threads")) {
             const int max = key == QStringLiteral("workers") ? kMaxWorkerProcesses : kMaxPoolThreads;
             const double v = it->toDouble(-1);
-            if (!it->isDouble() || v != double(int(v)) || v < 1 || v > max) {
+            // Range first: converting a double outside int's range to int is undefined.
+            if (!it->isDouble() || v < 1 || v > max || v != double(int(v))) {
                 error = QStringLiteral("%1 must be a whole number from 1 to %2").arg(key).arg(max);
                 return std::nullopt;
             }
