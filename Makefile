@@ -1,6 +1,6 @@
 # The one entry point for people. Each target does its own set-up; the real work is in
 # scripts/ and CMakePresets.json.
-.PHONY: deps configure build run server test bench clean
+.PHONY: deps configure build run server test bench fuzz test-asan clean
 
 JOBS ?= $(shell nproc)
 ARGS ?=
@@ -26,13 +26,26 @@ server: build
 	./build/bin/taxicore-server $(ARGS)
 
 ## make test: build and run the whole suite through ctest
+## (then each fuzz target for FUZZ_SMOKE_SECONDS, see make fuzz)
 test: build
 	@ctest --preset default -j $(JOBS)
+	@./fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
 ## make bench: the comparison suite (every mode and policy, the seed scenarios, the Node.js peers);
 ## report in build/bench/report.md, results.csv and PNG charts. BENCH_QUICK=1 for a short run.
 bench: build
 	@./scripts/bench-suite.sh
 
+## make fuzz: build the libFuzzer targets (fuzz/, clang, ASan + UBSan) in build-fuzz and run each
+## for FUZZ_SECONDS; fails on any finding, the input is kept in build-fuzz/fuzz-artifacts/
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+fuzz: deps
+	@./fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
+## make test-asan: the whole suite under ASan + UBSan (preset asan, build-asan); slow
+test-asan: deps
+	@./scripts/sanitizers/test-asan.sh
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -1,6 +1,7 @@
 #include "http/ConnectionGuard.h"
 
 #include "http/ApiError.h"
+#include "http/RequestHeadCheck.h"
 #include "http/ResponseWriter.h"
 #include "metrics/MetricsRecorder.h"
 
@@ -19,11 +20,6 @@ constexpr long long kChunkFramingAllowance = 4096;
 long long monotonicMs()
 {
     return QDateTime::currentMSecsSinceEpoch();
-}
-
-bool startsWithNoCase(const QByteArray &line, const char *prefix)
-{
-    return line.startsWith(prefix) || line.toLower().startsWith(prefix);
 }
 
 } // namespace
@@ -108,8 +104,11 @@ void ConnectionGuard::inspect(QTcpSocket *socket)
     }
     // Peek only what is buffered: peek(n) allocates n bytes up front.
     const QByteArray bytes = socket->peek(std::min<qint64>(socket->bytesAvailable(), m_limits.maxHeaderBytes + 1));
-    if (!inspectHead(socket, state, bytes))
+    const HeadVerdict verdict = inspectRequestHead(bytes, m_limits, state, monotonicMs());
+    if (verdict.refused()) {
+        reject(socket, state, verdict.status, verdict.code, verdict.message);
         return;
+    }
     if (state.headComplete) {
         const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
         state.bodyBytes = headEnd < 0 ? 0 : bytes.size() - headEnd - 4;
@@ -117,107 +116,6 @@ void ConnectionGuard::inspect(QTcpSocket *socket)
         if (state.expectContinue && state.bodyBytes < state.contentLength)
             socket->write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
     }
-}
-
-// Reads the complete lines of the request head that arrived so far. QHttpServer consumes whole
-// lines, so each call sees the head from where the previous one stopped.
-bool ConnectionGuard::inspectHead(QTcpSocket *socket, ConnectionState &state, const QByteArray &bytes)
-{
-    qsizetype pos = 0;
-    if (state.atRequestStart) {
-        // Clients may send blank lines between requests (RFC 9112 2.2).
-        while (bytes.size() >= pos + 2 && bytes[pos] == '\r' && bytes[pos + 1] == '\n')
-            pos += 2;
-        if (pos >= bytes.size())
-            return true;
-        const qsizetype lineEnd = bytes.indexOf("\r\n", pos);
-        if (lineEnd < 0) {
-            if (bytes.size() - pos > m_limits.maxRequestLineBytes) {
-                reject(socket, state, 414, "uri_too_long",
-                       QStringLiteral("the request line is longer than %1 bytes").arg(m_limits.maxRequestLineBytes));
-                return false;
-            }
-            return true; // wait for the rest of the request line
-        }
-        if (lineEnd - pos > m_limits.maxRequestLineBytes) {
-            reject(socket, state, 414, "uri_too_long",
-                   QStringLiteral("the request line is longer than %1 bytes").arg(m_limits.maxRequestLineBytes));
-            return false;
-        }
-        const QByteArray line = bytes.mid(pos, lineEnd - pos);
-        state.http10 = line.endsWith("HTTP/1.0");
-        state.wantsClose = state.http10; // HTTP/1.0 closes unless it asks for keep-alive
-        state.atRequestStart = false;
-        state.headBytes = int(lineEnd + 2 - pos);
-        state.headerFields = 0;
-        state.contentLength = 0;
-        state.sawContentLength = false;
-        state.chunked = false;
-        state.bodyBytes = 0;
-        state.expectContinue = false;
-        state.headStartedMs = monotonicMs();
-        pos = lineEnd + 2;
-    }
-    while (!state.headComplete) {
-        const qsizetype lineEnd = bytes.indexOf("\r\n", pos);
-        if (lineEnd < 0) {
-            if (state.headBytes + (bytes.size() - pos) > m_limits.maxHeaderBytes) {
-                reject(socket, state, 431, "headers_too_large",
-                       QStringLiteral("request headers exceed %1 bytes").arg(m_limits.maxHeaderBytes));
-                return false;
-            }
-            return true;
-        }
-        state.headBytes += int(lineEnd + 2 - pos);
-        if (lineEnd == pos) {
-            state.headComplete = true;
-            break;
-        }
-        const QByteArray line = bytes.mid(pos, lineEnd - pos);
-        pos = lineEnd + 2;
-        if (++state.headerFields > m_limits.maxHeaderFields) {
-            reject(socket, state, 431, "too_many_headers",
-                   QStringLiteral("more than %1 header fields").arg(m_limits.maxHeaderFields));
-            return false;
-        }
-        if (state.headBytes > m_limits.maxHeaderBytes) {
-            reject(socket, state, 431, "headers_too_large",
-                   QStringLiteral("request headers exceed %1 bytes").arg(m_limits.maxHeaderBytes));
-            return false;
-        }
-        if (startsWithNoCase(line, "content-length:")) {
-            bool ok = false;
-            const long long length = line.mid(15).trimmed().toLongLong(&ok);
-            if (!ok || length < 0) {
-                reject(socket, state, 400, "bad_content_length", QStringLiteral("Content-Length is not a number"));
-                return false;
-            }
-            // Two different lengths make the framing ambiguous (request smuggling): refuse.
-            if (state.sawContentLength && length != state.contentLength) {
-                reject(socket, state, 400, "conflicting_content_length",
-                       QStringLiteral("the request has conflicting Content-Length headers"));
-                return false;
-            }
-            state.sawContentLength = true;
-            state.contentLength = length;
-            if (state.contentLength > m_limits.maxBodyBytes) {
-                reject(socket, state, 413, "body_too_large",
-                       QStringLiteral("request bodies are limited to %1 bytes").arg(m_limits.maxBodyBytes));
-                return false;
-            }
-        } else if (startsWithNoCase(line, "transfer-encoding:")) {
-            state.chunked = line.toLower().contains("chunked");
-        } else if (startsWithNoCase(line, "expect:")) {
-            state.expectContinue = line.mid(7).trimmed().toLower() == "100-continue";
-        } else if (startsWithNoCase(line, "connection:")) {
-            const QByteArray value = line.mid(11).trimmed().toLower();
-            if (value.contains("close"))
-                state.wantsClose = true;
-            else if (value.contains("keep-alive"))
-                state.wantsClose = false;
-        }
-    }
-    return true;
 }
 
 void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)

@@ -49,7 +49,6 @@ protected:
 
 private:
     void inspect(QTcpSocket *socket);
-    bool inspectHead(QTcpSocket *socket, ConnectionState &state, const QByteArray &bytes);
     void reject(QTcpSocket *socket, ConnectionState &state, int status, const char *code, const QString &message);
     void sweep();
     void forget(QTcpSocket *socket);

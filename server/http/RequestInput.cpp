@@ -1,9 +1,11 @@
 #include "http/RequestInput.h"
 
+#include "fleet/RegionLayout.h"
 #include "http/ApiError.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <algorithm>
 #include <cmath>
 
 namespace taxicore {
@@ -129,6 +131,34 @@ uint64_t pathId(const ApiRequest &request, int index, const char *what)
     if (!ok || id == 0)
         throwApiError(400, "invalid_id", QStringLiteral("%1 id must be a positive integer").arg(QLatin1StringView(what)));
     return id;
+}
+
+PositionReport readPositionReport(const QJsonObject &body)
+{
+    constexpr double kMaxSpeedKmh = 250;
+    const LatLng p{jsonNumber(body, "lat", -90, 90), jsonNumber(body, "lng", -180, 180)};
+    if (!serviceArea().contains(p))
+        throwApiError(400, "outside_service_area",
+                      QStringLiteral("(%1, %2) is outside the service area").arg(p.lat).arg(p.lng));
+    return {p, jsonNumber(body, "heading", 0, 360, 0.0), jsonNumber(body, "speed_kmh", 0, kMaxSpeedKmh, 0.0)};
+}
+
+BookingOrder readBookingOrder(const QJsonObject &body)
+{
+    const QJsonValue rider = body.value(QStringLiteral("rider_id"));
+    const auto hasControl = [](const QString &text) {
+        return std::any_of(text.begin(), text.end(), [](QChar c) { return c.unicode() < 0x20 || c.unicode() == 0x7f; });
+    };
+    // The rider id is stored in a fixed-size slot of the shared region (with its NUL).
+    if (!rider.isString() || rider.toString().isEmpty() || rider.toString().toUtf8().size() >= kRiderIdBytes
+        || hasControl(rider.toString()))
+        throwApiError(400, "invalid_rider_id",
+                      QStringLiteral("rider_id must be a non-empty string of at most %1 bytes without control characters").arg(kRiderIdBytes - 1),
+                      {{QStringLiteral("field"), QStringLiteral("rider_id")}});
+    BookingOrder order{rider.toString(), jsonPoint(body, "pickup"), std::nullopt};
+    if (body.contains(QStringLiteral("dropoff")) && !body.value(QStringLiteral("dropoff")).isNull())
+        order.dropoff = jsonPoint(body, "dropoff");
+    return order;
 }
 
 } // namespace taxicore

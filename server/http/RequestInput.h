@@ -32,6 +32,22 @@ LatLng queryPoint(const ApiRequest &request, const char *prefix);
 // The n-th {id} of the route as a positive integer, or 400.
 uint64_t pathId(const ApiRequest &request, int index, const char *what);
 
+// PUT /api/v1/cars/{id}/position: a car device's report, checked (400 naming the bad field).
+struct PositionReport {
+    LatLng position;
+    double heading = 0;
+    double speedKmh = 0;
+};
+PositionReport readPositionReport(const QJsonObject &body);
+
+// POST /api/v1/bookings: who books, where from and (optionally) where to, checked.
+struct BookingOrder {
+    QString riderId;
+    LatLng pickup;
+    std::optional<LatLng> dropoff;
+};
+BookingOrder readBookingOrder(const QJsonObject &body);
+
 // The area cars drive in and riders are served: central Gothenburg with a margin.
 struct ServiceArea {
     double south = 57.60, north = 57.80, west = 11.80, east = 12.15;

@@ -24,7 +24,6 @@ constexpr int kDefaultNearbyLimit = 20;
 constexpr int kMaxNearbyLimit = 1000;
 // A booking takes the nearest available car anywhere in the service area.
 constexpr double kBookingSearchRadiusM = 60'000;
-constexpr double kMaxSpeedKmh = 250;
 
 } // namespace
 
@@ -77,16 +76,10 @@ void TaxiApi::registerRoutes(Router &router)
 ApiResponse TaxiApi::putPosition(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "car");
-    const QJsonObject body = readJsonObject(request);
-    const LatLng p{jsonNumber(body, "lat", -90, 90), jsonNumber(body, "lng", -180, 180)};
-    if (!serviceArea().contains(p))
-        throwApiError(400, "outside_service_area",
-                      QStringLiteral("(%1, %2) is outside the service area").arg(p.lat).arg(p.lng));
-    const double heading = jsonNumber(body, "heading", 0, 360, 0.0);
-    const double speed = jsonNumber(body, "speed_kmh", 0, kMaxSpeedKmh, 0.0);
+    const PositionReport report = readPositionReport(readJsonObject(request));
     if (id > uint64_t(m_fleet.carCount()))
         throwApiError(404, "car_not_found", QStringLiteral("there is no car %1").arg(id));
-    const auto car = m_fleet.updatePosition(int(id), p, float(heading), float(speed), true);
+    const auto car = m_fleet.updatePosition(int(id), report.position, float(report.heading), float(report.speedKmh), true);
     return jsonResponse(carJson(*car));
 }
 
@@ -113,22 +106,11 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
 
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
-    const QJsonObject body = readJsonObject(request);
-    const QJsonValue rider = body.value(QStringLiteral("rider_id"));
-    const auto hasControl = [](const QString &text) {
-        return std::any_of(text.begin(), text.end(), [](QChar c) { return c.unicode() < 0x20 || c.unicode() == 0x7f; });
-    };
-    if (!rider.isString() || rider.toString().isEmpty() || rider.toString().toUtf8().size() >= kRiderIdBytes
-        || hasControl(rider.toString()))
-        throwApiError(400, "invalid_rider_id",
-                      QStringLiteral("rider_id must be a non-empty string of at most %1 bytes without control characters").arg(kRiderIdBytes - 1),
-                      {{QStringLiteral("field"), QStringLiteral("rider_id")}});
-    const LatLng pickupAt = jsonPoint(body, "pickup");
-    std::optional<LatLng> dropoff;
-    if (body.contains(QStringLiteral("dropoff")) && !body.value(QStringLiteral("dropoff")).isNull())
-        dropoff = jsonPoint(body, "dropoff");
+    const BookingOrder order = readBookingOrder(readJsonObject(request));
+    const LatLng pickupAt = order.pickup;
+    const std::optional<LatLng> dropoff = order.dropoff;
 
-    const auto booked = m_fleet.book(rider.toString(), pickupAt, dropoff, kBookingSearchRadiusM,
+    const auto booked = m_fleet.book(order.riderId, pickupAt, dropoff, kBookingSearchRadiusM,
                                      [this](LatLng target, const std::vector<LatLng> &cars) {
                                          return m_estimator.etasTo(target, cars);
                                      });
