@@ -227,11 +227,8 @@ std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int lim
     return found;
 }
 
-FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
-                                     std::optional<LatLng> dropoff, double radiusM,
-                                     const EtaRanker &etas)
+FleetStore::ReservedCar FleetStore::reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas)
 {
-    Booking result;
     for (int attempt = 0; attempt < kBookingAttempts; ++attempt) {
         const auto nearest = nearby(pickup, radiusM, kBookingCandidates, true);
         std::vector<LatLng> positions;
@@ -243,48 +240,59 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
             if (i < eta.size() && std::isfinite(eta[i]))
                 order.push_back(i);
         if (order.empty())
-            return result; // NoCarAvailable
+            return {};
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return eta[a] < eta[b]; });
         for (const std::size_t index : order) {
-            const NearbyCar &candidate = nearest[index];
-            CarSlot &car = *carSlot(candidate.car.id);
+            CarSlot &car = *carSlot(nearest[index].car.id);
             uint32_t expected = static_cast<uint32_t>(CarState::Available);
-            if (!car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
-                                                   std::memory_order_acq_rel))
-                continue; // another booking won this car: try the next nearest
-            // The car is ours. Find a booking slot that holds no open booking.
-            for (int tries = 0; tries < kBookingCapacity; ++tries) {
-                const uint64_t id = control().nextBookingId.fetch_add(1, std::memory_order_relaxed) + 1;
-                BookingSlot &slot = bookingSlot(id);
-                SlotLock lock(slot.lock);
-                if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
-                    continue;
-                const QByteArray rider = riderId.toUtf8().left(kRiderIdBytes - 1);
-                std::memset(slot.riderId, 0, sizeof slot.riderId);
-                std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
-                slot.state = static_cast<uint32_t>(BookingState::Assigned);
-                slot.carId = candidate.car.id;
-                slot.pickupLat = pickup.lat;
-                slot.pickupLng = pickup.lng;
-                slot.hasDropoff = dropoff.has_value();
-                slot.dropoffLat = dropoff ? dropoff->lat : 0;
-                slot.dropoffLng = dropoff ? dropoff->lng : 0;
-                slot.etaS = uint32_t(std::lround(eta[index]));
-                slot.createdMs = nowMs();
-                slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
-                slot.startOdometerM = slot.distanceM = slot.fare = 0;
-                slot.id.store(id, std::memory_order_release);
-                car.bookingId.store(id, std::memory_order_release);
-                result.result = BookResult::Booked;
-                result.booking = snapshotOf(slot);
-                result.car = readCar(car, candidate.car.id);
-                return result;
-            }
-            car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
-            result.result = BookResult::CapacityFull;
-            return result;
+            if (car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                                  std::memory_order_acq_rel))
+                return {nearest[index].car.id, eta[index]};
+            // another booking won this car: try the next nearest
         }
     }
+    return {};
+}
+
+FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
+                                     std::optional<LatLng> dropoff, double radiusM,
+                                     const EtaRanker &etas)
+{
+    Booking result;
+    const ReservedCar reserved = reserveBestCar(pickup, radiusM, etas);
+    if (reserved.id == 0)
+        return result; // NoCarAvailable
+    CarSlot &car = *carSlot(reserved.id);
+    // The car is ours. Find a booking slot that holds no open booking.
+    for (int tries = 0; tries < kBookingCapacity; ++tries) {
+        const uint64_t id = control().nextBookingId.fetch_add(1, std::memory_order_relaxed) + 1;
+        BookingSlot &slot = bookingSlot(id);
+        SlotLock lock(slot.lock);
+        if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
+            continue;
+        const QByteArray rider = riderId.toUtf8().left(kRiderIdBytes - 1);
+        std::memset(slot.riderId, 0, sizeof slot.riderId);
+        std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+        slot.state = static_cast<uint32_t>(BookingState::Assigned);
+        slot.carId = reserved.id;
+        slot.pickupLat = pickup.lat;
+        slot.pickupLng = pickup.lng;
+        slot.hasDropoff = dropoff.has_value();
+        slot.dropoffLat = dropoff ? dropoff->lat : 0;
+        slot.dropoffLng = dropoff ? dropoff->lng : 0;
+        slot.etaS = uint32_t(std::lround(reserved.etaS));
+        slot.createdMs = nowMs();
+        slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
+        slot.startOdometerM = slot.distanceM = slot.fare = 0;
+        slot.id.store(id, std::memory_order_release);
+        car.bookingId.store(id, std::memory_order_release);
+        result.result = BookResult::Booked;
+        result.booking = snapshotOf(slot);
+        result.car = readCar(car, reserved.id);
+        return result;
+    }
+    car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+    result.result = BookResult::CapacityFull;
     return result;
 }
 
@@ -408,6 +416,58 @@ FleetStore::Transition FleetStore::cancel(uint64_t id)
         slot.endedMs = nowMs();
         releaseCar(slot.carId, id);
     });
+}
+
+FleetStore::Reassignment FleetStore::reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)
+{
+    Reassignment r;
+    const std::optional<BookingSnapshot> before = booking(id);
+    if (!before)
+        return r;
+    r.booking = *before;
+    r.result = ReassignResult::IllegalState;
+    if (before->state != BookingState::Assigned && before->state != BookingState::Arriving)
+        return r;
+
+    // Take the new car first (outside the booking's lock: ranking by road takes a while).
+    ReservedCar reserved;
+    if (carId == 0) {
+        reserved = reserveBestCar(before->pickup, radiusM, etas);
+    } else if (CarSlot *wanted = carSlot(carId)) {
+        uint32_t expected = static_cast<uint32_t>(CarState::Available);
+        if (wanted->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                                  std::memory_order_acq_rel)) {
+            const std::vector<double> eta = etas(before->pickup, {readCar(*wanted, carId).position});
+            reserved = {carId, !eta.empty() && std::isfinite(eta.front()) ? eta.front() : 0.0};
+        }
+    }
+    if (reserved.id == 0) {
+        r.result = ReassignResult::CarUnavailable;
+        return r;
+    }
+    CarSlot &car = *carSlot(reserved.id);
+
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    const auto state = static_cast<BookingState>(slot.state);
+    // Picked up, cancelled or reassigned by someone else meanwhile: give the new car back.
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != before->carId
+        || (state != BookingState::Assigned && state != BookingState::Arriving)) {
+        car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+        r.booking = slot.id.load(std::memory_order_relaxed) == id ? snapshotOf(slot) : *before;
+        return r;
+    }
+    r.previousCarId = slot.carId;
+    slot.carId = reserved.id;
+    slot.state = static_cast<uint32_t>(BookingState::Assigned);
+    slot.etaS = uint32_t(std::lround(reserved.etaS));
+    slot.arrivedMs = 0;
+    car.bookingId.store(id, std::memory_order_release);
+    releaseCar(r.previousCarId, id);
+    r.result = ReassignResult::Done;
+    r.booking = snapshotOf(slot);
+    r.car = readCar(car, reserved.id);
+    return r;
 }
 
 } // namespace taxicore

@@ -61,6 +61,19 @@ public:
     Transition complete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor);
     Transition cancel(uint64_t id);
 
+    enum class ReassignResult { Done, NotFound, IllegalState, CarUnavailable };
+    struct Reassignment {
+        ReassignResult result = ReassignResult::NotFound;
+        BookingSnapshot booking; // after the move, or as it is when refused
+        CarSnapshot car;         // the new car when done
+        int previousCarId = 0;
+    };
+    // Gives an assigned or arriving booking another car: `carId`, or with 0 the available car with
+    // the smallest ETA near the pickup. The new car is taken with the same CAS as book() (never
+    // two bookings on one car), the old one becomes available, the booking is assigned again with
+    // a fresh ETA. CarUnavailable: the named car is not available, or none is.
+    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas);
+
     WorkerSlot &workerSlot(int index) const;
     ControlBlock &control() const;
 
@@ -72,6 +85,13 @@ private:
     void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
     void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
     void releaseCar(int carId, uint64_t bookingId);
+    // Takes (CAS Available → ToPickup) the available car with the smallest ETA to `pickup`, as
+    // book() and reassign() both need; 0 when none.
+    struct ReservedCar {
+        int id = 0;
+        double etaS = 0;
+    };
+    ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas);
     // Locks booking `id`, applies `move` and sets `to` if the state machine allows it.
     template<typename Move>
     Transition transition(uint64_t id, BookingState to, Move move);

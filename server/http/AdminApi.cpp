@@ -1,7 +1,9 @@
 #include "http/AdminApi.h"
 
+#include "fleet/BookingReassign.h"
 #include "fleet/FleetStore.h"
 #include "http/ApiError.h"
+#include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
@@ -12,6 +14,7 @@
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QTimer>
+#include <cmath>
 #include <csignal>
 #include <unistd.h>
 
@@ -55,10 +58,67 @@ QJsonObject workerJson(int index, const WorkerSlot &slot)
     };
 }
 
+// POST /admin/v1/bookings/{id}/reassign {"car_id"?}: answered after the ledger has the move.
+ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const BookingReassign &reassign)
+{
+    requireOperator(request);
+    const auto id = pathId(request, 0, "booking");
+    int carId = 0; // the best available car by road
+    if (!request.body.trimmed().isEmpty()) {
+        const QJsonObject body = readJsonObject(request);
+        const QJsonValue car = body.value(QStringLiteral("car_id"));
+        if (!car.isUndefined() && !car.isNull()) {
+            const double wanted = jsonNumber(body, "car_id", 1, kMaxCars);
+            if (wanted != std::floor(wanted))
+                throwApiError(400, "invalid_car_id", QStringLiteral("car_id must be a whole number"),
+                              {{QStringLiteral("field"), QStringLiteral("car_id")}});
+            carId = int(wanted);
+        }
+    }
+    if (!fleet.booking(id))
+        throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
+    if (carId > fleet.carCount())
+        throwApiError(404, "car_not_found", QStringLiteral("there is no car %1").arg(carId));
+
+    const auto reply = request.reply;
+    const auto move = reassign(id, carId, [reply](const FleetStore::Reassignment &done, bool committed, const QString &error) {
+        if (!committed) {
+            (*reply)(errorResponse(503, "ledger_unavailable",
+                                   QStringLiteral("the reassignment could not be recorded durably: %1").arg(error)));
+            return;
+        }
+        QJsonObject out = bookingJson(done.booking);
+        out.insert(QStringLiteral("car"), carJson(done.car));
+        out.insert(QStringLiteral("previous_car_id"), done.previousCarId);
+        (*reply)(jsonResponse(out));
+    });
+    using R = FleetStore::ReassignResult;
+    const QString state = QString(bookingStateName(move.booking.state));
+    switch (move.result) {
+    case R::Done:
+        return deferredResponse();
+    case R::NotFound:
+        throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
+    case R::IllegalState:
+        throwApiError(409, "illegal_transition",
+                      QStringLiteral("booking %1 is %2; reassign needs assigned or arriving").arg(id).arg(state),
+                      {{QStringLiteral("state"), state}});
+    case R::CarUnavailable:
+        break;
+    }
+    throwApiError(409, carId ? "car_not_available" : "no_car_available",
+                  carId ? QStringLiteral("car %1 is not available").arg(carId)
+                        : QStringLiteral("no other car is available near the pickup; try again shortly"));
+}
+
 } // namespace
 
-void registerAdminRoutes(Router &router, FleetStore &fleet)
+void registerAdminRoutes(Router &router, FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger)
 {
+    router.add(HttpMethod::Post, "/admin/v1/bookings/{id}/reassign",
+               [&fleet, reassign = BookingReassign(fleet, estimator, ledger)](const ApiRequest &request) {
+                   return reassignBooking(request, fleet, reassign);
+               });
     router.add(HttpMethod::Get, "/admin/v1/runtime", [&fleet](const ApiRequest &request) {
         requireOperator(request);
         return jsonResponse(runtimeJson(fleet));

@@ -49,6 +49,22 @@ const auto kMoveState = QStringLiteral(
     "updated_ms END,"
     " state_rank = max(state_rank, excluded.state_rank)");
 
+// Back to "assigned" with another car (an operator's reassign): the booking row takes the new car
+// while it is still waiting for one (assigned or arriving) and the move is not older than the
+// row's last update, so a restart restores the booking with the car it has now. A row not yet
+// committed is created; the booking's own insert then keeps this car (same rank).
+const auto kReassign = QStringLiteral(
+    "INSERT INTO bookings (id, car_id, state, state_rank, updated_ms) VALUES (?,?,'assigned',1,?)"
+    " ON CONFLICT(id) DO UPDATE SET"
+    " car_id = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+    "   THEN excluded.car_id ELSE car_id END,"
+    " state = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+    "   THEN 'assigned' ELSE state END,"
+    " state_rank = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+    "   THEN 1 ELSE state_rank END,"
+    " updated_ms = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+    "   THEN excluded.updated_ms ELSE updated_ms END");
+
 const auto kInsertTransition =
     QStringLiteral("INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (?,?,?,?)");
 
@@ -86,12 +102,13 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
     , m_transition(connection.database())
     , m_trip(connection.database())
     , m_event(connection.database())
+    , m_reassign(connection.database())
     , m_pid(QCoreApplication::applicationPid()) {}
 
 QString LedgerRecordWriter::prepare() {
     const std::pair<QSqlQuery *, QString> statements[] = {
         {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
-        {&m_trip, kInsertTrip},       {&m_event, kInsertEvent},
+        {&m_trip, kInsertTrip},       {&m_event, kInsertEvent},     {&m_reassign, kReassign},
     };
     for (const auto &[query, sql] : statements) {
         if (!query->prepare(sql))
@@ -138,7 +155,23 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b) {
 QString LedgerRecordWriter::writeTransition(const TransitionRecord &t) {
     if (QString error = checkBooking(t.bookingId, t.state); !error.isEmpty())
         return error;
+    // A booking is created by a BookingRecord; a transition back to "assigned" is a reassign.
+    if (t.state == u"assigned")
+        return writeReassign(t);
     return moveState(t.bookingId, t.state, t.carId, t.atMs, t.dropoff);
+}
+
+QString LedgerRecordWriter::writeReassign(const TransitionRecord &t) {
+    m_reassign.bindValue(0, qint64(t.bookingId));
+    m_reassign.bindValue(1, t.carId);
+    m_reassign.bindValue(2, t.atMs);
+    if (QString error = run(m_reassign, QStringLiteral("reassigning a booking")); !error.isEmpty())
+        return error;
+    m_transition.bindValue(0, qint64(t.bookingId));
+    m_transition.bindValue(1, t.state);
+    m_transition.bindValue(2, t.carId);
+    m_transition.bindValue(3, t.atMs);
+    return run(m_transition, QStringLiteral("writing a transition"));
 }
 
 QString LedgerRecordWriter::writeTrip(const TripRecord &t) {

@@ -22,6 +22,7 @@ public:
 private:
     QString writeBooking(const BookingRecord &booking);
     QString writeTransition(const TransitionRecord &transition);
+    QString writeReassign(const TransitionRecord &transition);
     QString writeTrip(const TripRecord &trip);
     QString writeEvent(const EventRecord &event);
     QString moveState(quint64 bookingId, const QString &state, int carId, qint64 atMs,
@@ -34,6 +35,7 @@ private:
     QSqlQuery m_transition;
     QSqlQuery m_trip;
     QSqlQuery m_event;
+    QSqlQuery m_reassign;
     qint64 m_pid = 0;
 };
 

@@ -38,7 +38,7 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
     registerOpsRoutes(*m_router, m_fleet, [store] {
         return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
     });
-    registerAdminRoutes(*m_router, m_fleet);
+    registerAdminRoutes(*m_router, m_fleet, estimator, ledger);
     if (ledger)
         registerReportRoutes(*m_router, ledger->reader());
 
