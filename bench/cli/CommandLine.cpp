@@ -130,6 +130,11 @@ std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args
             (flag == "--scenario" ? options.scenario
              : flag == "--json"   ? options.jsonFile
                                   : options.csvFile) = *text;
+        } else if (flag == "--record-to" || flag == "--record-token") {
+            const auto text = value();
+            if (!text)
+                return std::nullopt;
+            (flag == "--record-to" ? options.recordTo : options.recordToken) = *text;
         } else if (flag == "--http1.0") {
             options.http10 = true;
         } else if (flag == "--no-keepalive") {
@@ -239,6 +244,9 @@ with --scenario only its host and port are used.
       --csv FILE        write the per-second series as CSV
       --progress        one JSON line per second on stdout, the result as the last line
                         (the human summary then goes to stderr)
+      --record-to URL   afterwards record the run's summary in the ledger of the TaxiCore
+                        server at URL (POST /admin/v1/events, kind "benchmark")
+      --record-token T  the admin token for --record-to (Authorization: Bearer T)
       --list-scenarios  list the scenarios and exit
   -h, --help            this text
   -v, --version         the version

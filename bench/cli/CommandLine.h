@@ -28,6 +28,8 @@ struct CommandLine {
     std::string scenario;
     std::string jsonFile;
     std::string csvFile;
+    std::string recordTo;    // a TaxiCore server that records the run in its ledger
+    std::string recordToken; // its admin token, when the bench is not a trusted loopback client
     bool progress = false;
     bool listScenarios = false;
     bool help = false;

@@ -9,6 +9,7 @@
 #include "../report/SummaryText.h"
 #include "../scenarios/ScenarioCatalog.h"
 #include "CommandLine.h"
+#include "RunRecorder.h"
 
 #include <QFile>
 #include <QJsonDocument>
@@ -28,6 +29,8 @@ constexpr int kExitCouldNotRun = 2;
 constexpr int kExitOutputFailed = 1;
 // How long the pre-flight connection may take before we call the server unreachable.
 constexpr std::chrono::milliseconds kProbeTimeout{3000};
+// Recording waits for the server's ledger commit (milliseconds normally; generous when loaded).
+constexpr std::chrono::milliseconds kRecordTimeout{10000};
 
 int fail(const std::string &message, int status = kExitCouldNotRun) {
     std::cerr << "taxicore-bench: " << message << std::endl;
@@ -107,6 +110,9 @@ int main(int argc, char **argv) {
     const auto stages = makeStagePlans(*options, *target, error);
     if (!stages)
         return fail(error);
+    std::optional<Target> recorder;
+    if (!options->recordTo.empty() && !(recorder = Target::fromUrl(options->recordTo, error)))
+        return fail("--record-to: " + error);
     for (const std::string &path : {options->jsonFile, options->csvFile}) {
         if (!canWrite(path))
             return fail("cannot write " + path);
@@ -153,6 +159,11 @@ int main(int argc, char **argv) {
     if (!options->csvFile.empty() &&
         !writeFile(options->csvFile, QByteArray::fromStdString(seriesCsv(result))))
         status = fail("cannot write " + options->csvFile, kExitOutputFailed);
+    if (recorder) {
+        if (const std::string failed = recordRun(*recorder, json, options->recordToken, kRecordTimeout);
+            !failed.empty())
+            status = fail(failed, kExitOutputFailed);
+    }
     if (options->progress)
         printLine(json);
     return status;

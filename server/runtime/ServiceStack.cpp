@@ -5,6 +5,7 @@
 #include "http/AdminApi.h"
 #include "http/CityApi.h"
 #include "http/ConnectionGuard.h"
+#include "http/EventsApi.h"
 #include "http/HttpService.h"
 #include "http/LiveFeed.h"
 #include "http/StaticAssets.h"
@@ -39,8 +40,10 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
         return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
     });
     registerAdminRoutes(*m_router, m_fleet, estimator, ledger);
-    if (ledger)
+    if (ledger) {
         registerReportRoutes(*m_router, ledger->reader());
+        registerEventRoutes(*m_router, *ledger);
+    }
 
     registerStaticRoutes(*m_router);
     LiveFeed::registerRoutes(*m_router);
