@@ -17,7 +17,7 @@ ApplicationWindow {
 
     // The side panel shown: "bookings" or "server" (also set by --panel).
     property string panel: "bookings"
-    readonly property var panels: ["bookings", "server", "benchmark"]
+    readonly property var panels: ["bookings", "server", "benchmark", "reports"]
     readonly property int benchmarkResultCount: benchmarkPanel.runner.results.length
 
     // Test hook (--benchmark): a benchmark of `target` with the panel's other settings.
@@ -75,6 +75,7 @@ ApplicationWindow {
                     TabButton { text: qsTr("Bookings") }
                     TabButton { text: qsTr("Server") }
                     TabButton { text: qsTr("Benchmark") }
+                    TabButton { text: qsTr("Reports") }
                 }
                 StackLayout {
                     Layout.fillWidth: true
@@ -90,6 +91,9 @@ ApplicationWindow {
                     BenchmarkPanel {
                         id: benchmarkPanel
                     }
+                    ReportsPanel {
+                        id: reportsPanel
+                    }
                 }
             }
         }
@@ -99,6 +103,8 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+1"; onActivated: window.panel = "bookings" }
     Shortcut { sequence: "Ctrl+2"; onActivated: window.panel = "server" }
     Shortcut { sequence: "Ctrl+3"; onActivated: window.panel = "benchmark" }
+    Shortcut { sequence: "Ctrl+4"; onActivated: window.panel = "reports" }
+    Shortcut { sequence: "Ctrl+E"; enabled: window.panel === "reports"; onActivated: reportsPanel.exportCsv() }
     Shortcut {
         sequence: "Ctrl+B"
         onActivated: {

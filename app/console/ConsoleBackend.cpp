@@ -74,6 +74,11 @@ std::shared_ptr<const taxicore::city::City> ConsoleBackend::city() const
     return m_host ? m_host->city() : nullptr;
 }
 
+taxicore::Ledger *ConsoleBackend::ledger() const
+{
+    return m_host ? m_host->ledger() : nullptr;
+}
+
 bool ConsoleBackend::serving() const
 {
     return m_host != nullptr;

@@ -18,6 +18,7 @@ class QJSEngine;
 
 namespace taxicore {
 class FleetStore;
+class Ledger;
 class ServerHost;
 namespace city {
 class City;
@@ -69,6 +70,8 @@ public:
     taxicore::FleetStore *fleet() const;
     // The street network the server routes on; null while not serving or when it failed to load.
     std::shared_ptr<const taxicore::city::City> city() const;
+    // The embedded server's ledger (reports, benchmark events); null while not serving.
+    taxicore::Ledger *ledger() const;
 
     // One car for the map's info popup: id, state, speedKmh, bookingId, updatedMs, lat, lng.
     Q_INVOKABLE QVariantMap carInfo(int id) const;

@@ -37,7 +37,7 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
     parser.addOption({kScreenshot, QStringLiteral("Save the window as PNG to <path> before quitting (tests)."),
                       QStringLiteral("path")});
     parser.addOption({kReportFps, QStringLiteral("Print frames per second and GUI-thread CPU once a second.")});
-    parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server, benchmark)."),
+    parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server, benchmark, reports)."),
                       QStringLiteral("name")});
     parser.addOption({kBenchmark, QStringLiteral("Start a benchmark of <target> (a path, scenario or URL) at once (tests)."),
                       QStringLiteral("target")});

@@ -46,6 +46,8 @@ public:
     // The loaded street network (null before start()).
     std::shared_ptr<const city::City> city() const { return m_city; }
     const ServerOptions &options() const { return m_options; }
+    // This process's ledger (null before start()): the console reads reports and records events.
+    Ledger *ledger() const { return m_ledger.get(); }
 
 private:
     bool openLedger(QString &error);

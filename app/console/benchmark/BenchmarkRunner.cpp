@@ -1,6 +1,8 @@
 #include "BenchmarkRunner.h"
 
 #include "ConsoleBackend.h"
+#include "ledger/Ledger.h"
+#include "report/BenchmarkEvent.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -145,6 +147,7 @@ void BenchmarkRunner::handleLine(const QByteArray &line)
     } else if (type == QLatin1String("result")) {
         m_gotResult = true;
         addResult(o);
+        recordInLedger(o);
     }
 }
 
@@ -184,6 +187,17 @@ void BenchmarkRunner::addResult(const QJsonObject &result)
         m_results.removeLast();
     saveHistory();
     Q_EMIT resultsChanged();
+}
+
+void BenchmarkRunner::recordInLedger(const QJsonObject &result) const
+{
+    taxicore::Ledger *ledger = m_backend ? m_backend->ledger() : nullptr;
+    if (!ledger)
+        return;
+    // Fire and forget: the ledger's writer commits it with the next batch; the Reports view lists it.
+    ledger->append(taxicore::EventRecord{QStringLiteral("benchmark"),
+                                         taxicore::bench::benchmarkEventDetail(result, m_mode),
+                                         QDateTime::currentMSecsSinceEpoch()});
 }
 
 void BenchmarkRunner::onFinished(int exitCode, QProcess::ExitStatus status)

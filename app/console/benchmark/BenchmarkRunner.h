@@ -11,7 +11,8 @@ class ConsoleBackend;
 
 // Runs `taxicore-bench --progress` as a separate process (the console stays responsive and the
 // load generator's CPU is its own), follows its JSON lines, and keeps the results: one row per
-// stage shaped like the seed write-ups, kept across restarts (QSettings).
+// stage shaped like the seed write-ups, kept across restarts (QSettings). Each finished run is
+// also recorded in the embedded server's ledger (event kind "benchmark").
 class BenchmarkRunner : public QObject
 {
     Q_OBJECT
@@ -66,6 +67,8 @@ private:
     void readLines();
     void handleLine(const QByteArray &line);
     void addResult(const QJsonObject &result);
+    // The run's summary as a "benchmark" event in the embedded server's ledger.
+    void recordInLedger(const QJsonObject &result) const;
     void onFinished(int exitCode, QProcess::ExitStatus status);
     void loadHistory();
     void saveHistory() const;

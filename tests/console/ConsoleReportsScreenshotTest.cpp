@@ -1,0 +1,118 @@
+// End to end, in a real window (Xvfb): trips written to a ledger through the Ledger API, then
+// taxicore on that data directory opens the Reports panel (--panel reports) and takes its own
+// screenshot; the by-hour chart must show bars. The PNG is kept in $TAXICORE_ARTIFACT_DIR.
+#include "ledger/Ledger.h"
+
+#include <QDateTime>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+constexpr int kStartTimeoutMs = 20000;
+constexpr int kScreenshotAfterMs = 5000; // start-up, the ledger read, the chart drawn
+constexpr int kExitTimeoutMs = 30000;
+constexpr int kTrips = 12;
+const QColor kBar(0x2f, 0x6f, 0xd6); // ReportsPanel.qml's bar colour
+
+int countNear(const QImage &image, const QRect &area, const QColor &colour, int tolerance)
+{
+    int n = 0;
+    for (int y = area.top(); y <= area.bottom(); ++y) {
+        const auto *line = reinterpret_cast<const QRgb *>(image.constScanLine(y));
+        for (int x = area.left(); x <= area.right(); ++x) {
+            const QRgb p = line[x];
+            n += qAbs(qRed(p) - colour.red()) <= tolerance && qAbs(qGreen(p) - colour.green()) <= tolerance
+                 && qAbs(qBlue(p) - colour.blue()) <= tolerance;
+        }
+    }
+    return n;
+}
+}
+
+class ConsoleReportsScreenshotTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void reportsPanelChartsTodaysTrips();
+};
+
+void ConsoleReportsScreenshotTest::reportsPanelChartsTodaysTrips()
+{
+    if (qEnvironmentVariableIsEmpty("DISPLAY"))
+        QSKIP("needs an X display (run through xvfb-run, as ctest does)");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString data = dir.filePath(QStringLiteral("data"));
+    {
+        taxicore::LedgerOptions options;
+        options.dataDir = data;
+        auto opened = taxicore::Ledger::open(options);
+        QVERIFY2(opened.ledger, qPrintable(opened.error));
+        // Today's trips, in the last minutes (so "today", the panel's default range, holds them).
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const qint64 midnight = QDate::currentDate().startOfDay().toMSecsSinceEpoch();
+        for (int i = 1; i <= kTrips; ++i) {
+            const qint64 ended = std::max(midnight + 1, now - i * 10'000);
+            taxicore::BookingRecord booking;
+            booking.bookingId = quint64(i);
+            booking.carId = i;
+            booking.riderId = QStringLiteral("shot-%1").arg(i);
+            booking.createdMs = booking.atMs = ended - 1;
+            QVERIFY(opened.ledger->appendAndWait(booking));
+            taxicore::TripRecord trip;
+            trip.bookingId = quint64(i);
+            trip.carId = i;
+            trip.riderId = booking.riderId;
+            trip.startedMs = ended - 1;
+            trip.endedMs = ended;
+            trip.distanceM = 2000;
+            trip.durationS = 300;
+            trip.fare.total = 100 + i;
+            QVERIFY(opened.ledger->appendAndWait(trip));
+        }
+    }
+
+    const QString artifacts = qEnvironmentVariable("TAXICORE_ARTIFACT_DIR", QDir::tempPath());
+    QDir().mkpath(artifacts);
+    const QString shot = artifacts + QStringLiteral("/console-reports.png");
+    QFile::remove(shot);
+
+    QProcess console;
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
+    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+    console.setProcessEnvironment(env);
+    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
+                  {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QStringLiteral("0"),
+                   QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--data-dir"), data,
+                   QStringLiteral("--panel"), QStringLiteral("reports"), QStringLiteral("--screenshot"), shot,
+                   QStringLiteral("--quit-after-ms"), QString::number(kScreenshotAfterMs)});
+    QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
+    QVERIFY2(console.waitForFinished(kExitTimeoutMs), "taxicore did not quit by itself");
+    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(console.exitCode() == 0, console.readAllStandardError().constData());
+
+    QImage image(shot);
+    QVERIFY2(!image.isNull(), qPrintable(shot));
+    image = image.convertToFormat(QImage::Format_RGB32);
+    // The side panel is the right part of the window.
+    const QRect panel(image.width() * 6 / 10, 40, image.width() * 4 / 10 - 1, image.height() - 41);
+    const int bars = countNear(image, panel, kBar, 24);
+    qInfo("screenshot %s: %d bar px", qPrintable(shot), bars);
+    QVERIFY2(bars > 100, "the by-hour chart shows no bars");
+}
+
+QTEST_GUILESS_MAIN(ConsoleReportsScreenshotTest)
+#include "ConsoleReportsScreenshotTest.moc"
