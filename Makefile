@@ -1,6 +1,6 @@
 # The one entry point for people. Each target does its own set-up; the real work is in
 # scripts/ and CMakePresets.json.
-.PHONY: deps configure build run server test bench fuzz test-asan clean
+.PHONY: deps configure build run server test bench package fuzz test-asan clean
 
 JOBS ?= $(shell nproc)
 ARGS ?=
@@ -35,6 +35,10 @@ test: build
 ## report in build/bench/report.md, results.csv and PNG charts. BENCH_QUICK=1 for a short run.
 bench: build
 	@./scripts/bench-suite.sh
+
+## make package: the Debian package build/taxicore_VERSION_ARCH.deb (CPack, packaging/CMakeLists.txt)
+package: build
+	@cmake --build --preset default --target package
 
 ## make fuzz: build the libFuzzer targets (fuzz/, clang, ASan + UBSan) in build-fuzz and run each
 ## for FUZZ_SECONDS; fails on any finding, the input is kept in build-fuzz/fuzz-artifacts/
