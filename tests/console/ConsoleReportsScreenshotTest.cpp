@@ -1,12 +1,14 @@
 // End to end, in a real window (Xvfb): trips written to a ledger through the Ledger API, then
 // taxicore on that data directory opens the Reports panel (--panel reports) and takes its own
 // screenshot; the by-hour chart must show bars. The PNG is kept in $TAXICORE_ARTIFACT_DIR.
+// And a run of the benchmark panel lands in the ledger as a "benchmark" event.
 #include "ledger/Ledger.h"
 
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QImage>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -14,6 +16,7 @@
 namespace {
 constexpr int kStartTimeoutMs = 20000;
 constexpr int kScreenshotAfterMs = 5000; // start-up, the ledger read, the chart drawn
+constexpr int kBenchmarkAfterMs = 10000; // start-up, the panel's 5 s benchmark, its result
 constexpr int kExitTimeoutMs = 30000;
 constexpr int kTrips = 12;
 const QColor kBar(0x2f, 0x6f, 0xd6); // ReportsPanel.qml's bar colour
@@ -39,7 +42,38 @@ class ConsoleReportsScreenshotTest : public QObject
 
 private Q_SLOTS:
     void reportsPanelChartsTodaysTrips();
+    void benchmarkPanelRecordsItsRun();
+
+private:
+    // Runs taxicore in the Xvfb window on `dataDir` until it quits by itself.
+    void runConsole(const QString &dataDir, const QStringList &extraArgs);
+    QTemporaryDir m_config;
 };
+
+void ConsoleReportsScreenshotTest::runConsole(const QString &dataDir, const QStringList &extraArgs)
+{
+    QProcess console;
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
+    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_config.path()); // default layout, no history
+    console.setProcessEnvironment(env);
+    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
+                  QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
+                              QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("50"),
+                              QStringLiteral("--data-dir"), dataDir}
+                      + extraArgs);
+    QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
+    QVERIFY2(console.waitForFinished(kExitTimeoutMs), "taxicore did not quit by itself");
+    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(console.exitCode() == 0, console.readAllStandardError().constData());
+}
 
 void ConsoleReportsScreenshotTest::reportsPanelChartsTodaysTrips()
 {
@@ -82,27 +116,10 @@ void ConsoleReportsScreenshotTest::reportsPanelChartsTodaysTrips()
     const QString shot = artifacts + QStringLiteral("/console-reports.png");
     QFile::remove(shot);
 
-    QProcess console;
-    auto cleanup = qScopeGuard([&console] {
-        if (console.state() != QProcess::NotRunning) {
-            console.kill();
-            console.waitForFinished(kExitTimeoutMs);
-        }
-    });
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
-    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
-    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
-    console.setProcessEnvironment(env);
-    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
-                  {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QStringLiteral("0"),
-                   QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--data-dir"), data,
-                   QStringLiteral("--panel"), QStringLiteral("reports"), QStringLiteral("--screenshot"), shot,
-                   QStringLiteral("--quit-after-ms"), QString::number(kScreenshotAfterMs)});
-    QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
-    QVERIFY2(console.waitForFinished(kExitTimeoutMs), "taxicore did not quit by itself");
-    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
-    QVERIFY2(console.exitCode() == 0, console.readAllStandardError().constData());
+    runConsole(data, {QStringLiteral("--panel"), QStringLiteral("reports"), QStringLiteral("--screenshot"), shot,
+                      QStringLiteral("--quit-after-ms"), QString::number(kScreenshotAfterMs)});
+    if (QTest::currentTestFailed())
+        return;
 
     QImage image(shot);
     QVERIFY2(!image.isNull(), qPrintable(shot));
@@ -112,6 +129,39 @@ void ConsoleReportsScreenshotTest::reportsPanelChartsTodaysTrips()
     const int bars = countNear(image, panel, kBar, 24);
     qInfo("screenshot %s: %d bar px", qPrintable(shot), bars);
     QVERIFY2(bars > 100, "the by-hour chart shows no bars");
+}
+
+void ConsoleReportsScreenshotTest::benchmarkPanelRecordsItsRun()
+{
+    if (qEnvironmentVariableIsEmpty("DISPLAY"))
+        QSKIP("needs an X display (run through xvfb-run, as ctest does)");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString data = dir.filePath(QStringLiteral("data"));
+    const qint64 before = QDateTime::currentMSecsSinceEpoch();
+    runConsole(data, {QStringLiteral("--benchmark"), QStringLiteral("/hello"), QStringLiteral("--quit-after-ms"),
+                      QString::number(kBenchmarkAfterMs)});
+    if (QTest::currentTestFailed())
+        return;
+
+    taxicore::LedgerOptions options;
+    options.dataDir = data;
+    const auto events = taxicore::LedgerReader(options).events(before, QDateTime::currentMSecsSinceEpoch() + 1);
+    QVERIFY2(events.ok(), qPrintable(events.error));
+    std::vector<taxicore::EventRecord> runs;
+    for (const auto &e : events.value) {
+        if (e.kind == QLatin1String("benchmark"))
+            runs.push_back(e);
+    }
+    QCOMPARE(runs.size(), std::size_t(1));
+    const QJsonObject detail = runs.front().detail;
+    QCOMPARE(detail.value(QStringLiteral("mode")).toString(), QStringLiteral("single"));
+    QVERIFY2(detail.value(QStringLiteral("url")).toString().endsWith(QLatin1String("/hello")),
+             qPrintable(detail.value(QStringLiteral("url")).toString()));
+    QCOMPARE(detail.value(QStringLiteral("concurrency")).toInt(), 64);
+    QVERIFY(detail.value(QStringLiteral("responses")).toDouble() > 0);
+    QVERIFY(detail.value(QStringLiteral("requests_per_s")).toDouble() > 0);
+    QVERIFY(detail.value(QStringLiteral("p99_ms")).toDouble() > 0);
 }
 
 QTEST_GUILESS_MAIN(ConsoleReportsScreenshotTest)
