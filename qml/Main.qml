@@ -29,6 +29,14 @@ ApplicationWindow {
 
     header: ServerBar {}
 
+    menuBar: MenuBar {
+        Menu {
+            title: qsTr("&Help")
+            Action { text: qsTr("&About TaxiCore"); shortcut: "F1"; onTriggered: aboutDialog.open() }
+        }
+    }
+    AboutDialog { id: aboutDialog }
+
     // Layout kept across restarts (QSettings); flags such as --panel are applied after this.
     Component.onCompleted: {
         width = Preferences.value("window/width", width)
