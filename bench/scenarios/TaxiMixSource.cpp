@@ -53,13 +53,13 @@ std::string_view TaxiMixSource::nextRequest(FastRandom &random) {
         m_request = m_requests.getBooking(m_bookingId);
         break;
     case Step::Pickup:
-        m_request = m_requests.transition(m_bookingId, "pickup");
+        m_request = m_requests.transition(m_bookingId, "pickup", m_riderToken);
         break;
     case Step::Complete:
-        m_request = m_requests.transition(m_bookingId, "complete");
+        m_request = m_requests.transition(m_bookingId, "complete", m_riderToken);
         break;
     case Step::Cancel:
-        m_request = m_requests.transition(m_bookingId, "cancel");
+        m_request = m_requests.transition(m_bookingId, "cancel", m_riderToken);
         break;
     case Step::None:
         break;
@@ -90,6 +90,7 @@ ResponseClass TaxiMixSource::afterBook(int status, std::string_view body) {
         return ResponseClass::HttpError;
     if (const auto id = peekJsonInteger(body, "booking_id")) {
         m_bookingId = *id;
+        m_riderToken = std::string(peekJsonString(body, "rider_token").value_or(std::string_view{}));
         m_next = Step::CheckBooking;
     }
     return ResponseClass::Success;

@@ -64,9 +64,10 @@ std::string TaxiRequests::getBooking(int64_t bookingId) const {
     return m_renderer.render("GET", "/api/v1/bookings/" + std::to_string(bookingId));
 }
 
-std::string TaxiRequests::transition(int64_t bookingId, std::string_view transition) const {
-    return m_renderer.render("POST", "/api/v1/bookings/" + std::to_string(bookingId) + "/" +
-                                         std::string(transition));
+std::string TaxiRequests::transition(int64_t bookingId, std::string_view transition,
+                                     std::string_view riderToken) const {
+    return m_renderer.render("POST", "/api/v1/bookings/" + std::to_string(bookingId) + "/" + std::string(transition),
+                             {}, "Authorization: Bearer " + std::string(riderToken) + "\r\n");
 }
 
 } // namespace taxicore::bench

@@ -30,8 +30,9 @@ public:
     std::string quote(FastRandom &random) const;
     std::string book(FastRandom &random, std::string_view riderId) const;
     std::string getBooking(int64_t bookingId) const;
-    // transition: "pickup", "complete" or "cancel"
-    std::string transition(int64_t bookingId, std::string_view transition) const;
+    // transition: "pickup", "complete" or "cancel", as the rider holding `riderToken` (the
+    // booking answer's rider_token: the server lets only its owner move a booking).
+    std::string transition(int64_t bookingId, std::string_view transition, std::string_view riderToken) const;
 
 private:
     const RequestRenderer &m_renderer;

@@ -18,6 +18,9 @@
     outside_service_area: 'That place is outside the service area (central Gothenburg). Pick a point inside the city.',
     unreachable: 'Cannot reach the TaxiCore server. Check your connection; the page keeps trying.',
     no_route: 'No road leads there. Pick a point on a street.',
+    too_many_bookings: 'Too many bookings from your connection. Please wait a minute and try again.',
+    rider_token_required: 'This page no longer holds the key to your booking. Please book again.',
+    not_your_booking: 'This page no longer holds the key to your booking. Please book again.',
   };
 
   const $ = (id) => document.getElementById(id);
@@ -37,6 +40,7 @@
     quote: null,
     cars: [],
     booking: null, // the latest view of our booking
+    riderToken: null, // the booking's rider_token: pickup, complete and cancel need it
     phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled
     cancelledByMe: false,
     busy: false,
@@ -110,14 +114,18 @@
       this.code = code;
     }
   }
-  async function api(method, path, body) {
+  // `token`: the booking's rider_token, sent as a bearer token (only its rider may move it).
+  async function api(method, path, body, token) {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
     let res;
     try {
       res = await fetch(API + path, {
         method, cache: 'no-store', signal: abort.signal,
-        headers: body ? { 'Content-Type': 'application/json' } : undefined,
+        headers: {
+          ...(body ? { 'Content-Type': 'application/json' } : {}),
+          ...(token ? { Authorization: 'Bearer ' + token } : {}),
+        },
         body: body ? JSON.stringify(body) : undefined,
       });
     } catch (e) {
@@ -305,7 +313,8 @@
       throw e;
     }
     state.booking = b;
-    remember(b.booking_id);
+    state.riderToken = b.rider_token; // shown once by the server: kept for this booking's moves
+    remember(b.booking_id, b.rider_token);
     state.cancelledByMe = false;
     state.receiptShown = false;
     state.phase = b.state || 'assigned';
@@ -318,26 +327,28 @@
   }));
   ui.cancel.addEventListener('click', () => act(ui.cancel, async () => {
     state.cancelledByMe = true;
-    const b = await api('POST', `/bookings/${state.booking.booking_id}/cancel`);
+    const b = await api('POST', `/bookings/${state.booking.booking_id}/cancel`, null, state.riderToken);
     hideMessage();
     onBooking(b);
   }));
   ui.pickup.addEventListener('click', () => act(ui.pickup, async () => {
-    onBooking(await api('POST', `/bookings/${state.booking.booking_id}/pickup`));
+    onBooking(await api('POST', `/bookings/${state.booking.booking_id}/pickup`, null, state.riderToken));
     hideMessage();
   }));
   ui.leave.addEventListener('click', () => act(ui.leave, async () => {
-    const b = await api('POST', `/bookings/${state.booking.booking_id}/complete`);
+    const b = await api('POST', `/bookings/${state.booking.booking_id}/complete`, null, state.riderToken);
     showReceipt(b);
     onBooking(b);
   }));
   ui.again.addEventListener('click', () => finish('idle'));
 
-  // The open booking survives a reload of the page (same tab).
-  function remember(id) {
+  // The open booking (and its rider token) survives a reload of the page (same tab).
+  function remember(id, token) {
     try {
       if (id) sessionStorage.setItem('taxicore-booking', String(id));
       else sessionStorage.removeItem('taxicore-booking');
+      if (id && token) sessionStorage.setItem('taxicore-rider-token', token);
+      else sessionStorage.removeItem('taxicore-rider-token');
     } catch (e) {
       /* storage disabled: no resume after a reload */
     }
@@ -346,6 +357,7 @@
     let id = null;
     try {
       id = sessionStorage.getItem('taxicore-booking');
+      state.riderToken = sessionStorage.getItem('taxicore-rider-token');
     } catch (e) {
       return;
     }

@@ -17,6 +17,7 @@ BookingRecord bookingRecord(const BookingSnapshot &b)
         r.dropoff = LedgerPoint{b.dropoff.lat, b.dropoff.lng};
     r.createdMs = b.createdMs;
     r.atMs = b.createdMs;
+    r.riderTokenHash = b.riderTokenHash;
     return r;
 }
 
@@ -71,6 +72,7 @@ int restoreFromLedger(FleetStore &fleet, const LedgerReader &reader, QString &er
         if (r.dropoff)
             b.dropoff = {r.dropoff->lat, r.dropoff->lng};
         b.createdMs = r.createdMs;
+        b.riderTokenHash = r.riderTokenHash; // the same rider keeps the booking after a restart
         if (b.state == BookingState::OnTrip)
             b.pickupMs = r.atMs;
         if (fleet.restoreBooking(b))

@@ -42,7 +42,18 @@ BookingSnapshot snapshotOf(const BookingSlot &slot)
     b.startOdometerM = slot.startOdometerM;
     b.distanceM = slot.distanceM;
     b.fare = slot.fare;
+    static const uint8_t noOwner[sizeof slot.riderTokenHash] = {};
+    if (std::memcmp(slot.riderTokenHash, noOwner, sizeof noOwner) != 0)
+        b.riderTokenHash = QByteArray(reinterpret_cast<const char *>(slot.riderTokenHash), sizeof slot.riderTokenHash);
     return b;
+}
+
+// The owner's token hash into a slot (zero-padded; empty: no owner).
+void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
+{
+    std::memset(slot.riderTokenHash, 0, sizeof slot.riderTokenHash);
+    std::memcpy(slot.riderTokenHash, hash.constData(),
+                std::min(sizeof slot.riderTokenHash, static_cast<std::size_t>(hash.size())));
 }
 
 CarSnapshot readCar(const CarSlot &slot, int id)
@@ -256,7 +267,7 @@ FleetStore::ReservedCar FleetStore::reserveBestCar(LatLng pickup, double radiusM
 
 FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
                                      std::optional<LatLng> dropoff, double radiusM,
-                                     const EtaRanker &etas)
+                                     const EtaRanker &etas, const QByteArray &riderTokenHash)
 {
     Booking result;
     const ReservedCar reserved = reserveBestCar(pickup, radiusM, etas);
@@ -273,6 +284,7 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
         const QByteArray rider = riderId.toUtf8().left(kRiderIdBytes - 1);
         std::memset(slot.riderId, 0, sizeof slot.riderId);
         std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+        writeTokenHash(slot, riderTokenHash);
         slot.state = static_cast<uint32_t>(BookingState::Assigned);
         slot.carId = reserved.id;
         slot.pickupLat = pickup.lat;
@@ -321,6 +333,7 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b)
     const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
     std::memset(slot.riderId, 0, sizeof slot.riderId);
     std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+    writeTokenHash(slot, b.riderTokenHash);
     slot.state = static_cast<uint32_t>(b.state);
     slot.carId = b.carId;
     slot.pickupLat = b.pickup.lat;

@@ -41,8 +41,9 @@ public:
     using EtaRanker = std::function<std::vector<double>(LatLng pickup, const std::vector<LatLng> &cars)>;
     // Reserves the available car with the smallest ETA among the nearest ones (CAS
     // Available → ToPickup: never two bookings on one car) and creates the booking, assigned.
+    // `riderTokenHash` (http/SecretToken.h) is kept with it: only that rider may move it.
     Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
-                 double radiusM, const EtaRanker &etas);
+                 double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash = {});
 
     std::optional<BookingSnapshot> booking(uint64_t id) const;
     // Puts back a booking read from the ledger after a restart, reserving its car again.

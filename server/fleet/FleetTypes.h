@@ -3,6 +3,7 @@
 #include "fleet/BookingState.h"
 #include "fleet/CarState.h"
 
+#include <QByteArray>
 #include <QString>
 #include <cstdint>
 
@@ -47,6 +48,7 @@ struct BookingSnapshot {
     double startOdometerM = 0;
     double distanceM = 0;
     double fare = 0;
+    QByteArray riderTokenHash; // empty: no owner recorded (see BookingSlot::riderTokenHash)
 };
 
 } // namespace taxicore

@@ -50,6 +50,9 @@ struct BookingSlot {
     double startOdometerM;
     double distanceM; // final, when completed
     double fare;      // final, when completed
+    // First bytes of SHA-256 of the rider token the booking was answered with (all zero: none,
+    // e.g. restored from a ledger older than schema 3): only its holder may move the booking.
+    uint8_t riderTokenHash[16];
 };
 
 // Per-process serving counters; the console and /metrics sum them over every slot.
@@ -83,6 +86,26 @@ struct EventSlot {
     char text[kEventTextBytes];
 };
 
+// Operator access and the booking rate limit, the same for every process: the primary writes
+// the settings before any worker starts; the buckets are shared so the limit holds across workers.
+inline constexpr int kAdminTokenBytes = 160;
+inline constexpr int kRateBuckets = 4096; // clients tracked at once; the stalest is evicted
+
+struct RateBucket {
+    uint8_t client[16]; // the peer address (IPv4 mapped into IPv6); all zero = free
+    double tokens;
+    int64_t updatedMs;
+};
+
+struct AccessBlock {
+    char adminToken[kAdminTokenBytes]; // NUL-terminated
+    uint32_t trustLoopback;
+    double bookingRatePerMinute;
+    double bookingBurst;
+    std::atomic<uint32_t> bucketsLock; // one cross-process lock: a booking is far costlier
+    RateBucket buckets[kRateBuckets];
+};
+
 // Run-wide control: the runtime settings applied now (published by the primary, read by
 // anyone), a mailbox through which a worker asks the primary to apply new ones, the event log.
 struct ControlBlock {
@@ -103,6 +126,8 @@ struct ControlBlock {
 
     std::atomic<uint64_t> nextEvent;
     EventSlot events[kEventSlots];
+
+    AccessBlock access;
 };
 
 struct RegionHeader {

@@ -44,6 +44,7 @@ ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByte
     r.body = request.body();
     r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
     r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
+    r.authorization = request.value(QByteArrayLiteral("authorization"));
     r.remote = request.remoteAddress();
     r.params = std::move(params);
     return r;

@@ -25,6 +25,7 @@ struct ApiRequest {
     QByteArray contentType;
     QByteArray acceptEncoding;
     QByteArray ifNoneMatch;
+    QByteArray authorization; // the Authorization header (bearer tokens: http/OperatorAccess.h)
     QHostAddress remote;
     QList<QByteArray> params; // the {id} segments of the matched route, in order
     // For a handler that answers only after something else finished (a ledger commit): keep a

@@ -1,13 +1,59 @@
 #include "http/OperatorAccess.h"
 
+#include "http/ApiError.h"
 #include "http/RequestInput.h"
+#include "http/SecretToken.h"
 
 namespace taxicore {
 
+namespace {
+
+OperatorAccessPolicy &policyStorage()
+{
+    static OperatorAccessPolicy policy;
+    return policy;
+}
+
+} // namespace
+
+void setOperatorAccessPolicy(OperatorAccessPolicy policy)
+{
+    policyStorage() = std::move(policy);
+}
+
+const OperatorAccessPolicy &operatorAccessPolicy()
+{
+    return policyStorage();
+}
+
+bool isTrustedLoopback(const ApiRequest &request)
+{
+    return operatorAccessPolicy().trustLoopback && request.remote.isLoopback();
+}
+
+bool carriesAdminToken(const ApiRequest &request)
+{
+    const QByteArray &expected = operatorAccessPolicy().adminToken;
+    return !expected.isEmpty() && sameSecret(bearerToken(request.authorization), expected);
+}
+
+void throwUnauthorized(const char *code, const QString &message)
+{
+    ApiResponse response = errorResponse(401, code, message);
+    response.headers.append({QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer realm=\"taxicore\"")});
+    throw ApiException{std::move(response)};
+}
+
 void requireOperator(const ApiRequest &request)
 {
-    if (!request.remote.isLoopback())
-        throwApiError(403, "forbidden", QStringLiteral("operator endpoints are only served to loopback clients"));
+    if (!bearerToken(request.authorization).isEmpty()) {
+        if (!carriesAdminToken(request))
+            throwUnauthorized("invalid_admin_token", QStringLiteral("the bearer token is not the admin token"));
+        return;
+    }
+    if (!isTrustedLoopback(request))
+        throwUnauthorized("admin_token_required",
+                          QStringLiteral("operator endpoints need Authorization: Bearer <admin token>"));
 }
 
 } // namespace taxicore

@@ -4,7 +4,26 @@
 
 namespace taxicore {
 
-// Operator endpoints (/admin/...) are answered only to loopback clients; anyone else gets 403.
+// Who may use operator endpoints (/admin/...), the same in every process of a server: set once
+// at start, before any request is served (the primary from its options, workers from the region).
+struct OperatorAccessPolicy {
+    QByteArray adminToken;    // empty: no token accepted (only trusted loopback clients)
+    bool trustLoopback = true; // off when a reverse proxy on the same host makes everyone loopback
+};
+void setOperatorAccessPolicy(OperatorAccessPolicy policy);
+const OperatorAccessPolicy &operatorAccessPolicy();
+
+// A loopback client while loopback is trusted.
+bool isTrustedLoopback(const ApiRequest &request);
+// The request carries `Authorization: Bearer <the admin token>`.
+bool carriesAdminToken(const ApiRequest &request);
+
+// Operator endpoints: answered to a request with the admin token, or without any token from a
+// trusted loopback client. No token otherwise → 401; a wrong token → 401 even from loopback
+// (both with `WWW-Authenticate: Bearer`).
 void requireOperator(const ApiRequest &request);
+
+// 401 with `WWW-Authenticate: Bearer` and {"error": code, "message": message}.
+[[noreturn]] void throwUnauthorized(const char *code, const QString &message);
 
 } // namespace taxicore

@@ -4,9 +4,12 @@
 #include "fleet/FleetStore.h"
 #include "geo/GeoMath.h"
 #include "http/ApiError.h"
+#include "http/BookingOwnership.h"
 #include "http/JsonViews.h"
+#include "http/OperatorAccess.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
+#include "http/SecretToken.h"
 #include "ledger/Ledger.h"
 #include "pricing/TripEstimator.h"
 
@@ -39,6 +42,7 @@ TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tarif
     , m_estimator(estimator)
     , m_tariff(std::move(tariff))
     , m_ledger(ledger)
+    , m_rateLimiter(fleet.control().access)
 {
 }
 
@@ -106,14 +110,27 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
 
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
+    if (!isTrustedLoopback(request) && !carriesAdminToken(request)) {
+        if (const int retryAfterS = m_rateLimiter.take(request.remote, FleetStore::nowMs()); retryAfterS > 0) {
+            ApiResponse tooMany = errorResponse(
+                429, "too_many_bookings",
+                QStringLiteral("this client created bookings too fast; try again in %1 s").arg(retryAfterS),
+                {{QStringLiteral("retry_after_s"), retryAfterS}});
+            tooMany.headers.append({QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfterS)});
+            throw ApiException{std::move(tooMany)};
+        }
+    }
     const BookingOrder order = readBookingOrder(readJsonObject(request));
     const LatLng pickupAt = order.pickup;
     const std::optional<LatLng> dropoff = order.dropoff;
 
+    // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
+    const QByteArray riderToken = randomHexToken(16);
     const auto booked = m_fleet.book(order.riderId, pickupAt, dropoff, kBookingSearchRadiusM,
                                      [this](LatLng target, const std::vector<LatLng> &cars) {
                                          return m_estimator.etasTo(target, cars);
-                                     });
+                                     },
+                                     tokenHash(riderToken));
     if (booked.result == FleetStore::BookResult::NoCarAvailable)
         throwApiError(409, "no_car_available", QStringLiteral("no car is available near the pickup; try again shortly"));
     if (booked.result == FleetStore::BookResult::CapacityFull)
@@ -121,6 +138,7 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 
     QJsonObject out = bookingJson(booked.booking);
     out.insert(QStringLiteral("car"), carJson(booked.car));
+    out.insert(QStringLiteral("rider_token"), QString::fromLatin1(riderToken));
     if (dropoff) {
         const TripEstimate trip = m_estimator.estimate(pickupAt, *dropoff);
         out.insert(QStringLiteral("quote"), fareJson(computeFare(m_tariff, trip.distanceM, trip.durationS), m_tariff));
@@ -161,6 +179,14 @@ ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
     return jsonResponse(out);
 }
 
+void TaxiApi::requireOwner(const ApiRequest &request, uint64_t id) const
+{
+    const auto booking = m_fleet.booking(id);
+    if (!booking)
+        throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
+    requireBookingOwner(request, *booking);
+}
+
 ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const char *action) const
 {
     using R = FleetStore::TransitionResult;
@@ -180,6 +206,7 @@ ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const
 ApiResponse TaxiApi::pickup(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
+    requireOwner(request, id);
     const auto moved = m_fleet.pickup(id);
     ApiResponse response = transitionResponse({moved, id, "arriving (the car must have arrived)"}, "pickup");
     return afterCommit(request, transitionRecord(moved.booking), std::move(response));
@@ -188,6 +215,7 @@ ApiResponse TaxiApi::pickup(const ApiRequest &request)
 ApiResponse TaxiApi::cancel(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
+    requireOwner(request, id);
     const auto moved = m_fleet.cancel(id);
     ApiResponse response = transitionResponse({moved, id, "assigned or arriving"}, "cancel");
     return afterCommit(request, transitionRecord(moved.booking), std::move(response));
@@ -196,6 +224,7 @@ ApiResponse TaxiApi::cancel(const ApiRequest &request)
 ApiResponse TaxiApi::complete(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
+    requireOwner(request, id);
     FareBreakdown fare;
     const auto transition = m_fleet.complete(id, [&](double distanceM, double seconds) {
         fare = computeFare(m_tariff, distanceM, seconds);

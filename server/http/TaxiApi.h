@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/BookingRateLimiter.h"
 #include "http/HttpTypes.h"
 #include "ledger/LedgerRecords.h"
 #include "pricing/Tariff.h"
@@ -29,6 +30,8 @@ private:
     ApiResponse complete(const ApiRequest &request);
     ApiResponse cancel(const ApiRequest &request);
     ApiResponse quote(const ApiRequest &request) const;
+    // 404 without the booking; 401/403 unless the request carries its rider token (or the admin token).
+    void requireOwner(const ApiRequest &request, uint64_t id) const;
     ApiResponse transitionResponse(const struct BookingTransitionView &view, const char *action) const;
     // Answers `response` once `record` is durable (at once without a ledger); on a failed commit
     // runs `undo` and answers 503.
@@ -39,6 +42,7 @@ private:
     const TripEstimator &m_estimator;
     Tariff m_tariff;
     Ledger *m_ledger;
+    BookingRateLimiter m_rateLimiter; // POST /api/v1/bookings per client, shared by every process
 };
 
 } // namespace taxicore

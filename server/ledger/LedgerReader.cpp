@@ -13,7 +13,7 @@ namespace {
 
 const auto kOpenBookings = QStringLiteral(
     "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " created_ms, updated_ms FROM bookings WHERE state_rank < 4 ORDER BY id");
+    " created_ms, updated_ms, rider_token_hash FROM bookings WHERE state_rank < 4 ORDER BY id");
 
 const auto kTrips = QStringLiteral(
     "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
@@ -68,6 +68,7 @@ LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const {
         b.dropoff = pointAt(q, 6);
         b.createdMs = q.value(8).toLongLong();
         b.atMs = q.value(9).toLongLong();
+        b.riderTokenHash = q.value(10).toByteArray();
         result.value.push_back(std::move(b));
     });
     return result;

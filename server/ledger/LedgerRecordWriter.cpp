@@ -16,8 +16,9 @@ namespace {
 // restart must never hide an open booking behind an old closed one).
 const auto kUpsertBooking = QStringLiteral(
     "INSERT INTO bookings (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " state, state_rank, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+    " state, state_rank, created_ms, updated_ms, rider_token_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET rider_id = excluded.rider_id,"
+    " rider_token_hash = excluded.rider_token_hash,"
     " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
     " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
     " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
@@ -140,7 +141,8 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b) {
     const QVariant values[] = {qint64(b.bookingId), b.riderId,    b.carId,
                                b.pickup.lat,        b.pickup.lng, latOf(b.dropoff),
                                lngOf(b.dropoff),    b.state,      ledgerStateRank(b.state),
-                               b.createdMs,         b.atMs};
+                               b.createdMs,         b.atMs,
+                               b.riderTokenHash.isEmpty() ? QVariant() : QVariant(b.riderTokenHash)};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_booking.bindValue(i, values[i]);
     if (QString error = run(m_booking, QStringLiteral("writing a booking")); !error.isEmpty())

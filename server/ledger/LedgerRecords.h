@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QByteArray>
 #include <QJsonObject>
 #include <QString>
 #include <optional>
@@ -23,6 +24,7 @@ struct BookingRecord {
     std::optional<LedgerPoint> dropoff;
     qint64 createdMs = 0;
     qint64 atMs = 0;
+    QByteArray riderTokenHash; // empty: no owner (schema 3)
 };
 
 // A booking moved to `state` (arriving, on_trip, cancelled, ...); may set a late dropoff.

@@ -38,7 +38,13 @@ const QStringList kMigration2 = {
     QStringLiteral("CREATE INDEX events_by_time ON events (at_ms)"),
 };
 
-const QList<QStringList> kMigrations = {kMigration1, kMigration2};
+// 3: who owns each booking: the hash of the rider token it was answered with (never the token),
+// so only that rider may still move it after a restart. Older bookings keep NULL: no owner.
+const QStringList kMigration3 = {
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN rider_token_hash BLOB"),
+};
+
+const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3};
 
 int readUserVersion(LedgerConnection &connection, QString *error) {
     QSqlQuery query(connection.database());

@@ -7,6 +7,9 @@
 #include "fleet/SharedRegion.h"
 #include "ledger/Ledger.h"
 #include "metrics/PrometheusText.h"
+#include "http/OperatorAccess.h"
+#include "runtime/AccessSettings.h"
+#include "runtime/AdminTokenFile.h"
 #include "runtime/CityLocator.h"
 #include "runtime/EventLog.h"
 #include "runtime/RuntimeController.h"
@@ -55,6 +58,8 @@ bool ServerHost::start(QString &error)
     m_fleet->control().startedMs.store(FleetStore::nowMs());
 
     if (!openLedger(error))
+        return false;
+    if (!setUpOperatorAccess(error))
         return false;
 
     m_simulator = std::make_unique<FleetSimulator>(*m_fleet, m_city, m_options.seed, m_options.simSpeed);
@@ -114,6 +119,21 @@ bool ServerHost::openLedger(QString &error)
         return false;
     }
     m_ledger = std::move(opened.ledger);
+    return true;
+}
+
+bool ServerHost::setUpOperatorAccess(QString &error)
+{
+    m_adminToken = m_options.adminToken;
+    if (m_adminToken.isEmpty())
+        m_adminToken = loadOrCreateAdminToken(m_ledger->options().dataDir, error);
+    if (m_adminToken.isEmpty())
+        return false;
+    // Workers read the same policy from the region (WorkerMain), so every process checks alike.
+    publishAccessSettings(m_fleet->control().access,
+                          {m_adminToken.toLatin1(), m_options.trustLoopback, m_options.bookingRatePerMinute,
+                           double(m_options.bookingBurst)});
+    setOperatorAccessPolicy({m_adminToken.toLatin1(), m_options.trustLoopback});
     return true;
 }
 

@@ -46,11 +46,14 @@ public:
     // The loaded street network (null before start()).
     std::shared_ptr<const city::City> city() const { return m_city; }
     const ServerOptions &options() const { return m_options; }
+    // The bearer token of /admin/* (from --admin-token, or DATA_DIR/admin-token); empty before start().
+    QString adminToken() const { return m_adminToken; }
     // This process's ledger (null before start()): the console reads reports and records events.
     Ledger *ledger() const { return m_ledger.get(); }
 
 private:
     bool openLedger(QString &error);
+    bool setUpOperatorAccess(QString &error);
     void startController(const RuntimeController::InProcess &inProcess);
 
     ServerOptions m_options;
@@ -65,6 +68,7 @@ private:
     std::unique_ptr<QThread> m_controlThread;
     std::unique_ptr<RuntimeController> m_controller;
     QUrl m_url;
+    QString m_adminToken;
 };
 
 } // namespace taxicore

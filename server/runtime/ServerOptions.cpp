@@ -5,6 +5,7 @@
 
 #include <QCommandLineParser>
 #include <QHostAddress>
+#include <QRegularExpression>
 
 namespace taxicore {
 
@@ -38,6 +39,16 @@ void addServerOptions(QCommandLineParser &parser)
         {QStringLiteral("heartbeat-timeout"),
          QStringLiteral("Milliseconds a worker's event loop may stay silent before it is replaced (default 10000)."),
          QStringLiteral("ms"), QStringLiteral("10000")},
+        {QStringLiteral("admin-token"),
+         QStringLiteral("Bearer token for /admin/* (default: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token)."),
+         QStringLiteral("token")},
+        {QStringLiteral("trust-loopback"),
+         QStringLiteral("on: loopback clients need no admin token and are not rate limited; off behind a local reverse proxy (default on)."),
+         QStringLiteral("on|off"), QStringLiteral("on")},
+        {QStringLiteral("booking-rate"), QStringLiteral("Bookings a client may create per minute (default 60)."),
+         QStringLiteral("per-minute"), QStringLiteral("60")},
+        {QStringLiteral("booking-burst"), QStringLiteral("Bookings a client may create at once (default 20)."),
+         QStringLiteral("n"), QStringLiteral("20")},
     });
 }
 
@@ -57,6 +68,36 @@ bool readInt(const QCommandLineParser &parser, const char *name, int min, int ma
     }
     out = value;
     return true;
+}
+
+} // namespace
+
+namespace {
+
+// --admin-token, --trust-loopback, --booking-rate, --booking-burst (issue 9: operator access).
+bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error)
+{
+    options.adminToken = parser.value(QStringLiteral("admin-token"));
+    if (options.adminToken.isEmpty())
+        options.adminToken = qEnvironmentVariable("TAXICORE_ADMIN_TOKEN");
+    static const QRegularExpression tokenChars(QStringLiteral("^[A-Za-z0-9._~+/=-]{16,128}$"));
+    if (!options.adminToken.isEmpty() && !tokenChars.match(options.adminToken).hasMatch()) {
+        error = QStringLiteral("--admin-token must be 16 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -");
+        return false;
+    }
+    const QString trust = parser.value(QStringLiteral("trust-loopback"));
+    if (trust != QStringLiteral("on") && trust != QStringLiteral("off")) {
+        error = QStringLiteral("--trust-loopback must be on or off, not \"%1\"").arg(trust);
+        return false;
+    }
+    options.trustLoopback = trust == QStringLiteral("on");
+    bool ok = false;
+    options.bookingRatePerMinute = parser.value(QStringLiteral("booking-rate")).toDouble(&ok);
+    if (!ok || !(options.bookingRatePerMinute > 0) || options.bookingRatePerMinute > 1'000'000) {
+        error = QStringLiteral("--booking-rate must be a number above 0 and at most 1000000 (per minute)");
+        return false;
+    }
+    return readInt(parser, "booking-burst", 1, 1'000'000, options.bookingBurst, error);
 }
 
 } // namespace
@@ -101,6 +142,8 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         error = QStringLiteral("--durability must be normal or full, not \"%1\"").arg(options.durability);
         return false;
     }
+    if (!readAccessOptions(parser, options, error))
+        return false;
     options.dataDir = parser.value(QStringLiteral("data-dir"));
     options.cityPath = parser.value(QStringLiteral("city"));
     return true;

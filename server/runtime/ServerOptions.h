@@ -21,6 +21,10 @@ struct ServerOptions {
     int threads = 0;  // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin"); // round-robin | kernel
     int heartbeatTimeoutMs = 10'000; // a worker whose event loop is silent this long is replaced
+    QString adminToken;        // empty: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token (made at first start)
+    bool trustLoopback = true; // loopback clients are operators without a token, and not rate limited
+    double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
+    int bookingBurst = 20;
 };
 
 // Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.

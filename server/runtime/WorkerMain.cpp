@@ -4,7 +4,9 @@
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
 #include "http/ConnectionGuard.h"
+#include "http/OperatorAccess.h"
 #include "ledger/Ledger.h"
+#include "runtime/AccessSettings.h"
 #include "runtime/ServiceStack.h"
 #include "runtime/WorkerChannel.h"
 
@@ -46,6 +48,8 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         return 1;
     }
     FleetStore fleet(*region);
+    const AccessSettings access = readAccessSettings(fleet.control().access);
+    setOperatorAccessPolicy({access.adminToken, access.trustLoopback});
     std::shared_ptr<const city::City> city;
     if (!cityPath.isEmpty()) {
         city::CityLoadResult loaded = city::City::load(cityPath);

@@ -1,4 +1,5 @@
 #include "EngineTestSupport.h"
+#include "ServerProcess.h"
 #include "TestHttpServer.h"
 #include "scenarios/JsonPeek.h"
 #include "scenarios/SiegeTaxiSource.h"
@@ -16,6 +17,10 @@ namespace {
 
 const RequestRenderer kRenderer("127.0.0.1:8080", HttpMode::KeepAlive);
 const TaxiRequests kRequests(kRenderer);
+
+bool carriesBearer(std::string_view request, std::string_view token) {
+    return request.find("\r\nAuthorization: Bearer " + std::string(token) + "\r\n") != std::string_view::npos;
+}
 
 std::string requestLine(std::string_view request) {
     return std::string(request.substr(0, request.find(" HTTP/1.1")));
@@ -55,16 +60,19 @@ private slots:
         QVERIFY(inInnerCity(booking["dropoff"][QLatin1String("lat")].toDouble(),
                             booking["dropoff"][QLatin1String("lng")].toDouble()));
 
-        QCOMPARE(source.onResponse(201, R"({"booking_id":42,"car_id":3,"state":"assigned"})"),
+        QCOMPARE(source.onResponse(201, R"({"booking_id":42,"car_id":3,"rider_token":"tok42","state":"assigned"})"),
                  ResponseClass::Success);
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("GET /api/v1/bookings/42"));
         QCOMPARE(source.onResponse(200, R"({"booking_id":42,"state":"arriving"})"),
                  ResponseClass::Success);
-        QCOMPARE(requestLine(source.nextRequest(random)),
-                 std::string("POST /api/v1/bookings/42/pickup"));
+        // Only the booking's owner may move it: each move carries the rider token.
+        const std::string pickup(source.nextRequest(random));
+        QCOMPARE(requestLine(pickup), std::string("POST /api/v1/bookings/42/pickup"));
+        QVERIFY2(carriesBearer(pickup, "tok42"), pickup.c_str());
         QCOMPARE(source.onResponse(200, "{}"), ResponseClass::Success);
-        QCOMPARE(requestLine(source.nextRequest(random)),
-                 std::string("POST /api/v1/bookings/42/complete"));
+        const std::string complete(source.nextRequest(random));
+        QCOMPARE(requestLine(complete), std::string("POST /api/v1/bookings/42/complete"));
+        QVERIFY2(carriesBearer(complete, "tok42"), complete.c_str());
         QCOMPARE(source.onResponse(200, "{}"), ResponseClass::Success);
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("POST /api/v1/bookings"));
     }
@@ -73,11 +81,12 @@ private slots:
         FastRandom random(2);
         TaxiMixSource source(kRequests, "r1", onlyBooking());
         source.nextRequest(random);
-        source.onResponse(201, R"({"booking_id": 9, "state":"assigned"})");
+        source.onResponse(201, R"({"booking_id": 9, "rider_token": "nine", "state":"assigned"})");
         source.nextRequest(random);
         source.onResponse(200, R"({"state":"assigned","booking_id":9})");
-        QCOMPARE(requestLine(source.nextRequest(random)),
-                 std::string("POST /api/v1/bookings/9/cancel"));
+        const std::string cancel(source.nextRequest(random));
+        QCOMPARE(requestLine(cancel), std::string("POST /api/v1/bookings/9/cancel"));
+        QVERIFY2(carriesBearer(cancel, "nine"), cancel.c_str());
     }
 
     void refusedBookingIsNoCarNotAnError() {
@@ -184,6 +193,30 @@ private slots:
         };
         QCOMPARE(at("POST pickup").responses, static_cast<uint64_t>(pickups));
         QVERIFY(at("GET booking").responses > 0);
+    }
+
+    // The booking flow against a real taxicore-server, which answers a move without the
+    // booking's rider token with 401/403: every move of every connection must succeed or be a
+    // legal 409, never an HTTP error.
+    void bookingFlowOwnsItsBookingsOnTheRealServer() {
+        taxicore::test::ServerProcess server({QStringLiteral("--cars"), QStringLiteral("200"),
+                                              QStringLiteral("--sim-speed"), QStringLiteral("50")});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        const Target target = targetFor("http://" + server.host().toStdString() + ":" +
+                                        std::to_string(server.port()) + "/");
+        auto plan = std::make_shared<TaxiPlan>(
+            TaxiPlan::Style::Mix, RequestRenderer(target.hostHeader, HttpMode::KeepAlive),
+            onlyBooking());
+        LoadEngine engine(target, countSettings(4, 200), plan);
+        const StageResult result = engine.run();
+        QCOMPARE(result.responses(), uint64_t{200});
+        QCOMPARE(result.errors(), uint64_t{0});
+        const auto moves = [&](const char *name) {
+            const auto it = std::find(result.kindNames.begin(), result.kindNames.end(), name);
+            return result.totals.kinds()[static_cast<std::size_t>(it - result.kindNames.begin())].responses;
+        };
+        QVERIFY(moves("POST cancel") + moves("POST pickup") > 0);
+        QCOMPARE(server.stop(), 0);
     }
 };
 

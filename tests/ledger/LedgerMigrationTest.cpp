@@ -5,6 +5,7 @@
 #include "ledger/LedgerSchema.h"
 
 #include <QTemporaryDir>
+#include <algorithm>
 #include <QTest>
 
 using namespace taxicore;
@@ -76,9 +77,21 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
         QCOMPARE(trips.value.size(), std::size_t(1));
         QCOMPARE(trips.value[0].fare.total, 120.0);
         QCOMPARE(trips.value[0].fare.surge, 1.0); // the v2 column's default for old trips
+        // v3: a booking from before ownership has no rider token hash (only operators move it).
+        QVERIFY(open.value[0].riderTokenHash.isEmpty());
     }
-    // The migrated file takes new records of every kind.
-    QVERIFY(opened.ledger->appendAndWait(booking(3)));
+    // The migrated file takes new records of every kind; v3 keeps who owns a booking.
+    BookingRecord owned = booking(3);
+    owned.riderTokenHash = QByteArray::fromHex("00112233445566778899aabbccddeeff");
+    QVERIFY(opened.ledger->appendAndWait(owned));
+    {
+        const auto open = opened.ledger->reader().openBookings();
+        QVERIFY2(open.ok(), qPrintable(open.error));
+        const auto restored = std::find_if(open.value.begin(), open.value.end(),
+                                           [](const BookingRecord &b) { return b.bookingId == 3; });
+        QVERIFY(restored != open.value.end());
+        QCOMPARE(restored->riderTokenHash, owned.riderTokenHash);
+    }
     QVERIFY(opened.ledger->appendAndWait(trip(3, 1500, 99)));
     QCOMPARE(opened.ledger->reader().report(0, 2000).value.trips, from >= 1 ? 2 : 1);
 }

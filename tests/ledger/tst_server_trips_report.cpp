@@ -4,6 +4,7 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "RiderToken.h"
 #include "ServerProcess.h"
 
 #include <QJsonArray>
@@ -58,10 +59,10 @@ void ServerTripsReportTest::completeTrip(HttpClient &http, int n, double lat, do
     const HttpResponse current = http.get(bookingPath(id));
     TC_VERIFY_STATUS(current, 200);
     QCOMPARE(current.json().value("state").toString(), QStringLiteral("arriving"));
-    TC_VERIFY_STATUS(http.post(bookingPath(id, "pickup"), {}), 200);
+    TC_VERIFY_STATUS(moveBooking(http, id, "pickup", riderToken(booked.json())), 200);
     TC_VERIFY_STATUS(http.putJson(carPath, point(lat + 500 * kMetreLat, lng)), 200);
     TC_VERIFY_STATUS(http.putJson(carPath, point(lat + 1000 * kMetreLat, lng)), 200);
-    const HttpResponse done = http.post(bookingPath(id, "complete"), {});
+    const HttpResponse done = moveBooking(http, id, "complete", riderToken(booked.json()));
     TC_VERIFY_STATUS(done, 200);
     QCOMPARE(done.json().value("state").toString(), QStringLiteral("completed"));
     const double fare = done.json().value("fare").toObject().value("total").toDouble(-1);

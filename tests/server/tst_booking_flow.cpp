@@ -4,8 +4,10 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "RiderToken.h"
 #include "ServerProcess.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QTest>
 #include <cmath>
@@ -55,12 +57,15 @@ private:
     // Books at `pickup` (and `dropoff` unless empty); verifies the 201 and fills `booking`.
     void book(const QJsonObject &pickup, const QJsonObject &dropoff, QJsonObject &booking);
     void fetchBooking(qint64 id, QJsonObject &booking);
+    // pickup, complete or cancel booking `id` as its rider (with the rider token book() kept).
+    HttpResponse move(qint64 id, const QByteArray &action);
     // The car as nearby reports it around (lat, lng); empty when it is not there.
     QJsonObject carInNearby(int carId, double lat, double lng);
 
     std::unique_ptr<ServerProcess> m_server;
     std::unique_ptr<HttpClient> m_http;
     int m_riders = 0;
+    QHash<qint64, QByteArray> m_riderTokens; // booking id → its rider token
 };
 
 #define TC_CHECK_HELPER(call)                                                                        \
@@ -102,9 +107,16 @@ void BookingFlowTest::book(const QJsonObject &pickup, const QJsonObject &dropoff
     QVERIFY2(booking.value("eta_s").isDouble() && booking.value("eta_s").toDouble() >= 0, r.body.constData());
     QCOMPARE(booking.value("rider_id").toString(), body.value("rider_id").toString());
     QCOMPARE(r.header("Location"), bookingPath(qint64(booking.value("booking_id").toDouble())));
+    QVERIFY2(riderToken(booking).size() >= 32, r.body.constData());
+    m_riderTokens.insert(qint64(booking.value("booking_id").toDouble()), riderToken(booking));
     const QJsonObject p = booking.value("pickup").toObject();
     QVERIFY(std::abs(p.value("lat").toDouble() - pickup.value("lat").toDouble()) < 1e-6);
     QVERIFY(std::abs(p.value("lng").toDouble() - pickup.value("lng").toDouble()) < 1e-6);
+}
+
+HttpResponse BookingFlowTest::move(qint64 id, const QByteArray &action)
+{
+    return moveBooking(*m_http, id, action, m_riderTokens.value(id, QByteArrayLiteral("no-token-kept")));
 }
 
 void BookingFlowTest::fetchBooking(qint64 id, QJsonObject &booking)
@@ -145,7 +157,7 @@ void BookingFlowTest::bookReservesTheNearestAvailableCar()
     TC_CHECK_HELPER(book(point(lat, lng), {}, second));
     QVERIFY(second.value("car_id").toInt() != 5);
     for (const QJsonObject &b : {booking, second})
-        TC_VERIFY_STATUS(m_http->post(bookingPath(qint64(b.value("booking_id").toDouble()), "cancel"), {}), 200);
+        TC_VERIFY_STATUS(move(qint64(b.value("booking_id").toDouble()), "cancel"), 200);
 }
 
 void BookingFlowTest::bookWithDropoffIncludesAQuote()
@@ -158,7 +170,7 @@ void BookingFlowTest::bookWithDropoffIncludesAQuote()
     QVERIFY(!quote.value("currency").toString().isEmpty());
     const QJsonObject dropoff = booking.value("dropoff").toObject();
     QVERIFY(std::abs(dropoff.value("lat").toDouble() - 57.69) < 1e-6);
-    TC_VERIFY_STATUS(m_http->post(bookingPath(qint64(booking.value("booking_id").toDouble()), "cancel"), {}), 200);
+    TC_VERIFY_STATUS(move(qint64(booking.value("booking_id").toDouble()), "cancel"), 200);
 }
 
 void BookingFlowTest::wholeTripFromBookingToReceipt()
@@ -177,22 +189,22 @@ void BookingFlowTest::wholeTripFromBookingToReceipt()
     QCOMPARE(current.value("car").toObject().value("id").toInt(), carId);
 
     // Pickup before the car has arrived is illegal, and the answer names the current state.
-    const HttpResponse early = m_http->post(bookingPath(id, "pickup"), {});
+    const HttpResponse early = move(id, "pickup");
     TC_VERIFY_ERROR(early, 409, "illegal_transition");
     QCOMPARE(early.json().value("state").toString(), QStringLiteral("assigned"));
     QVERIFY2(early.json().value("message").toString().contains(QStringLiteral("assigned")), early.body.constData());
     // Completing a trip that has not started is illegal too.
-    TC_VERIFY_ERROR(m_http->post(bookingPath(id, "complete"), {}), 409, "illegal_transition");
+    TC_VERIFY_ERROR(move(id, "complete"), 409, "illegal_transition");
 
     // The car's device reports it at the pickup point: the booking is arriving.
     TC_VERIFY_STATUS(m_http->putJson(carPath, point(pickupLat, pickupLng)), 200);
     TC_CHECK_HELPER(fetchBooking(id, current));
     QCOMPARE(current.value("state").toString(), QStringLiteral("arriving"));
 
-    const HttpResponse pickedUp = m_http->post(bookingPath(id, "pickup"), {});
+    const HttpResponse pickedUp = move(id, "pickup");
     TC_VERIFY_STATUS(pickedUp, 200);
     QCOMPARE(pickedUp.json().value("state").toString(), QStringLiteral("on_trip"));
-    TC_VERIFY_ERROR(m_http->post(bookingPath(id, "pickup"), {}), 409, "illegal_transition");
+    TC_VERIFY_ERROR(move(id, "pickup"), 409, "illegal_transition");
 
     // The car drives ~1 km north: the running trip shows the distance so far and a fare.
     const double tripLat = pickupLat + 1000 * kMetreLat;
@@ -207,7 +219,7 @@ void BookingFlowTest::wholeTripFromBookingToReceipt()
              QJsonDocument(current).toJson().constData());
 
     // The rider leaves: the receipt.
-    const HttpResponse done = m_http->post(bookingPath(id, "complete"), {});
+    const HttpResponse done = move(id, "complete");
     TC_VERIFY_STATUS(done, 200);
     const QJsonObject receipt = done.json();
     QCOMPARE(receipt.value("state").toString(), QStringLiteral("completed"));
@@ -223,7 +235,7 @@ void BookingFlowTest::wholeTripFromBookingToReceipt()
 
     // Finished is finished: every further move is a 409 naming "completed".
     for (const QByteArray action : {"cancel", "pickup", "complete"}) {
-        const HttpResponse late = m_http->post(bookingPath(id, action), {});
+        const HttpResponse late = move(id, action);
         TC_VERIFY_ERROR(late, 409, "illegal_transition");
         QCOMPARE(late.json().value("state").toString(), QStringLiteral("completed"));
         QVERIFY2(late.json().value("message").toString().contains(QStringLiteral("completed")), late.body.constData());
@@ -246,7 +258,7 @@ void BookingFlowTest::cancelWhileAssignedFreesTheCar()
     const int carId = booking.value("car_id").toInt();
     QVERIFY(carInNearby(carId, 57.72, 11.99).value("state").toString() != QStringLiteral("available"));
 
-    const HttpResponse cancelled = m_http->post(bookingPath(id, "cancel"), {});
+    const HttpResponse cancelled = move(id, "cancel");
     TC_VERIFY_STATUS(cancelled, 200);
     QCOMPARE(cancelled.json().value("state").toString(), QStringLiteral("cancelled"));
     QJsonObject current;
@@ -254,10 +266,10 @@ void BookingFlowTest::cancelWhileAssignedFreesTheCar()
     QCOMPARE(current.value("state").toString(), QStringLiteral("cancelled"));
     QCOMPARE(carInNearby(carId, 57.72, 11.99).value("state").toString(), QStringLiteral("available"));
 
-    const HttpResponse again = m_http->post(bookingPath(id, "cancel"), {});
+    const HttpResponse again = move(id, "cancel");
     TC_VERIFY_ERROR(again, 409, "illegal_transition");
     QCOMPARE(again.json().value("state").toString(), QStringLiteral("cancelled"));
-    TC_VERIFY_ERROR(m_http->post(bookingPath(id, "pickup"), {}), 409, "illegal_transition");
+    TC_VERIFY_ERROR(move(id, "pickup"), 409, "illegal_transition");
 }
 
 void BookingFlowTest::cancelWhileArrivingIsAllowed()
@@ -271,7 +283,7 @@ void BookingFlowTest::cancelWhileArrivingIsAllowed()
     QJsonObject current;
     TC_CHECK_HELPER(fetchBooking(id, current));
     QCOMPARE(current.value("state").toString(), QStringLiteral("arriving"));
-    const HttpResponse cancelled = m_http->post(bookingPath(id, "cancel"), {});
+    const HttpResponse cancelled = move(id, "cancel");
     TC_VERIFY_STATUS(cancelled, 200);
     QCOMPARE(cancelled.json().value("state").toString(), QStringLiteral("cancelled"));
     QCOMPARE(carInNearby(carId, lat, lng).value("state").toString(), QStringLiteral("available"));
@@ -281,7 +293,7 @@ void BookingFlowTest::unknownBookingIs404()
 {
     TC_VERIFY_ERROR(m_http->get("/api/v1/bookings/987654321"), 404, "booking_not_found");
     for (const QByteArray action : {"pickup", "complete", "cancel"})
-        TC_VERIFY_ERROR(m_http->post(bookingPath(987654321, action), {}), 404, "booking_not_found");
+        TC_VERIFY_ERROR(move(987654321, action), 404, "booking_not_found");
 }
 
 void BookingFlowTest::nonNumericBookingIdIs400_data()
@@ -358,7 +370,8 @@ void BookingFlowTest::riderIdOfMaximumLengthIsAccepted()
     const HttpResponse r = m_http->postJson("/api/v1/bookings", {{"rider_id", rider}, {"pickup", point(57.70, 11.97)}});
     TC_VERIFY_STATUS(r, 201);
     QCOMPARE(r.json().value("rider_id").toString(), rider);
-    TC_VERIFY_STATUS(m_http->post(bookingPath(qint64(r.json().value("booking_id").toDouble()), "cancel"), {}), 200);
+    TC_VERIFY_STATUS(moveBooking(*m_http, qint64(r.json().value("booking_id").toDouble()), "cancel", riderToken(r.json())),
+                     200);
 }
 
 void BookingFlowTest::riderIdRoundTripsExactlyOrIsRefused_data()
@@ -385,7 +398,7 @@ void BookingFlowTest::riderIdRoundTripsExactlyOrIsRefused()
     const qint64 id = qint64(r.json().value("booking_id").toDouble());
     QJsonObject stored;
     TC_CHECK_HELPER(fetchBooking(id, stored));
-    TC_VERIFY_STATUS(m_http->post(bookingPath(id, "cancel"), {}), 200);
+    TC_VERIFY_STATUS(moveBooking(*m_http, id, "cancel", riderToken(r.json())), 200);
     QCOMPARE(stored.value("rider_id").toString(), rider);
     QCOMPARE(r.json().value("rider_id").toString(), stored.value("rider_id").toString());
 }

@@ -5,6 +5,7 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "RiderToken.h"
 #include "ServerProcess.h"
 
 #include <QDeadlineTimer>
@@ -112,10 +113,11 @@ void PoolModeTest::endpointsAnswerAsInSingleMode()
     TC_VERIFY_STATUS(r, 201);
     QCOMPARE(r.json().value("car_id").toInt(), 9);
     const QByteArray booking = r.header("Location");
-    r = m_http->post(booking + "/pickup", {});
+    const Headers rider = bearer(riderToken(r.json()));
+    r = m_http->request("POST", booking + "/pickup", {}, rider);
     TC_VERIFY_ERROR(r, 409, "illegal_transition");
     QCOMPARE(r.json().value("state").toString(), QStringLiteral("assigned"));
-    r = m_http->post(booking + "/cancel", {});
+    r = m_http->request("POST", booking + "/cancel", {}, rider);
     TC_VERIFY_STATUS(r, 200);
     QCOMPARE(r.json().value("state").toString(), QStringLiteral("cancelled"));
     TC_VERIFY_ERROR(m_http->get("/nope"), 404, "not_found");

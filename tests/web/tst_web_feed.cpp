@@ -5,6 +5,7 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "RiderToken.h"
 #include "ServerProcess.h"
 
 #include <QElapsedTimer>
@@ -186,11 +187,11 @@ private slots:
         // The simulated car drives to the pickup (30× speed): the feed reports its arrival.
         const QJsonObject arriving = feed.waitFor(bookingIn("arriving"), 60'000);
         QVERIFY2(!arriving.isEmpty(), "the car did not arrive within 60 s");
-        TC_VERIFY_STATUS(http.post("/api/v1/bookings/" + QByteArray::number(id) + "/pickup", {}),
+        TC_VERIFY_STATUS(moveBooking(http, id, "pickup", riderToken(booked.json())),
                          200);
         QVERIFY2(!feed.waitFor(bookingIn("on_trip"), 3000, feed.lastIndex).isEmpty(),
                  "no on_trip update");
-        TC_VERIFY_STATUS(http.post("/api/v1/bookings/" + QByteArray::number(id) + "/complete", {}),
+        TC_VERIFY_STATUS(moveBooking(http, id, "complete", riderToken(booked.json())),
                          200);
         const QJsonObject done = feed.waitFor(bookingIn("completed"), 3000, feed.lastIndex);
         QVERIFY2(!done.isEmpty(), "no completed update");
@@ -208,8 +209,8 @@ private slots:
         QVERIFY(feed.open(m_feedUrl));
         feed.subscribe(id);
         QVERIFY(!feed.waitFor(isUpdate, 3000).isEmpty());
-        // The operator (here: anyone with the API) cancels it.
-        TC_VERIFY_STATUS(http.post("/api/v1/bookings/" + QByteArray::number(id) + "/cancel", {}),
+        // The rider cancels it.
+        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())),
                          200);
         QVERIFY2(!feed.waitFor(bookingIn("cancelled"), 3000).isEmpty(), "no cancelled update");
     }

@@ -1,5 +1,6 @@
 // The rider page end to end in the system's headless Chromium, driven by playwright-core.
 // node rider-page.test.mjs --url http://127.0.0.1:P --nocars-url http://127.0.0.1:Q --nocars-pid PID --artifacts DIR
+//   --admin-token TOKEN (the main server's: the operator's cancel needs it)
 // Steps: open, map and cars drawn, book, destination → quote, car arrives, I'm in, Leave →
 // receipt; a phone-sized screen; the failures (no car, destination outside the city, cancelled
 // by the operator, server unreachable). A screenshot per step into DIR; every request the page
@@ -13,10 +14,11 @@ const { values: opt } = parseArgs({
   options: {
     url: { type: 'string' }, 'nocars-url': { type: 'string' }, 'nocars-pid': { type: 'string' },
     artifacts: { type: 'string', default: 'test-artifacts/web' },
+    'admin-token': { type: 'string' },
   },
 });
-if (!opt.url || !opt['nocars-url'] || !opt['nocars-pid']) {
-  console.error('usage: --url URL --nocars-url URL --nocars-pid PID [--artifacts DIR]');
+if (!opt.url || !opt['nocars-url'] || !opt['nocars-pid'] || !opt['admin-token']) {
+  console.error('usage: --url URL --nocars-url URL --nocars-pid PID --admin-token TOKEN [--artifacts DIR]');
   process.exit(2);
 }
 fs.mkdirSync(opt.artifacts, { recursive: true });
@@ -169,7 +171,12 @@ try {
     await page.click('#book');
     check(await phase(page, 'assigned', 10_000) || await phase(page, 'arriving', 100), 'booked again');
     const open = await page.evaluate(() => document.documentElement.dataset.booking);
-    const cancelled = await fetch(`${opt.url}/api/v1/bookings/${open}/cancel`, { method: 'POST' });
+    // Nobody but its rider (and the operator) may cancel it.
+    const stranger = await fetch(`${opt.url}/api/v1/bookings/${open}/cancel`, { method: 'POST' });
+    check(stranger.status === 401, `a cancel without a token is refused (HTTP ${stranger.status})`);
+    const cancelled = await fetch(`${opt.url}/api/v1/bookings/${open}/cancel`, {
+      method: 'POST', headers: { Authorization: `Bearer ${opt['admin-token']}` },
+    });
     check(cancelled.status === 200, `the operator cancels booking ${open} (HTTP ${cancelled.status})`);
     const cancelMessage = await messageText(page, 5000);
     check(/cancelled by the operator/.test(cancelMessage), `operator cancel is reported: "${cancelMessage}"`);

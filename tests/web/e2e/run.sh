@@ -45,11 +45,14 @@ start_server() {
   url=$(sed -n 's/^listening on \(http:\/\/[^ ]*\).*/\1/p' "$out" | head -n 1)
 }
 
-start_server main --sim-speed 30 --seed 7
+# The operator's token: the test cancels a booking as the operator (riders own their bookings).
+admin_token=e2e-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+start_server main --sim-speed 30 --seed 7 --admin-token "$admin_token"
 main_url=$url
 start_server nocars --cars 0
 nocars_url=$url
 nocars_pid=$pid
 
 timeout -k 5 140 node "$here/rider-page.test.mjs" \
-  --url "$main_url" --nocars-url "$nocars_url" --nocars-pid "$nocars_pid" --artifacts "$artifacts"
+  --url "$main_url" --nocars-url "$nocars_url" --nocars-pid "$nocars_pid" --artifacts "$artifacts" \
+  --admin-token "$admin_token"

@@ -1,0 +1,27 @@
+#include "runtime/AccessSettings.h"
+
+#include <cstring>
+
+namespace taxicore {
+
+void publishAccessSettings(AccessBlock &block, const AccessSettings &settings)
+{
+    std::memset(block.adminToken, 0, sizeof block.adminToken);
+    const QByteArray token = settings.adminToken.left(kAdminTokenBytes - 1);
+    std::memcpy(block.adminToken, token.constData(), std::size_t(token.size()));
+    block.trustLoopback = settings.trustLoopback ? 1 : 0;
+    block.bookingRatePerMinute = settings.bookingRatePerMinute;
+    block.bookingBurst = settings.bookingBurst;
+}
+
+AccessSettings readAccessSettings(const AccessBlock &block)
+{
+    AccessSettings settings;
+    settings.adminToken = QByteArray(block.adminToken, qsizetype(strnlen(block.adminToken, kAdminTokenBytes)));
+    settings.trustLoopback = block.trustLoopback != 0;
+    settings.bookingRatePerMinute = block.bookingRatePerMinute;
+    settings.bookingBurst = block.bookingBurst;
+    return settings;
+}
+
+} // namespace taxicore

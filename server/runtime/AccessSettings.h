@@ -1,0 +1,22 @@
+#pragma once
+
+#include "fleet/RegionLayout.h"
+
+#include <QByteArray>
+
+namespace taxicore {
+
+// Operator access and booking-rate settings as the primary publishes them in the region for
+// its workers (which are started without them on their command line: no token in `ps`).
+struct AccessSettings {
+    QByteArray adminToken;
+    bool trustLoopback = true;
+    double bookingRatePerMinute = 60;
+    double bookingBurst = 20;
+};
+
+// Primary only, before any worker starts.
+void publishAccessSettings(AccessBlock &block, const AccessSettings &settings);
+AccessSettings readAccessSettings(const AccessBlock &block);
+
+} // namespace taxicore
