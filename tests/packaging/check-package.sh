@@ -62,6 +62,7 @@ for file in usr/bin/taxicore usr/bin/taxicore-server usr/bin/taxicore-bench usr/
             usr/share/applications/taxicore.desktop usr/share/icons/hicolor/scalable/apps/taxicore.svg \
             usr/share/metainfo/io.github.taxicore.TaxiCore.metainfo.xml usr/share/doc/taxicore/copyright \
             usr/share/man/man1/taxicore.1.gz usr/share/man/man1/taxicore-server.1.gz usr/share/man/man1/taxicore-bench.1.gz \
+            usr/share/man/man1/taxicore-bench-charts.1.gz usr/share/man/man1/taxicore-import-city.1.gz \
             lib/systemd/system/taxicore-server.service etc/default/taxicore-server; do
   [ -e "$root/$file" ] || fail "/$file is not in the package"
 done
@@ -137,7 +138,7 @@ grep -q "<release version=\"$version\"" "$root/usr/share/metainfo/io.github.taxi
   || fail "the metainfo has no release $version"
 
 step "man pages: no warnings, every flag of --help documented"
-for page in taxicore taxicore-server taxicore-bench; do
+for page in taxicore taxicore-server taxicore-bench taxicore-bench-charts taxicore-import-city; do
   gz="$root/usr/share/man/man1/$page.1.gz"
   warnings=$( { zcat "$gz" | groff -man -Tutf8 -ww >/dev/null; } 2>&1)
   [ -z "$warnings" ] || fail "groff warns on $page.1: $warnings"
