@@ -20,6 +20,12 @@ ApplicationWindow {
     readonly property var panels: ["bookings", "server", "benchmark", "reports"]
     readonly property int benchmarkResultCount: benchmarkPanel.runner.results.length
 
+    // Test hook (--reassign-after-ms): the newest open booking gets another car; {ok, carId, ...}.
+    function reassignNewestBooking() {
+        panel = "bookings"
+        return bookingsPanel.reassignNewestOpen()
+    }
+
     // Test hook (--benchmark): a benchmark of `target` with the panel's other settings.
     function startBenchmark(target) {
         panel = "benchmark"
@@ -125,6 +131,7 @@ ApplicationWindow {
     Shortcut { sequence: StandardKey.ZoomOut; onActivated: cityMap.zoomOut() }
     Shortcut { sequence: "Ctrl+0"; onActivated: cityMap.fit() }
     Shortcut { sequences: [StandardKey.Delete]; onActivated: bookingsPanel.cancelSelected() }
+    Shortcut { sequence: "Ctrl+R"; onActivated: { window.panel = "bookings"; bookingsPanel.reassignSelected() } }
     Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
     Shortcut { sequence: "Ctrl+L"; onActivated: Qt.openUrlExternally(ConsoleBackend.url) }
     Shortcut { sequence: StandardKey.Quit; onActivated: Qt.quit() }

@@ -1,6 +1,11 @@
 #include "ConsoleBackend.h"
 
+#include "City.h"
+#include "fleet/BookingReassign.h"
+#include "fleet/FleetLedger.h"
 #include "fleet/FleetStore.h"
+#include "ledger/Ledger.h"
+#include "pricing/RoadTripEstimator.h"
 #include "runtime/EventLog.h"
 #include "runtime/ServerHost.h"
 
@@ -50,6 +55,10 @@ bool ConsoleBackend::start()
         return false;
     }
     m_host = std::move(host);
+    if (const auto city = m_host->city())
+        m_estimator = std::make_unique<taxicore::RoadTripEstimator>(*city);
+    else
+        m_estimator = std::make_unique<taxicore::StraightLineEstimator>();
     m_runtime = m_host->runtime();
     m_error.clear();
     m_rateClock.start();
@@ -66,6 +75,7 @@ void ConsoleBackend::stop()
     m_applying.waitForFinished(); // it uses the host
     m_host->stop(kStopGraceMs);
     m_host.reset();
+    m_estimator.reset();
     Q_EMIT servingChanged();
 }
 
@@ -87,6 +97,11 @@ bool ConsoleBackend::serving() const
 QUrl ConsoleBackend::url() const
 {
     return m_host ? m_host->url() : QUrl();
+}
+
+QString ConsoleBackend::adminToken() const
+{
+    return m_host ? m_host->adminToken() : QString();
 }
 
 QString ConsoleBackend::mode() const
@@ -127,10 +142,44 @@ bool ConsoleBackend::cancelBooking(qint64 id)
     auto *store = fleet();
     if (!store || id <= 0)
         return false;
-    const bool done = store->cancel(uint64_t(id)).result == taxicore::FleetStore::TransitionResult::Done;
-    if (done)
+    const auto moved = store->cancel(uint64_t(id));
+    const bool done = moved.result == taxicore::FleetStore::TransitionResult::Done;
+    if (done) {
+        // Recorded like the rider API's cancel, so a restart does not bring the booking back.
+        if (taxicore::Ledger *recorder = ledger())
+            recorder->append(taxicore::transitionRecord(moved.booking));
         Q_EMIT bookingsChanged();
+    }
     return done;
+}
+
+QVariantMap ConsoleBackend::reassignBooking(qint64 id, int carId)
+{
+    const auto failed = [](const QString &error) {
+        return QVariantMap{{QStringLiteral("ok"), false}, {QStringLiteral("error"), error}};
+    };
+    if (!m_host || id <= 0 || carId < 0)
+        return failed(tr("no such booking"));
+    const taxicore::BookingReassign reassign(m_host->fleet(), *m_estimator, ledger());
+    const auto move = reassign(uint64_t(id), carId);
+    using R = taxicore::FleetStore::ReassignResult;
+    switch (move.result) {
+    case R::Done:
+        break;
+    case R::NotFound:
+        return failed(tr("there is no booking %1").arg(id));
+    case R::IllegalState:
+        return failed(tr("booking %1 is %2; only an assigned or arriving booking can be reassigned")
+                          .arg(id)
+                          .arg(taxicore::bookingStateName(move.booking.state)));
+    case R::CarUnavailable:
+        return failed(carId ? tr("car %1 is not available").arg(carId) : tr("no other car is available"));
+    }
+    Q_EMIT bookingsChanged();
+    return {{QStringLiteral("ok"), true},
+            {QStringLiteral("bookingId"), id},
+            {QStringLiteral("carId"), move.booking.carId},
+            {QStringLiteral("previousCarId"), move.previousCarId}};
 }
 
 void ConsoleBackend::applyRuntime(const QString &mode, int workers, int threads, const QString &policy)

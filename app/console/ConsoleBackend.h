@@ -20,6 +20,7 @@ namespace taxicore {
 class FleetStore;
 class Ledger;
 class ServerHost;
+class TripEstimator;
 namespace city {
 class City;
 }
@@ -35,6 +36,8 @@ class ConsoleBackend : public QObject
     Q_PROPERTY(bool serving READ serving NOTIFY servingChanged)
     Q_PROPERTY(QString errorString READ errorString NOTIFY servingChanged)
     Q_PROPERTY(QUrl url READ url NOTIFY servingChanged)
+    // The bearer token of /admin/* (shown in the server bar so an operator can use the API remotely).
+    Q_PROPERTY(QString adminToken READ adminToken NOTIFY servingChanged)
     Q_PROPERTY(QString mode READ mode NOTIFY runtimeChanged)
     Q_PROPERTY(int carCount READ carCount NOTIFY servingChanged)
     Q_PROPERTY(qint64 requestsServed READ requestsServed NOTIFY statsChanged)
@@ -57,6 +60,7 @@ public:
     bool serving() const;
     QString errorString() const { return m_error; }
     QUrl url() const;
+    QString adminToken() const;
     QString mode() const;
     int carCount() const;
     qint64 requestsServed() const { return m_requests; }
@@ -76,6 +80,10 @@ public:
     // One car for the map's info popup: id, state, speedKmh, bookingId, updatedMs, lat, lng.
     Q_INVOKABLE QVariantMap carInfo(int id) const;
     Q_INVOKABLE bool cancelBooking(qint64 id);
+    // Gives an assigned or arriving booking another car (0: the best available by road ETA),
+    // recorded in the ledger like POST /admin/v1/bookings/{id}/reassign.
+    // {ok, bookingId, carId, previousCarId} or {ok: false, error}.
+    Q_INVOKABLE QVariantMap reassignBooking(qint64 id, int carId = 0);
     // Switches the execution model while serving, off the GUI thread (the controller may take
     // seconds); runtimeApplied reports the outcome.
     Q_INVOKABLE void applyRuntime(const QString &mode, int workers, int threads, const QString &policy);
@@ -99,6 +107,7 @@ private:
 
     taxicore::ServerOptions m_options;
     std::unique_ptr<taxicore::ServerHost> m_host;
+    std::unique_ptr<taxicore::TripEstimator> m_estimator; // ranks cars for a reassign
     QString m_error;
     QTimer m_statsTimer;
     QElapsedTimer m_rateClock;

@@ -19,6 +19,7 @@ const QString kScreenshot = QStringLiteral("screenshot");
 const QString kReportFps = QStringLiteral("report-fps");
 const QString kPanel = QStringLiteral("panel");
 const QString kBenchmark = QStringLiteral("benchmark");
+const QString kReassignAfterMs = QStringLiteral("reassign-after-ms");
 // The window needs a moment to lay out its panels before a benchmark starts from the hook.
 constexpr int kBenchmarkHookDelayMs = 500;
 
@@ -41,6 +42,9 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
                       QStringLiteral("name")});
     parser.addOption({kBenchmark, QStringLiteral("Start a benchmark of <target> (a path, scenario or URL) at once (tests)."),
                       QStringLiteral("target")});
+    parser.addOption({kReassignAfterMs,
+                      QStringLiteral("After <ms> milliseconds, reassign the newest open booking from the bookings panel (tests)."),
+                      QStringLiteral("ms")});
 }
 
 ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine,
@@ -59,6 +63,11 @@ ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngi
             QMetaObject::invokeMethod(m_window, "startBenchmark", Q_ARG(QVariant, target));
         });
     }
+
+    bool reassignSet = false;
+    const int reassignAfter = parser.value(kReassignAfterMs).toInt(&reassignSet);
+    if (m_window && reassignSet && reassignAfter >= 0)
+        QTimer::singleShot(reassignAfter, this, &ConsoleHooks::reassignNewestBooking);
 
     bool ok = false;
     const int quitAfter = parser.value(kQuitAfterMs).toInt(&ok);
@@ -89,6 +98,19 @@ void ConsoleHooks::finish()
         std::fflush(stdout);
     }
     QCoreApplication::exit(0);
+}
+
+void ConsoleHooks::reassignNewestBooking()
+{
+    QVariant result;
+    QMetaObject::invokeMethod(m_window, "reassignNewestBooking", Q_RETURN_ARG(QVariant, result));
+    const QVariantMap move = result.toMap();
+    if (move.value(QStringLiteral("ok")).toBool())
+        std::printf("reassigned booking %lld car %d -> %d\n", move.value(QStringLiteral("bookingId")).toLongLong(),
+                    move.value(QStringLiteral("previousCarId")).toInt(), move.value(QStringLiteral("carId")).toInt());
+    else
+        std::printf("reassign failed: %s\n", qPrintable(move.value(QStringLiteral("error")).toString()));
+    std::fflush(stdout);
 }
 
 void ConsoleHooks::reportFps()

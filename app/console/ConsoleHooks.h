@@ -10,7 +10,8 @@ class QQuickWindow;
 
 // Flags for tests and measurements: --quit-after-ms N, --screenshot PATH (taken just before
 // quitting, with a "quit mode=M requests=N benchmark-results=N" line on stdout), --report-fps
-// (one "fps N gui-cpu-ms N" line a second on stdout), --panel NAME, --benchmark TARGET.
+// (one "fps N gui-cpu-ms N" line a second on stdout), --panel NAME, --benchmark TARGET,
+// --reassign-after-ms N ("reassigned booking B car OLD -> NEW" or "reassign failed: why").
 class ConsoleHooks : public QObject
 {
     Q_OBJECT
@@ -21,6 +22,7 @@ public:
 private:
     void finish();
     void reportFps();
+    void reassignNewestBooking();
 
     const ConsoleBackend &m_backend;
     QQuickWindow *m_window = nullptr;

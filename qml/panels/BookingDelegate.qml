@@ -2,7 +2,8 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// One booking in the list: state, rider, car, ETA or fare; a cancel button while it is open.
+// One booking in the list: state, rider, car, ETA or fare; reassign (while it waits for its car)
+// and cancel buttons while it is open.
 ItemDelegate {
     id: delegate
 
@@ -17,6 +18,7 @@ ItemDelegate {
     property bool selected: false
 
     signal cancelRequested()
+    signal reassignRequested()
 
     function stateColor(s) {
         switch (s) {
@@ -61,6 +63,14 @@ ItemDelegate {
                 opacity: 0.75
                 text: qsTr("%1 · car #%2").arg(delegate.rider).arg(delegate.carId)
             }
+        }
+        ToolButton {
+            objectName: "reassignButton"
+            visible: delegate.bookingState === "assigned" || delegate.bookingState === "arriving"
+            text: "⇄"
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Reassign booking #%1 to the nearest available car (Ctrl+R)").arg(delegate.bookingId)
+            onClicked: delegate.reassignRequested()
         }
         ToolButton {
             objectName: "cancelButton"

@@ -3,13 +3,16 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// The live list of open and recent bookings: filter, select (highlighted on the map), cancel.
+// The live list of open and recent bookings: filter, select (highlighted on the map), cancel,
+// reassign to another car.
 ColumnLayout {
     id: panel
 
     property var selectedBookingId: 0
     property int selectedCarId: 0
     readonly property alias model: bookings
+    // What the last reassign did, for the operator (and the tests).
+    property string lastMessage: ""
 
     function focusFilter() { filterField.forceActiveFocus() }
     function select(bookingId, carId) {
@@ -20,6 +23,34 @@ ColumnLayout {
     function cancelSelected() {
         if (selectedBookingId)
             bookings.cancel(selectedBookingId)
+    }
+    // Another car for the booking: `carId`, or with 0 the available one nearest by road.
+    function reassign(bookingId, carId) {
+        const result = bookings.reassign(bookingId, carId || 0)
+        if (result.ok) {
+            lastMessage = qsTr("Booking #%1: car #%2 instead of #%3").arg(bookingId).arg(result.carId)
+                                                                      .arg(result.previousCarId)
+            if (bookingId === selectedBookingId)
+                select(bookingId, result.carId)
+        } else {
+            lastMessage = qsTr("Not reassigned: %1").arg(result.error)
+        }
+        return result
+    }
+    function reassignSelected() {
+        return selectedBookingId ? reassign(selectedBookingId, 0) : { ok: false, error: qsTr("no booking selected") }
+    }
+    // Test hook (--reassign-after-ms): selects the newest open booking and reassigns it.
+    function reassignNewestOpen() {
+        bookings.refresh()
+        for (let row = 0; row < bookings.count; ++row) {
+            const index = bookings.index(row, 0)
+            if (bookings.data(index, BookingListModel.IsOpenRole)) {
+                select(bookings.data(index, BookingListModel.BookingIdRole), bookings.data(index, BookingListModel.CarIdRole))
+                return reassignSelected()
+            }
+        }
+        return { ok: false, error: qsTr("no open booking") }
     }
 
     spacing: 6
@@ -46,6 +77,14 @@ ColumnLayout {
         }
     }
 
+    Label {
+        objectName: "reassignMessage"
+        Layout.fillWidth: true
+        visible: text !== ""
+        wrapMode: Text.Wrap
+        text: panel.lastMessage
+    }
+
     ListView {
         id: list
         objectName: "bookingList"
@@ -59,6 +98,7 @@ ColumnLayout {
             selected: bookingId === panel.selectedBookingId
             onClicked: panel.select(bookingId, carId)
             onCancelRequested: bookings.cancel(bookingId)
+            onReassignRequested: panel.reassign(bookingId, 0)
         }
 
         Label {

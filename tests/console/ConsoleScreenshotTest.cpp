@@ -1,7 +1,8 @@
 // End to end, in a real window (Xvfb + Mesa OpenGL; under the software backend the map's
 // geometry nodes draw nothing): start taxicore, book two rides over HTTP, let it take its own
-// screenshot, and check the pixels show streets and cars in their state colours.
-// The PNGs are kept in $TAXICORE_ARTIFACT_DIR.
+// screenshot, and check the pixels show streets and cars in their state colours. Also the server
+// panel after a mode switch, a benchmark's result, and a booking reassigned from the bookings
+// panel (the server and the ledger see the new car). The PNGs are kept in $TAXICORE_ARTIFACT_DIR.
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QImage>
@@ -10,7 +11,10 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
@@ -23,6 +27,8 @@ constexpr int kScreenshotAfterMs = 6000;
 constexpr int kServerPanelAfterMs = 9000; // a mode switch and a few seconds of load first
 constexpr int kBenchmarkAfterMs = 10000;  // start-up, a 5 s benchmark, its result
 constexpr int kExitTimeoutMs = 30000;
+constexpr int kReassignAfterMs = 5000;       // start-up and the bookings first
+constexpr int kReassignQuitAfterMs = 9000;   // time to check the server sees the new car
 
 // Colours CityMap.qml gives the map in the light palette (Xvfb has no dark theme).
 const QColor kAvailable(0x2e, 0xa0, 0x4a);
@@ -60,9 +66,11 @@ private Q_SLOTS:
     void mapShowsStreetsAndCars();
     void serverPanelFollowsAModeSwitch();
     void benchmarkRunsAndShowsItsResult();
+    void reassignFromTheBookingsPanel();
 
 private:
-    bool book(QNetworkAccessManager &network, const QUrl &base, const QString &rider, double lat, double lng);
+    // POST /api/v1/bookings; the 201's JSON, or an empty object.
+    QJsonObject book(QNetworkAccessManager &network, const QUrl &base, const QString &rider, double lat, double lng);
     // Starts taxicore in the Xvfb window; returns its base URL (empty on failure).
     QUrl startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs);
     QNetworkReply *send(QNetworkAccessManager &network, const QNetworkRequest &request, const QByteArray &verb,
@@ -71,8 +79,8 @@ private:
     std::unique_ptr<QTemporaryDir> m_config;
 };
 
-bool ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QUrl &base, const QString &rider,
-                                 double lat, double lng)
+QJsonObject ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QUrl &base, const QString &rider,
+                                        double lat, double lng)
 {
     QNetworkRequest request(base.resolved(QUrl(QStringLiteral("/api/v1/bookings"))));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
@@ -83,7 +91,7 @@ bool ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QUrl &bas
     const bool ok = finished.wait(kRequestTimeoutMs)
                     && reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() == 201;
     reply->deleteLater();
-    return ok;
+    return ok ? QJsonDocument::fromJson(reply->readAll()).object() : QJsonObject();
 }
 
 void ConsoleScreenshotTest::mapShowsStreetsAndCars()
@@ -106,8 +114,8 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
 
     // Two rides in the centre: their cars turn "to pickup" (orange) on the map.
     QNetworkAccessManager network;
-    QVERIFY(book(network, base, QStringLiteral("screenshot-1"), 57.7065, 11.9670));
-    QVERIFY(book(network, base, QStringLiteral("screenshot-2"), 57.6990, 11.9750));
+    QVERIFY(!book(network, base, QStringLiteral("screenshot-1"), 57.7065, 11.9670).isEmpty());
+    QVERIFY(!book(network, base, QStringLiteral("screenshot-2"), 57.6990, 11.9750).isEmpty());
 
     QVERIFY(console.waitForFinished(kExitTimeoutMs));
     QCOMPARE(console.exitStatus(), QProcess::NormalExit);
@@ -252,6 +260,78 @@ void ConsoleScreenshotTest::benchmarkRunsAndShowsItsResult()
     const int benchLine = countNear(image, panel, QColor(0xd6, 0x1f, 0x69), 40);
     qInfo("screenshot %s: %d benchmark-line px", qPrintable(shot), benchLine);
     QVERIFY2(benchLine > 20, "the benchmark chart shows no line");
+}
+
+void ConsoleScreenshotTest::reassignFromTheBookingsPanel()
+{
+    if (qEnvironmentVariableIsEmpty("DISPLAY"))
+        QSKIP("needs an X display (run through xvfb-run, as ctest does)");
+
+    const QString shot = artifactDir() + QStringLiteral("/console-reassign.png");
+    QFile::remove(shot);
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    QProcess console;
+    auto cleanup = qScopeGuard([&console] {
+        if (console.state() != QProcess::NotRunning) {
+            console.kill();
+            console.waitForFinished(kExitTimeoutMs);
+        }
+    });
+    // The hook selects the newest open booking in the bookings panel and presses "Reassign".
+    const QUrl base = startConsole(console, kReassignQuitAfterMs,
+                                   {QStringLiteral("--data-dir"), data.path(), QStringLiteral("--reassign-after-ms"),
+                                    QString::number(kReassignAfterMs), QStringLiteral("--screenshot"), shot});
+    QVERIFY(!base.isEmpty());
+    QNetworkAccessManager network;
+    const QJsonObject booked = book(network, base, QStringLiteral("reassign-me"), 57.7065, 11.9670);
+    QVERIFY(!booked.isEmpty());
+    const qint64 id = booked.value(QStringLiteral("booking_id")).toInteger();
+    const int firstCar = booked.value(QStringLiteral("car_id")).toInt();
+
+    // "reassigned booking ID car OLD -> NEW" on stdout once the panel did it.
+    QString out;
+    const QRegularExpression done(QStringLiteral("reassigned booking (\\d+) car (\\d+) -> (\\d+)"));
+    QRegularExpressionMatch match;
+    QDeadlineTimer deadline(kReassignAfterMs + kStartTimeoutMs);
+    while (!(match = done.match(out)).hasMatch() && !deadline.hasExpired() && console.state() == QProcess::Running) {
+        console.waitForReadyRead(200);
+        out += QString::fromUtf8(console.readAllStandardOutput());
+    }
+    QVERIFY2(match.hasMatch(), qPrintable(out));
+    QCOMPARE(match.captured(1).toLongLong(), id);
+    QCOMPARE(match.captured(2).toInt(), firstCar);
+    const int newCar = match.captured(3).toInt();
+    QVERIFY(newCar > 0 && newCar != firstCar);
+
+    // The rider API sees the new car.
+    QNetworkReply *reply = send(network, QNetworkRequest(base.resolved(QUrl(QStringLiteral("/api/v1/bookings/%1").arg(id)))), "GET");
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    const QJsonObject now = QJsonDocument::fromJson(reply->readAll()).object();
+    reply->deleteLater();
+    QCOMPARE(now.value(QStringLiteral("car_id")).toInt(), newCar);
+    // Assigned again, or arriving already when the new car was next to the pickup.
+    QVERIFY2(QStringList({QStringLiteral("assigned"), QStringLiteral("arriving")}).contains(now.value(QStringLiteral("state")).toString()),
+             qPrintable(now.value(QStringLiteral("state")).toString()));
+
+    QVERIFY(console.waitForFinished(kExitTimeoutMs));
+    QCOMPARE(console.exitCode(), 0);
+    QVERIFY(QFile::exists(shot));
+
+    // And the ledger: a restart would restore the booking with its new car.
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("reassign-check"));
+        db.setDatabaseName(data.filePath(QStringLiteral("ledger.sqlite")));
+        QVERIFY(db.open());
+        QSqlQuery row(db);
+        QVERIFY(row.exec(QStringLiteral("SELECT car_id FROM bookings WHERE id = %1").arg(id)) && row.next());
+        QCOMPARE(row.value(0).toInt(), newCar);
+        QSqlQuery moves(db);
+        QVERIFY(moves.exec(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = %1 AND car_id = %2").arg(id).arg(newCar))
+                && moves.next());
+        QCOMPARE(moves.value(0).toInt(), 1);
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("reassign-check"));
 }
 
 QTEST_GUILESS_MAIN(ConsoleScreenshotTest)

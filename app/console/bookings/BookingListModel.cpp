@@ -105,6 +105,13 @@ bool BookingListModel::cancel(qint64 bookingId)
     return m_backend && m_backend->cancelBooking(bookingId); // bookingsChanged refreshes
 }
 
+QVariantMap BookingListModel::reassign(qint64 bookingId, int carId)
+{
+    if (!m_backend)
+        return {{QStringLiteral("ok"), false}, {QStringLiteral("error"), tr("the server is not running")}};
+    return m_backend->reassignBooking(bookingId, carId); // bookingsChanged refreshes
+}
+
 int BookingListModel::rowOf(qint64 bookingId) const
 {
     const auto it = std::find_if(m_rows.begin(), m_rows.end(),

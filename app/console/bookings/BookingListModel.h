@@ -54,6 +54,8 @@ public:
     void setBookings(std::vector<taxicore::BookingSnapshot> bookings);
     Q_INVOKABLE void refresh();
     Q_INVOKABLE bool cancel(qint64 bookingId);
+    // Another car for the booking (0: the best available); see ConsoleBackend::reassignBooking.
+    Q_INVOKABLE QVariantMap reassign(qint64 bookingId, int carId = 0);
     Q_INVOKABLE int rowOf(qint64 bookingId) const;
 
 Q_SIGNALS:

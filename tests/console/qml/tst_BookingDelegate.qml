@@ -21,6 +21,10 @@ TestCase {
         id: cancelSpy
         signalName: "cancelRequested"
     }
+    SignalSpy {
+        id: reassignSpy
+        signalName: "reassignRequested"
+    }
 
     function make(props) {
         const base = { index: 0, bookingId: 42, bookingState: "assigned", isOpen: true, rider: "alice",
@@ -33,6 +37,7 @@ TestCase {
     }
 
     function cancelButton(item) { return findChild(item, "cancelButton") }
+    function reassignButton(item) { return findChild(item, "reassignButton") }
 
     function test_openBookingCanBeCancelled() {
         const d = make({})
@@ -48,6 +53,24 @@ TestCase {
     function test_closedBookingHasNoCancel() {
         const d = make({ bookingState: "completed", isOpen: false, fare: 123.5 })
         verify(!cancelButton(d).visible)
+    }
+
+    function test_waitingBookingCanBeReassigned() {
+        for (const state of ["assigned", "arriving"]) {
+            const d = make({ bookingState: state })
+            const button = reassignButton(d)
+            verify(button.visible, state)
+            reassignSpy.target = d
+            reassignSpy.clear()
+            mouseClick(button)
+            compare(reassignSpy.count, 1)
+        }
+    }
+
+    function test_onlyWaitingBookingsShowReassign() {
+        verify(!reassignButton(make({ bookingState: "on_trip" })).visible)
+        verify(!reassignButton(make({ bookingState: "completed", isOpen: false })).visible)
+        verify(!reassignButton(make({ bookingState: "cancelled", isOpen: false })).visible)
     }
 
     function test_stateColours() {
