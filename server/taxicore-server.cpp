@@ -1,5 +1,6 @@
 // taxicore-server: the taxi service without the console (headless, or as a systemd service).
 
+#include "runtime/FileLimit.h"
 #include "runtime/ServerHost.h"
 #include "runtime/ServerOptions.h"
 #include "runtime/UnixSignalWatcher.h"
@@ -34,16 +35,25 @@ int main(int argc, char *argv[])
     parser.addOption(workerOption);
     parser.addOption(workerIndexOption);
     parser.process(app);
-    if (parser.isSet(workerOption))
+    QString error;
+    if (parser.isSet(workerOption)) {
+        taxicore::ConnectionLimits limits;
+        if (!taxicore::readConnectionLimits(parser, limits, error)) {
+            std::fprintf(stderr, "taxicore-server worker: %s\n", qPrintable(error));
+            return 2;
+        }
         return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")),
-                                   parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")));
+                                   parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")),
+                                   limits);
+    }
 
     taxicore::ServerOptions options;
-    QString error;
     if (!taxicore::readServerOptions(parser, options, error)) {
         std::fprintf(stderr, "taxicore-server: %s\n", qPrintable(error));
         return 2;
     }
+    // Before anything opens a descriptor worth counting; worker processes inherit the raised limit.
+    taxicore::raiseFileLimitAndReport("taxicore-server", options.limits.maxConnections);
 
     taxicore::UnixSignalWatcher signalWatcher;
     taxicore::ServerHost host(options);

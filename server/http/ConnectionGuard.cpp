@@ -158,7 +158,7 @@ void ConnectionGuard::sweep()
     for (auto it = m_states.begin(); it != m_states.end(); ++it) {
         const ConnectionState &s = it.value();
         const bool busy = s.inFlight() > 0;
-        const bool midHead = !s.atRequestStart && !s.headComplete;
+        const bool midHead = s.headStartedMs != 0 && !s.headComplete; // the request's first byte came
         if (midHead && now - s.headStartedMs > m_limits.headerTimeoutMs)
             toClose.append(it.key()); // slowloris: the head never completes
         else if (!busy && !midHead && now - s.lastActivityMs > m_limits.idleTimeoutMs)

@@ -26,6 +26,10 @@ HeadVerdict inspectRequestHead(const QByteArray &bytes, const ConnectionLimits &
             pos += 2;
         if (pos >= bytes.size())
             return {};
+        // The header timeout runs from the request's first byte: a client trickling its request
+        // line (slowloris) must not pass for an active keep-alive connection.
+        if (state.headStartedMs == 0)
+            state.headStartedMs = nowMs;
         const qsizetype lineEnd = bytes.indexOf("\r\n", pos);
         if (lineEnd < 0) {
             if (bytes.size() - pos > limits.maxRequestLineBytes)
@@ -47,7 +51,6 @@ HeadVerdict inspectRequestHead(const QByteArray &bytes, const ConnectionLimits &
         state.chunked = false;
         state.bodyBytes = 0;
         state.expectContinue = false;
-        state.headStartedMs = nowMs;
         pos = lineEnd + 2;
     }
     while (!state.headComplete) {

@@ -78,7 +78,7 @@ bool ServerHost::start(QString &error)
     m_simulationThread->start();
     QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::start, Qt::QueuedConnection);
 
-    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet, m_city, m_ledger.get());
+    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet, m_city, m_ledger.get(), m_options.limits);
     const ServiceThread::Started started = m_thread->startAndWait();
     if (!started.ok) {
         error = started.error;
@@ -145,6 +145,7 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
                          QStringLiteral("--durability"), m_options.durability};
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
+    workers.limits = m_options.limits;
     m_controlThread = std::make_unique<QThread>();
     m_controlThread->setObjectName(QStringLiteral("taxicore-control"));
     m_controller = std::make_unique<RuntimeController>(*m_fleet, inProcess, workers, m_ledger.get());

@@ -9,6 +9,56 @@
 
 namespace taxicore {
 
+namespace {
+
+// One connection-limit flag: its name, what it means, and where its value lives. The defaults are
+// ConnectionLimits' own, so they are written down in one place.
+struct LimitFlag {
+    const char *name;
+    const char *help;
+    int min;
+    int max;
+    long long ConnectionLimits::*wide = nullptr; // the one 64-bit field (body bytes)
+    int ConnectionLimits::*field = nullptr;
+};
+
+const LimitFlag kLimitFlags[] = {
+    {"max-request-line", "Longest request line in bytes; longer gets 414", 64, 1 << 20, nullptr,
+     &ConnectionLimits::maxRequestLineBytes},
+    {"max-header-bytes", "Largest request head in bytes; larger gets 431", 256, 16 << 20, nullptr,
+     &ConnectionLimits::maxHeaderBytes},
+    {"max-header-fields", "Most header fields in a request; more gets 431", 1, 10'000, nullptr,
+     &ConnectionLimits::maxHeaderFields},
+    {"max-body-bytes", "Largest request body in bytes; larger gets 413", 0, 1 << 30, &ConnectionLimits::maxBodyBytes,
+     nullptr},
+    {"header-timeout-ms", "Milliseconds a request head may take to arrive before the connection is closed", 100,
+     3'600'000, nullptr, &ConnectionLimits::headerTimeoutMs},
+    {"idle-timeout-ms", "Milliseconds an idle keep-alive connection is kept open", 100, 3'600'000, nullptr,
+     &ConnectionLimits::idleTimeoutMs},
+    {"max-connections", "Open connections per process; over it gets 503 and close", 1, 1'000'000, nullptr,
+     &ConnectionLimits::maxConnections},
+    {"drain-grace-ms", "Milliseconds idle connections stay open while the server drains", 0, 600'000, nullptr,
+     &ConnectionLimits::drainGraceMs},
+};
+
+long long limitValue(const ConnectionLimits &limits, const LimitFlag &flag)
+{
+    return flag.wide ? limits.*flag.wide : limits.*flag.field;
+}
+
+void addConnectionLimitOptions(QCommandLineParser &parser)
+{
+    const ConnectionLimits defaults;
+    for (const LimitFlag &flag : kLimitFlags) {
+        const QString value = QString::number(limitValue(defaults, flag));
+        parser.addOption({QString::fromLatin1(flag.name),
+                          QStringLiteral("%1 (default %2).").arg(QLatin1StringView(flag.help), value),
+                          QStringLiteral("n"), value});
+    }
+}
+
+} // namespace
+
 void addServerOptions(QCommandLineParser &parser)
 {
     parser.addOptions({
@@ -50,6 +100,7 @@ void addServerOptions(QCommandLineParser &parser)
         {QStringLiteral("booking-burst"), QStringLiteral("Bookings a client may create at once (default 20)."),
          QStringLiteral("n"), QStringLiteral("20")},
     });
+    addConnectionLimitOptions(parser);
 }
 
 namespace {
@@ -146,7 +197,29 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     options.dataDir = parser.value(QStringLiteral("data-dir"));
     options.cityPath = parser.value(QStringLiteral("city"));
+    return readConnectionLimits(parser, options.limits, error);
+}
+
+bool readConnectionLimits(const QCommandLineParser &parser, ConnectionLimits &limits, QString &error)
+{
+    for (const LimitFlag &flag : kLimitFlags) {
+        int value = 0;
+        if (!readInt(parser, flag.name, flag.min, flag.max, value, error))
+            return false;
+        if (flag.wide)
+            limits.*flag.wide = value;
+        else
+            limits.*flag.field = value;
+    }
     return true;
+}
+
+QStringList connectionLimitArguments(const ConnectionLimits &limits)
+{
+    QStringList args;
+    for (const LimitFlag &flag : kLimitFlags)
+        args << QStringLiteral("--%1").arg(QLatin1StringView(flag.name)) << QString::number(limitValue(limits, flag));
+    return args;
 }
 
 } // namespace taxicore

@@ -1,6 +1,9 @@
 #pragma once
 
+#include "http/ConnectionLimits.h"
+
 #include <QString>
+#include <QStringList>
 
 class QCommandLineParser;
 
@@ -21,6 +24,7 @@ struct ServerOptions {
     int threads = 0;  // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin"); // round-robin | kernel
     int heartbeatTimeoutMs = 10'000; // a worker whose event loop is silent this long is replaced
+    ConnectionLimits limits;         // --max-request-line ... --max-connections (README: "Limits")
     QString adminToken;        // empty: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token (made at first start)
     bool trustLoopback = true; // loopback clients are operators without a token, and not rate limited
     double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
@@ -32,5 +36,10 @@ void addServerOptions(QCommandLineParser &parser);
 
 // Reads the flags back; returns false with a message naming the bad flag.
 bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error);
+
+// The connection-limit flags alone (worker processes read just these); false names the bad flag.
+bool readConnectionLimits(const QCommandLineParser &parser, ConnectionLimits &limits, QString &error);
+// The same limits as flags, for starting a worker process with what the primary was given.
+QStringList connectionLimitArguments(const ConnectionLimits &limits);
 
 } // namespace taxicore

@@ -37,7 +37,8 @@ void fail(const QString &message)
 
 } // namespace
 
-int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability)
+int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
+              ConnectionLimits limits)
 {
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
@@ -68,7 +69,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         fail(ledger.error);
         return 1;
     }
-    ServiceStack stack(fleet, city, ledger.ledger.get(), workerIndex);
+    ServiceStack stack(fleet, city, ledger.ledger.get(), workerIndex, limits);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);

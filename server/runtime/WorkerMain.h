@@ -1,5 +1,7 @@
 #pragma once
 
+#include "http/ConnectionLimits.h"
+
 #include <QString>
 
 namespace taxicore {
@@ -7,6 +9,7 @@ namespace taxicore {
 // A worker process (`taxicore-server --worker`): maps the primary's region (descriptor 3),
 // serves the connections the primary passes over its channel (descriptor 4) or accepts on a
 // listening socket it is given, beats its heartbeat, and drains and exits when told to.
-int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability);
+int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
+              ConnectionLimits limits = {});
 
 } // namespace taxicore

@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "runtime/EventLog.h"
+#include "runtime/ServerOptions.h"
 #include "runtime/WorkerChannel.h"
 
 #include <QProcess>
@@ -76,7 +77,7 @@ void WorkerSupervisor::spawn(int index)
     worker.process->setProgram(m_settings.program);
     worker.process->setArguments(QStringList{QStringLiteral("--worker"), QStringLiteral("--worker-index"),
                                              QString::number(index)}
-                                 + m_settings.extraArgs);
+                                 + m_settings.extraArgs + connectionLimitArguments(m_settings.limits));
     worker.process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     worker.process->setStandardOutputFile(QProcess::nullDevice());
     const int regionFd = m_settings.regionFd;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "http/ConnectionLimits.h"
+
 #include <QHash>
 #include <QList>
 #include <QObject>
@@ -24,6 +26,7 @@ public:
     struct Settings {
         QString program;         // the taxicore-server binary
         QStringList extraArgs;   // e.g. --city PATH
+        ConnectionLimits limits; // passed on as flags, so workers enforce what the primary was given
         int regionFd = -1;
         int heartbeatTimeoutMs = 10'000;
         int crashLoopCrashes = 5;     // this many crashes ...
