@@ -3,7 +3,9 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// The server's address (click opens the rider page), its mode and live request figures.
+// The server's address (click opens the rider page), the admin token (for /admin/* from other
+// machines or with --trust-loopback off; hidden until asked, copied with one click), its mode
+// and live request figures.
 ToolBar {
     RowLayout {
         anchors.fill: parent
@@ -22,6 +24,39 @@ ToolBar {
             }
             ToolTip.visible: urlHover.hovered
             ToolTip.text: qsTr("Open the rider page in the browser")
+        }
+        RowLayout {
+            spacing: 2
+            visible: ConsoleBackend.adminToken.length > 0
+            Label {
+                id: tokenLabel
+                objectName: "adminTokenLabel"
+                property bool revealed: false
+                text: qsTr("admin token: %1").arg(revealed ? ConsoleBackend.adminToken
+                                                           : ConsoleBackend.adminToken.slice(0, 4) + "…")
+                font.family: revealed ? "monospace" : Qt.application.font.family
+            }
+            ToolButton {
+                text: tokenLabel.revealed ? qsTr("Hide") : qsTr("Show")
+                onClicked: tokenLabel.revealed = !tokenLabel.revealed
+            }
+            ToolButton {
+                objectName: "copyAdminToken"
+                text: qsTr("Copy")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Copy the admin token: Authorization: Bearer <token>")
+                onClicked: {
+                    clipboard.text = ConsoleBackend.adminToken
+                    clipboard.selectAll()
+                    clipboard.copy()
+                    clipboard.text = ""
+                }
+            }
+            // QML has no clipboard API of its own: an invisible editor copies for us.
+            TextEdit {
+                id: clipboard
+                visible: false
+            }
         }
         Label {
             objectName: "modeLabel"
