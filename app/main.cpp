@@ -2,6 +2,7 @@
 // wiring lives in taxicore_console (C++) and the TaxiCore QML module.
 #include "ConsoleBackend.h"
 #include "ConsoleHooks.h"
+#include "runtime/FileLimit.h"
 #include "runtime/ServerOptions.h"
 #include "runtime/UnixSignalWatcher.h"
 
@@ -37,6 +38,7 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "taxicore: %s\n", qPrintable(error));
         return 2;
     }
+    taxicore::raiseFileLimitAndReport("taxicore", options.limits.maxConnections);
 
     // SIGTERM/SIGINT quit like closing the window: the server drains and its workers stop.
     // Watched before the server starts: a script may stop us as soon as it reads our URL.
