@@ -104,11 +104,6 @@ QString ConsoleBackend::adminToken() const
     return m_host ? m_host->adminToken() : QString();
 }
 
-QString ConsoleBackend::adminToken() const
-{
-    return m_host ? m_host->adminToken() : QString();
-}
-
 QString ConsoleBackend::mode() const
 {
     return m_host ? taxicore::modeName(m_runtime.mode) : m_options.mode;

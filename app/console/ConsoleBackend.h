@@ -38,8 +38,6 @@ class ConsoleBackend : public QObject
     Q_PROPERTY(QUrl url READ url NOTIFY servingChanged)
     // The bearer token of /admin/* (shown in the server bar so an operator can use the API remotely).
     Q_PROPERTY(QString adminToken READ adminToken NOTIFY servingChanged)
-    // The bearer token of /admin/* (shown in the server bar so an operator can use the API remotely).
-    Q_PROPERTY(QString adminToken READ adminToken NOTIFY servingChanged)
     Q_PROPERTY(QString mode READ mode NOTIFY runtimeChanged)
     Q_PROPERTY(int carCount READ carCount NOTIFY servingChanged)
     Q_PROPERTY(qint64 requestsServed READ requestsServed NOTIFY statsChanged)
@@ -62,7 +60,6 @@ public:
     bool serving() const;
     QString errorString() const { return m_error; }
     QUrl url() const;
-    QString adminToken() const;
     QString adminToken() const;
     QString mode() const;
     int carCount() const;
