@@ -26,12 +26,6 @@ ApplicationWindow {
         return bookingsPanel.reassignNewestOpen()
     }
 
-    // Test hook (--reassign-after-ms): the newest open booking gets another car; {ok, carId, ...}.
-    function reassignNewestBooking() {
-        panel = "bookings"
-        return bookingsPanel.reassignNewestOpen()
-    }
-
     // Test hook (--benchmark): a benchmark of `target` with the panel's other settings.
     function startBenchmark(target) {
         panel = "benchmark"
@@ -137,7 +131,6 @@ ApplicationWindow {
     Shortcut { sequence: StandardKey.ZoomOut; onActivated: cityMap.zoomOut() }
     Shortcut { sequence: "Ctrl+0"; onActivated: cityMap.fit() }
     Shortcut { sequences: [StandardKey.Delete]; onActivated: bookingsPanel.cancelSelected() }
-    Shortcut { sequence: "Ctrl+R"; onActivated: { window.panel = "bookings"; bookingsPanel.reassignSelected() } }
     Shortcut { sequence: "Ctrl+R"; onActivated: { window.panel = "bookings"; bookingsPanel.reassignSelected() } }
     Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
     Shortcut { sequence: "Ctrl+L"; onActivated: Qt.openUrlExternally(ConsoleBackend.url) }
