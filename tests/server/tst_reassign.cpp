@@ -79,6 +79,7 @@ private Q_SLOTS:
 
     void adminRouteReassignsOverHttp();
     void adminRouteRefusesBadRequests();
+    void adminRouteWorksInWorkerProcesses();
     void restartAfterKillRestoresTheNewCar();
 
 private:
@@ -322,6 +323,30 @@ void ReassignTest::adminRouteRefusesBadRequests()
     // Nothing moved.
     QCOMPARE(http.get("/api/v1/bookings/" + QByteArray::number(id)).json().value("car_id").toInt(),
              booked.json().value("car_id").toInt());
+}
+
+void ReassignTest::adminRouteWorksInWorkerProcesses()
+{
+    // Workers serve the route from their own processes: the same shared fleet, their own ledger.
+    QTemporaryDir data;
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("30"), QStringLiteral("--sim-speed"),
+                          QStringLiteral("0.001"), QStringLiteral("--mode"), QStringLiteral("processes"),
+                          QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--data-dir"), data.path()});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port());
+    // Fresh connections are spread over the workers: bookings and moves come from different processes.
+    for (int i = 0; i < 4; ++i) {
+        HttpClient client(server.host(), server.port());
+        const HttpResponse booked = client.postJson("/api/v1/bookings", {{"rider_id", QStringLiteral("w%1").arg(i)}, {"pickup", kPickup}});
+        TC_VERIFY_STATUS(booked, 201);
+        HttpClient other(server.host(), server.port());
+        const HttpResponse moved = other.request("POST", reassignPath(booked.json().value("booking_id").toInteger()));
+        TC_VERIFY_STATUS(moved, 200);
+        QVERIFY(moved.json().value("car_id").toInt() != booked.json().value("car_id").toInt());
+        QCOMPARE(http.get("/api/v1/bookings/" + QByteArray::number(booked.json().value("booking_id").toInteger()))
+                     .json().value("car_id").toInt(),
+                 moved.json().value("car_id").toInt());
+    }
 }
 
 void ReassignTest::restartAfterKillRestoresTheNewCar()
