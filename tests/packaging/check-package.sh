@@ -6,7 +6,9 @@ set -euo pipefail
 
 build_dir=$1
 version=$2
-work=$(mktemp -d "${TMPDIR:-/tmp}/taxicore-pkg-test.XXXXXX")
+# Scratch space inside the build tree: clean-ups of /tmp by other jobs cannot pull it away mid-run.
+mkdir -p "$build_dir/tests/packaging"
+work=$(mktemp -d "$build_dir/tests/packaging/run.XXXXXX")
 server_pid=
 cleanup() {
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
@@ -19,6 +21,7 @@ trap cleanup EXIT
 
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+trap 'echo "FAIL: check-package.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 step() { echo "--- $*"; }
 
 for tool in cpack dpkg-deb dpkg-shlibdeps ldd curl lintian desktop-file-validate appstreamcli groff man; do
@@ -103,7 +106,7 @@ else
   # relative to the binary, not the one in the source tree.
   grep -q "$root/usr/share/taxicore/cities/gothenburg.taxicity" "/proc/$server_pid/maps" \
     || fail "the server did not map the packaged city: $(grep -o '/[^ ]*\.taxicity' "/proc/$server_pid/maps" | sort -u)"
-  kill -TERM "$server_pid"
+  kill -TERM "$server_pid" 2>/dev/null || fail "taxicore-server died while serving: $(cat "$work/server.err")"
   status=0
   for _ in $(seq 1 150); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$server_pid" 2>/dev/null; then
