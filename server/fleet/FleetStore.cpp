@@ -60,6 +60,7 @@ CarSnapshot readCar(const CarSlot &slot, int id)
 {
     CarSnapshot c;
     c.id = id;
+    std::chrono::steady_clock::time_point giveUpAt;
     for (int tries = 0;; ++tries) {
         const uint32_t before = slot.seq.load(std::memory_order_acquire);
         c.position = {slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
@@ -67,11 +68,21 @@ CarSnapshot readCar(const CarSlot &slot, int id)
         c.speedKmh = slot.speedKmh.load(std::memory_order_relaxed);
         c.odometerM = slot.odometerM.load(std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_acquire);
-        // A writer that died mid-update leaves seq odd forever: accept the values eventually.
-        if (((before & 1) == 0 && slot.seq.load(std::memory_order_relaxed) == before)
-            || tries > 1000)
+        if ((before & 1) == 0 && slot.seq.load(std::memory_order_relaxed) == before)
             break;
-        cpuRelax();
+        if (tries < 1000) {
+            cpuRelax();
+            continue;
+        }
+        // A writer that died mid-update leaves seq odd forever: accept the values eventually. Only
+        // after real time, not a spin count: on a loaded machine a live writer can be preempted
+        // mid-update for milliseconds (torn reads in tst_fleet_store under make test-asan).
+        const auto now = std::chrono::steady_clock::now();
+        if (tries == 1000)
+            giveUpAt = now + std::chrono::milliseconds(100);
+        else if (now >= giveUpAt)
+            break;
+        std::this_thread::yield();
     }
     c.state = static_cast<CarState>(slot.state.load(std::memory_order_acquire));
     c.bookingId = slot.bookingId.load(std::memory_order_acquire);
