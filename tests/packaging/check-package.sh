@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# check-package.sh BUILD_DIR VERSION — the ctest test packaging_deb (tests/packaging/CMakeLists.txt).
+# check-package.sh BUILD_DIR VERSION SOURCE_DIR — the ctest test packaging_deb (tests/packaging/CMakeLists.txt).
 # Builds taxicore_VERSION_*.deb from BUILD_DIR's CPack configuration into a temporary directory,
 # unpacks it with dpkg-deb -x and checks the unpacked files as an installed system would use them.
 set -euo pipefail
 
 build_dir=$1
 version=$2
+source_dir=$3
 # Scratch space inside the build tree: clean-ups of /tmp by other jobs cannot pull it away mid-run.
 mkdir -p "$build_dir/tests/packaging"
 work=$(mktemp -d "$build_dir/tests/packaging/run.XXXXXX")
@@ -51,9 +52,16 @@ echo "made $(basename "$deb")"
 step "control: version and dependencies"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "package version $(dpkg-deb -f "$deb" Version), project version $version"
 depends=$(dpkg-deb -f "$deb" Depends)
+depends_names=$(tr ',' '\n' <<<"$depends" | sed 's/(.*//; s/|.*//; s/ //g')   # one package name a line
 for needed in libqt6core6 libqt6quick6 libqt6httpserver6 libqt6sql6-sqlite qt6-qpa-plugins qml6-module-qtquick-controls \
               qml6-module-qtquick-layouts qml6-module-qtquick-dialogs qml6-module-qtcharts; do
-  grep -q "\b$needed\b" <<<"$depends" || fail "Depends lacks $needed: $depends"
+  grep -qx "$needed" <<<"$depends_names" || fail "Depends lacks $needed: $depends"
+done
+# Every Qt module the console's QML imports is loaded by name at run time, which dpkg-shlibdeps
+# cannot see: each needs its Debian package in Depends (QtQuick.Controls → qml6-module-qtquick-controls).
+for module in $(grep -rhoE '^import Qt[A-Za-z.]*' "$source_dir/qml" "$source_dir/app" --include='*.qml' | awk '{print $2}' | sort -u); do
+  needed="qml6-module-$(tr 'A-Z.' 'a-z-' <<<"$module")"
+  grep -qx "$needed" <<<"$depends_names" || fail "qml imports $module: Depends lacks $needed (packaging/CMakeLists.txt)"
 done
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/default/taxicore-server || fail "/etc/default/taxicore-server is not a conffile"
 
