@@ -1,8 +1,12 @@
 #include "fleet/FleetSimulator.h"
 
 #include "City.h"
+#include "fleet/DemandGenerator.h"
+#include "fleet/FleetLedger.h"
 #include "fleet/FleetStore.h"
 #include "geo/GeoMath.h"
+#include "ledger/Ledger.h"
+#include "pricing/SurgePublisher.h"
 
 namespace taxicore {
 
@@ -21,6 +25,15 @@ FleetSimulator::FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::Ci
     , m_speedFactor(speedFactor)
     , m_timer(this)
 {
+    SurgeGrid grid;
+    if (m_city) {
+        const city::GeoBounds b = m_city->bounds();
+        grid = SurgeGrid::covering({b.min.lat, b.min.lng}, {b.max.lat, b.max.lng}, SurgeGrid::kCellM, kMaxSurgeCells);
+    } else {
+        grid = SurgeGrid::covering({kSouth, kWest}, {kNorth, kEast}, SurgeGrid::kCellM, kMaxSurgeCells);
+    }
+    m_surge = std::make_unique<SurgePublisher>(m_fleet, grid);
+    m_demand = std::make_unique<DemandGenerator>(m_fleet, m_city, seed, nullptr);
     m_timer.setInterval(kTickMs);
     connect(&m_timer, &QTimer::timeout, this, [this] { step(kTickMs / 1000.0 * m_speedFactor); });
 }
@@ -29,14 +42,34 @@ FleetSimulator::~FleetSimulator() = default;
 
 LatLng FleetSimulator::randomPoint()
 {
-    if (m_city) {
-        const city::RoadPoint p = m_city->randomRoadPoint(m_random);
+    return randomPointIn(m_city.get(), m_random);
+}
+
+LatLng FleetSimulator::randomPointIn(const city::City *city, std::mt19937_64 &random)
+{
+    if (city) {
+        const city::RoadPoint p = city->randomRoadPoint(random);
         if (p.valid)
             return {p.point.lat, p.point.lng};
     }
     std::uniform_real_distribution<double> lat(kSouth, kNorth), lng(kWest, kEast);
-    const double a = lat(m_random);
-    return {a, lng(m_random)};
+    const double a = lat(random);
+    return {a, lng(random)};
+}
+
+void FleetSimulator::setLedger(Ledger *ledger)
+{
+    m_ledger = ledger;
+    m_demand->setLedger(ledger);
+}
+
+void FleetSimulator::recordIfArrived(uint64_t bookingId)
+{
+    if (!m_ledger)
+        return;
+    const auto booking = m_fleet.booking(bookingId);
+    if (booking && booking->state == BookingState::Arriving)
+        m_ledger->append(transitionRecord(*booking));
 }
 
 void FleetSimulator::start()
@@ -130,7 +163,15 @@ void FleetSimulator::step(double seconds)
             planRoute(plan, car->position, leg == Leg::Cruise ? randomPoint() : target);
         }
         advance(id, *car, plan, seconds);
+        if (leg == Leg::ToPickup)
+            recordIfArrived(car->bookingId);
     }
+    m_sinceSurgeS += seconds;
+    if (m_sinceSurgeS >= kSurgeIntervalS) {
+        m_surge->update(m_sinceSurgeS);
+        m_sinceSurgeS = 0;
+    }
+    m_demand->step(seconds / m_speedFactor, seconds);
 }
 
 } // namespace taxicore

@@ -14,17 +14,24 @@ class City;
 
 namespace taxicore {
 
+class DemandGenerator;
 class FleetStore;
+class Ledger;
+class SurgePublisher;
 
 // Moves the simulated cars along the streets: idle cars cruise to random road points, an
 // assigned car drives its route to the pickup and waits, a car on a trip drives to the drop-off
 // and waits for the rider to leave. Without a city, cars drive in straight lines. Cars a real
 // device reports for are left alone. Deterministic for a given seed and sequence of steps.
+// Lives in the primary only, so it is also where run-wide things happen once per tick: the surge
+// grid is recomputed and published (SurgePublisher), the demand generator books and plays its
+// riders, and a car reaching its pickup is recorded in the ledger (the booking becomes arriving).
 class FleetSimulator : public QObject {
     Q_OBJECT
 public:
     static constexpr int kTickMs = 200;
     static constexpr double kStraightLineSpeedKmh = 30.0;
+    static constexpr double kSurgeIntervalS = 1.0; // simulated seconds between surge updates
 
     FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed,
                    double speedFactor, QObject *parent = nullptr);
@@ -32,6 +39,9 @@ public:
 
     // A random point where cars may start and cruise to: on a road when there is a city.
     LatLng randomPoint();
+    static LatLng randomPointIn(const city::City *city, std::mt19937_64 &random);
+    // Where arrivals and the generated rides' moves are recorded (null: nowhere). Before start().
+    void setLedger(Ledger *ledger);
     void start();
     void stop();
     // Advances every car by `seconds` of simulated time (tests call this directly).
@@ -49,12 +59,18 @@ private:
 
     void planRoute(Plan &plan, LatLng from, LatLng to);
     void advance(int id, const CarSnapshot &car, Plan &plan, double seconds);
+    // The booking became arriving while its car drove: record it like the API's moves.
+    void recordIfArrived(uint64_t bookingId);
 
     FleetStore &m_fleet;
     std::shared_ptr<const city::City> m_city;
     std::mt19937_64 m_random;
     double m_speedFactor;
     std::vector<Plan> m_plans;
+    Ledger *m_ledger = nullptr;
+    std::unique_ptr<SurgePublisher> m_surge;
+    double m_sinceSurgeS = 0;
+    std::unique_ptr<DemandGenerator> m_demand;
     QTimer m_timer;
 };
 

@@ -108,6 +108,11 @@ ControlBlock &FleetStore::control() const
     return *reinterpret_cast<ControlBlock *>(m_base + RegionOffsets::control);
 }
 
+PricingBlock &FleetStore::pricing() const
+{
+    return *reinterpret_cast<PricingBlock *>(m_base + RegionOffsets::pricing);
+}
+
 WorkerSlot &FleetStore::workerSlot(int index) const
 {
     return reinterpret_cast<WorkerSlot *>(m_base + RegionOffsets::workers)[index];

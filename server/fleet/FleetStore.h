@@ -77,6 +77,8 @@ public:
 
     WorkerSlot &workerSlot(int index) const;
     ControlBlock &control() const;
+    // Tariff, surge grid, demand rate and booking prices (pricing/PricingBoard reads and writes it).
+    PricingBlock &pricing() const;
 
     static int64_t nowMs();
 

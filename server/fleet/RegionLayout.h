@@ -11,7 +11,7 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 2;
+inline constexpr uint32_t kRegionVersion = 3;
 inline constexpr int kMaxCars = 16384;
 inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
 inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
@@ -130,6 +130,43 @@ struct ControlBlock {
     AccessBlock access;
 };
 
+// Pricing shared by every process (issue 4): the tariff in force (the operator may change it
+// at runtime), the demand generator's rate, the surge grid the primary publishes, and what each
+// booking was quoted (its surge captured at booking time, so the fare equals the quote).
+inline constexpr int kMaxSurgeCells = 4096;
+inline constexpr int kCurrencyBytes = 8;
+
+struct TariffSlot {
+    std::atomic<uint32_t> lock;    // a SlotLock; fields below are guarded by it
+    std::atomic<uint64_t> version; // 0 = never set: the built-in defaults apply
+    char currency[kCurrencyBytes];
+    double base, perKm, perMinute, minimum;
+    double surgeCap, surgePerExcess, surgeSmoothingS;
+};
+
+struct SurgeGridSlot {
+    std::atomic<int32_t> rows; // 0 = not published yet (surge 1 everywhere)
+    std::atomic<int32_t> cols;
+    std::atomic<double> south, west, cellLatDeg, cellLngDeg;
+    std::atomic<int64_t> updatedMs;
+    std::atomic<float> surge[kMaxSurgeCells]; // row-major, south-west first
+};
+
+struct BookingPriceSlot {
+    std::atomic<uint64_t> bookingId; // written last; 0 while being written. slot = id % kBookingCapacity
+    std::atomic<double> surge;
+    std::atomic<uint32_t> hasQuote;
+    std::atomic<double> quotedDistanceM, quotedDurationS;
+    std::atomic<double> base, distanceCharge, timeCharge, minimum, total; // the quote's breakdown
+};
+
+struct PricingBlock {
+    TariffSlot tariff;
+    std::atomic<double> demandRidesPerMinute;
+    SurgeGridSlot surge;
+    BookingPriceSlot bookings[kBookingCapacity];
+};
+
 struct RegionHeader {
     uint32_t magic;
     uint32_t version;
@@ -151,7 +188,8 @@ struct RegionOffsets {
     static constexpr std::size_t cars = control + alignToPage(sizeof(ControlBlock));
     static constexpr std::size_t bookings = cars + alignToPage(sizeof(CarSlot) * kMaxCars);
     static constexpr std::size_t workers = bookings + alignToPage(sizeof(BookingSlot) * kBookingCapacity);
-    static constexpr std::size_t total = workers + alignToPage(sizeof(WorkerSlot) * kMaxWorkers);
+    static constexpr std::size_t pricing = workers + alignToPage(sizeof(WorkerSlot) * kMaxWorkers);
+    static constexpr std::size_t total = pricing + alignToPage(sizeof(PricingBlock));
 };
 
 } // namespace taxicore

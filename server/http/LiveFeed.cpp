@@ -5,6 +5,8 @@
 #include "http/JsonViews.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
+#include "pricing/PricedRide.h"
+#include "pricing/PricingBoard.h"
 #include "pricing/Tariff.h"
 #include "pricing/TripEstimator.h"
 
@@ -314,11 +316,13 @@ QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const {
     if (booking->state == BookingState::OnTrip && car) {
         const double distance = std::max(0.0, car->odometerM - booking->startOdometerM);
         const double seconds = double(FleetStore::nowMs() - booking->pickupMs) / 1000.0;
-        const Tariff tariff;
+        // The same fare as GET /api/v1/bookings/{id}: its quote, or metered with its surge.
+        const PricingBoard pricing(m_fleet.pricing());
+        const Tariff tariff = pricing.tariff();
         out.insert(QStringLiteral("distance_m"), std::round(distance));
         out.insert(QStringLiteral("duration_s"), std::round(seconds));
         out.insert(QStringLiteral("fare"),
-                   fareJson(computeFare(tariff, distance, seconds), tariff));
+                   fareJson(rideFare(pricing, tariff, *booking, distance, seconds, car->position), tariff));
     } else if (booking->state == BookingState::Completed) {
         out.insert(QStringLiteral("distance_m"), std::round(booking->distanceM));
         out.insert(QStringLiteral("duration_s"),

@@ -11,6 +11,8 @@
 #include "http/Router.h"
 #include "http/SecretToken.h"
 #include "ledger/Ledger.h"
+#include "pricing/PricedRide.h"
+#include "pricing/PricingBoard.h"
 #include "pricing/TripEstimator.h"
 
 #include <QJsonArray>
@@ -37,10 +39,9 @@ struct BookingTransitionView {
     const char *wants; // the state the action needs
 };
 
-TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff, Ledger *ledger)
+TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger)
     : m_fleet(fleet)
     , m_estimator(estimator)
-    , m_tariff(std::move(tariff))
     , m_ledger(ledger)
     , m_rateLimiter(fleet.control().access)
 {
@@ -83,7 +84,13 @@ ApiResponse TaxiApi::putPosition(const ApiRequest &request)
     const PositionReport report = readPositionReport(readJsonObject(request));
     if (id > uint64_t(m_fleet.carCount()))
         throwApiError(404, "car_not_found", QStringLiteral("there is no car %1").arg(id));
+    const auto before = m_fleet.car(int(id));
+    const auto waiting = before && before->bookingId ? m_fleet.booking(before->bookingId) : std::nullopt;
     const auto car = m_fleet.updatePosition(int(id), report.position, float(report.heading), float(report.speedKmh), true);
+    // The report brought the car to its pickup: the booking's arrival is recorded like every move.
+    if (waiting && waiting->state == BookingState::Assigned)
+        if (const auto now = m_fleet.booking(waiting->id); now && now->state == BookingState::Arriving)
+            return afterCommit(request, transitionRecord(*now), jsonResponse(carJson(*car)));
     return jsonResponse(carJson(*car));
 }
 
@@ -126,6 +133,9 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 
     // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
     const QByteArray riderToken = randomHexToken(16);
+    // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
+    PricingBoard pricing(m_fleet.pricing());
+    const RidePrice price = priceRide(pricing, m_estimator, pickupAt, dropoff);
     const auto booked = m_fleet.book(order.riderId, pickupAt, dropoff, kBookingSearchRadiusM,
                                      [this](LatLng target, const std::vector<LatLng> &cars) {
                                          return m_estimator.etasTo(target, cars);
@@ -135,14 +145,13 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         throwApiError(409, "no_car_available", QStringLiteral("no car is available near the pickup; try again shortly"));
     if (booked.result == FleetStore::BookResult::CapacityFull)
         throwApiError(503, "booking_capacity", QStringLiteral("too many open bookings; try again shortly"));
+    pricing.recordBookingPrice(booked.booking.id, price.kept);
 
     QJsonObject out = bookingJson(booked.booking);
     out.insert(QStringLiteral("car"), carJson(booked.car));
     out.insert(QStringLiteral("rider_token"), QString::fromLatin1(riderToken));
-    if (dropoff) {
-        const TripEstimate trip = m_estimator.estimate(pickupAt, *dropoff);
-        out.insert(QStringLiteral("quote"), fareJson(computeFare(m_tariff, trip.distanceM, trip.durationS), m_tariff));
-    }
+    if (price.quote)
+        out.insert(QStringLiteral("quote"), fareJson(price.quote->fare, price.quote->tariff));
     ApiResponse response = jsonResponse(out, 201);
     const uint64_t id = booked.booking.id;
     response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
@@ -174,8 +183,12 @@ ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
     }
     out.insert(QStringLiteral("distance_m"), std::round(distance));
     out.insert(QStringLiteral("duration_s"), std::round(seconds));
-    if (booking->state == BookingState::OnTrip || booking->state == BookingState::Completed)
-        out.insert(QStringLiteral("fare"), fareJson(computeFare(m_tariff, distance, seconds), m_tariff));
+    if (booking->state == BookingState::OnTrip || booking->state == BookingState::Completed) {
+        const PricingBoard pricing(m_fleet.pricing());
+        const Tariff tariff = pricing.tariff();
+        const std::optional<LatLng> carAt = car ? std::optional<LatLng>(car->position) : std::nullopt;
+        out.insert(QStringLiteral("fare"), fareJson(rideFare(pricing, tariff, *booking, distance, seconds, carAt), tariff));
+    }
     return jsonResponse(out);
 }
 
@@ -225,30 +238,28 @@ ApiResponse TaxiApi::complete(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
     requireOwner(request, id);
-    FareBreakdown fare;
-    const auto transition = m_fleet.complete(id, [&](double distanceM, double seconds) {
-        fare = computeFare(m_tariff, distanceM, seconds);
-        return fare.total;
-    });
+    const CompletedRide completed = completeRide(m_fleet, id);
+    const auto &transition = completed.transition;
     transitionResponse({transition, id, "on_trip"}, "complete"); // throws 404/409
     QJsonObject out = bookingJson(transition.booking);
     const BookingSnapshot &b = transition.booking;
     out.insert(QStringLiteral("distance_m"), std::round(b.distanceM));
     out.insert(QStringLiteral("duration_s"), std::round(double(b.endedMs - b.pickupMs) / 1000.0));
-    out.insert(QStringLiteral("fare"), fareJson(fare, m_tariff));
-    return afterCommit(request, tripRecord(b, fare, m_tariff), jsonResponse(out));
+    out.insert(QStringLiteral("fare"), fareJson(completed.fare, completed.tariff));
+    return afterCommit(request, tripRecord(b, completed.fare, completed.tariff), jsonResponse(out));
 }
 
 ApiResponse TaxiApi::quote(const ApiRequest &request) const
 {
     const LatLng from = queryPoint(request, "from_");
     const LatLng to = queryPoint(request, "to_");
-    const TripEstimate trip = m_estimator.estimate(from, to);
+    const QuotedTrip quoted = quoteTrip(PricingBoard(m_fleet.pricing()), m_estimator, from, to);
     return jsonResponse({
-        {QStringLiteral("distance_m"), std::round(trip.distanceM)},
-        {QStringLiteral("duration_s"), std::round(trip.durationS)},
-        {QStringLiteral("fare"), fareJson(computeFare(m_tariff, trip.distanceM, trip.durationS), m_tariff)},
-        {QStringLiteral("currency"), m_tariff.currency},
+        {QStringLiteral("distance_m"), std::round(quoted.trip.distanceM)},
+        {QStringLiteral("duration_s"), std::round(quoted.trip.durationS)},
+        {QStringLiteral("fare"), fareJson(quoted.fare, quoted.tariff)},
+        {QStringLiteral("currency"), quoted.tariff.currency},
+        {QStringLiteral("surge"), quoted.fare.surge},
     });
 }
 

@@ -18,7 +18,8 @@ class TripEstimator;
 // booking and each of its moves is acknowledged only after its record is committed.
 class TaxiApi {
 public:
-    TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Tariff tariff, Ledger *ledger = nullptr);
+    // Tariff and surge come from the shared region (PricingBoard): the same in every process.
+    TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger = nullptr);
     void registerRoutes(Router &router);
 
 private:
@@ -40,7 +41,6 @@ private:
 
     FleetStore &m_fleet;
     const TripEstimator &m_estimator;
-    Tariff m_tariff;
     Ledger *m_ledger;
     BookingRateLimiter m_rateLimiter; // POST /api/v1/bookings per client, shared by every process
 };

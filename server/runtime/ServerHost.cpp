@@ -7,6 +7,7 @@
 #include "fleet/SharedRegion.h"
 #include "ledger/Ledger.h"
 #include "metrics/PrometheusText.h"
+#include "pricing/PricingBoard.h"
 #include "http/OperatorAccess.h"
 #include "runtime/AccessSettings.h"
 #include "runtime/AdminTokenFile.h"
@@ -56,6 +57,11 @@ bool ServerHost::start(QString &error)
         return false;
     m_fleet = std::make_unique<FleetStore>(*m_region);
     m_fleet->control().startedMs.store(FleetStore::nowMs());
+    // Workers and the simulator read pricing from the region: published before either starts.
+    PricingBoard pricing(m_fleet->pricing());
+    pricing.setTariff(m_options.tariff);
+    pricing.setDemandRate(m_options.demandRatePerMinute);
+
 
     if (!openLedger(error))
         return false;
@@ -63,6 +69,7 @@ bool ServerHost::start(QString &error)
         return false;
 
     m_simulator = std::make_unique<FleetSimulator>(*m_fleet, m_city, m_options.seed, m_options.simSpeed);
+    m_simulator->setLedger(m_ledger.get());
     m_fleet->initialiseCars(m_options.cars, [this](int) { return m_simulator->randomPoint(); });
     // After the cars are placed: restored bookings put their cars back to work.
     const int restored = restoreFromLedger(*m_fleet, m_ledger->reader(), error);
@@ -183,7 +190,7 @@ void ServerHost::stop(int graceMs)
         m_thread->drainAndStop(graceMs);
         m_thread.reset();
     }
-    m_ledger.reset(); // commits what is queued, then closes
+    // Before the ledger closes: the simulator records arrivals and generated rides in it.
     if (m_simulationThread) {
         // Its timer belongs to the simulation thread and must be stopped there.
         QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::stop, Qt::BlockingQueuedConnection);
@@ -192,6 +199,31 @@ void ServerHost::stop(int graceMs)
         m_simulator.reset();
         m_simulationThread.reset();
     }
+    m_ledger.reset(); // commits what is queued, then closes
+}
+
+void ServerHost::setTariff(const Tariff &tariff)
+{
+    m_options.tariff = tariff;
+    if (m_fleet)
+        PricingBoard(m_fleet->pricing()).setTariff(tariff);
+}
+
+Tariff ServerHost::tariff() const
+{
+    return m_fleet ? PricingBoard(m_fleet->pricing()).tariff() : m_options.tariff;
+}
+
+void ServerHost::setDemandRate(double ridesPerMinute)
+{
+    m_options.demandRatePerMinute = std::max(0.0, ridesPerMinute);
+    if (m_fleet)
+        PricingBoard(m_fleet->pricing()).setDemandRate(ridesPerMinute);
+}
+
+double ServerHost::demandRate() const
+{
+    return m_fleet ? PricingBoard(m_fleet->pricing()).demandRate() : m_options.demandRatePerMinute;
 }
 
 QUrl ServerHost::url() const

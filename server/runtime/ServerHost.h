@@ -46,6 +46,13 @@ public:
     // The loaded street network (null before start()).
     std::shared_ptr<const city::City> city() const { return m_city; }
     const ServerOptions &options() const { return m_options; }
+    // The tariff of quotes and fares, the same in every process (it lives in the shared region);
+    // takes effect for the next quote. Any thread; before start() it sets what start() publishes.
+    void setTariff(const Tariff &tariff);
+    Tariff tariff() const;
+    // Rides per minute the demand generator books (0 = off). Any thread, like setTariff().
+    void setDemandRate(double ridesPerMinute);
+    double demandRate() const;
     // The bearer token of /admin/* (from --admin-token, or DATA_DIR/admin-token); empty before start().
     QString adminToken() const { return m_adminToken; }
     // This process's ledger (null before start()): the console reads reports and records events.

@@ -1,6 +1,7 @@
 #include "runtime/ServerOptions.h"
 
 #include "fleet/RegionLayout.h"
+#include "runtime/PricingOptions.h"
 #include "runtime/RuntimeSettings.h"
 
 #include <QCommandLineParser>
@@ -101,6 +102,7 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("n"), QStringLiteral("20")},
     });
     addConnectionLimitOptions(parser);
+    addPricingOptions(parser);
 }
 
 namespace {
@@ -194,6 +196,8 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     }
     if (!readAccessOptions(parser, options, error))
+        return false;
+    if (!readPricingOptions(parser, options, error))
         return false;
     options.dataDir = parser.value(QStringLiteral("data-dir"));
     options.cityPath = parser.value(QStringLiteral("city"));

@@ -2,6 +2,8 @@
 
 #include "http/ConnectionLimits.h"
 
+#include "pricing/Tariff.h"
+
 #include <QString>
 #include <QStringList>
 
@@ -24,6 +26,9 @@ struct ServerOptions {
     int threads = 0;  // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin"); // round-robin | kernel
     int heartbeatTimeoutMs = 10'000; // a worker whose event loop is silent this long is replaced
+    QString tariffPath;              // --tariff FILE; empty: the built-in tariff
+    Tariff tariff;                   // read from tariffPath by readServerOptions
+    double demandRatePerMinute = 0;  // --demand-rate: generated rides per minute, 0 = off
     ConnectionLimits limits;         // --max-request-line ... --max-connections (README: "Limits")
     QString adminToken;        // empty: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token (made at first start)
     bool trustLoopback = true; // loopback clients are operators without a token, and not rate limited

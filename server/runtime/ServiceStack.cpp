@@ -10,6 +10,7 @@
 #include "http/LiveFeed.h"
 #include "http/StaticAssets.h"
 #include "http/OpsApi.h"
+#include "http/PricingApi.h"
 #include "http/ReportApi.h"
 #include "ledger/Ledger.h"
 #include "http/Router.h"
@@ -30,7 +31,7 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
     if (m_city)
         m_byRoad = std::make_unique<RoadTripEstimator>(*m_city);
     const TripEstimator &estimator = m_byRoad ? static_cast<const TripEstimator &>(*m_byRoad) : m_straightLine;
-    m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, Tariff{}, ledger);
+    m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, ledger);
     m_taxi->registerRoutes(*m_router);
     if (m_city)
         registerCityRoutes(*m_router, *m_city);
@@ -40,6 +41,8 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
         return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
     });
     registerAdminRoutes(*m_router, m_fleet, estimator, ledger);
+    registerSurgeRoutes(*m_router, m_fleet);
+    registerPricingAdminRoutes(*m_router, m_fleet);
     if (ledger) {
         registerReportRoutes(*m_router, ledger->reader());
         registerEventRoutes(*m_router, *ledger);
