@@ -5,6 +5,7 @@
 #include "runtime/FileLimit.h"
 #include "runtime/ServerOptions.h"
 #include "runtime/UnixSignalWatcher.h"
+#include "settings/ConsoleSettings.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -38,6 +39,8 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "taxicore: %s\n", qPrintable(error));
         return 2;
     }
+    // The last execution model, tariff and demand rate (flags given on the command line win).
+    ConsoleSettings::restore(options, parser);
     taxicore::raiseFileLimitAndReport("taxicore", options.limits.maxConnections);
 
     // SIGTERM/SIGINT quit like closing the window: the server drains and its workers stop.

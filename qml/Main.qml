@@ -26,6 +26,8 @@ ApplicationWindow {
         return bookingsPanel.reassignNewestOpen()
     }
 
+    SettingsDialog { id: settingsDialog }
+
     // Test hook (--benchmark): a benchmark of `target` with the panel's other settings.
     function startBenchmark(target) {
         panel = "benchmark"
@@ -101,6 +103,7 @@ ApplicationWindow {
                     }
                     ServerPanel {
                         id: serverPanel
+                        onSettingsRequested: settingsDialog.open()
                     }
                     BenchmarkPanel {
                         id: benchmarkPanel
@@ -132,6 +135,7 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+0"; onActivated: cityMap.fit() }
     Shortcut { sequences: [StandardKey.Delete]; onActivated: bookingsPanel.cancelSelected() }
     Shortcut { sequence: "Ctrl+R"; onActivated: { window.panel = "bookings"; bookingsPanel.reassignSelected() } }
+    Shortcut { sequences: [StandardKey.Preferences, "Ctrl+,"]; onActivated: settingsDialog.open() }
     Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
     Shortcut { sequence: "Ctrl+L"; onActivated: Qt.openUrlExternally(ConsoleBackend.url) }
     Shortcut { sequence: StandardKey.Quit; onActivated: Qt.quit() }

@@ -1,11 +1,14 @@
 #include "ConsoleBackend.h"
 
+#include "settings/ConsoleSettings.h"
+
 #include "City.h"
 #include "fleet/BookingReassign.h"
 #include "fleet/FleetLedger.h"
 #include "fleet/FleetStore.h"
 #include "ledger/Ledger.h"
 #include "pricing/RoadTripEstimator.h"
+#include "pricing/TariffJson.h"
 #include "runtime/EventLog.h"
 #include "runtime/ServerHost.h"
 
@@ -21,6 +24,8 @@ constexpr int kStatsIntervalMs = 250;
 constexpr qint64 kRateWindowMs = 1000;
 // A stop lets in-flight requests finish for at most this long when the window closes.
 constexpr int kStopGraceMs = 2000;
+// The most rides per minute the demand generator takes (as --demand-rate).
+constexpr double kMaxDemandRate = 6000;
 
 ConsoleBackend *s_instance = nullptr;
 }
@@ -34,7 +39,10 @@ ConsoleBackend::ConsoleBackend(taxicore::ServerOptions options, QObject *parent)
     connect(&m_applying, &QFutureWatcher<QString>::finished, this, [this] {
         Q_EMIT applyingChanged();
         pollStats();
-        Q_EMIT runtimeApplied(m_applying.result());
+        const QString error = m_applying.result();
+        if (error.isEmpty() && m_host)
+            ConsoleSettings::saveRuntime(m_host->runtime()); // the next start serves the same way
+        Q_EMIT runtimeApplied(error);
     });
 }
 
@@ -180,6 +188,36 @@ QVariantMap ConsoleBackend::reassignBooking(qint64 id, int carId)
             {QStringLiteral("bookingId"), id},
             {QStringLiteral("carId"), move.booking.carId},
             {QStringLiteral("previousCarId"), move.previousCarId}};
+}
+
+QVariantMap ConsoleBackend::tariff() const
+{
+    return taxicore::tariffJson(m_host ? m_host->tariff() : m_options.tariff).toVariantMap();
+}
+
+double ConsoleBackend::demandRate() const
+{
+    return m_host ? m_host->demandRate() : m_options.demandRatePerMinute;
+}
+
+QString ConsoleBackend::applyPricing(const QVariantMap &tariff, double ridesPerMinute)
+{
+    const taxicore::Tariff current = m_host ? m_host->tariff() : m_options.tariff;
+    const taxicore::TariffParse parsed = taxicore::tariffFromJson(QJsonObject::fromVariantMap(tariff), current);
+    if (!parsed.tariff)
+        return parsed.error;
+    if (!(ridesPerMinute >= 0 && ridesPerMinute <= kMaxDemandRate))
+        return tr("the demand rate must be from 0 to %1 rides per minute").arg(kMaxDemandRate);
+    m_options.tariff = *parsed.tariff;
+    m_options.demandRatePerMinute = ridesPerMinute;
+    if (m_host) {
+        m_host->setTariff(*parsed.tariff);
+        m_host->setDemandRate(ridesPerMinute);
+    }
+    ConsoleSettings::saveTariff(*parsed.tariff);
+    ConsoleSettings::saveDemandRate(ridesPerMinute);
+    Q_EMIT pricingChanged();
+    return {};
 }
 
 void ConsoleBackend::applyRuntime(const QString &mode, int workers, int threads, const QString &policy)

@@ -48,6 +48,10 @@ class ConsoleBackend : public QObject
     Q_PROPERTY(QString policy READ policy NOTIFY runtimeChanged)
     Q_PROPERTY(bool canSwitchMode READ serving NOTIFY servingChanged)
     Q_PROPERTY(bool applying READ applying NOTIFY applyingChanged)
+    // Pricing in force (kept across restarts, see settings/ConsoleSettings.h):
+    // {currency, base, per_km, per_min, minimum, ...} as in GET /admin/v1/tariff.
+    Q_PROPERTY(QVariantMap tariff READ tariff NOTIFY pricingChanged)
+    Q_PROPERTY(double demandRate READ demandRate NOTIFY pricingChanged)
 
 public:
     explicit ConsoleBackend(taxicore::ServerOptions options, QObject *parent = nullptr);
@@ -84,6 +88,11 @@ public:
     // recorded in the ledger like POST /admin/v1/bookings/{id}/reassign.
     // {ok, bookingId, carId, previousCarId} or {ok: false, error}.
     Q_INVOKABLE QVariantMap reassignBooking(qint64 id, int carId = 0);
+    QVariantMap tariff() const;
+    double demandRate() const;
+    // Applies and stores the tariff fields given (others keep their value) and the demand rate
+    // (rides per minute, 0 = off). Empty on success, else what is wrong (nothing applied).
+    Q_INVOKABLE QString applyPricing(const QVariantMap &tariff, double ridesPerMinute);
     // Switches the execution model while serving, off the GUI thread (the controller may take
     // seconds); runtimeApplied reports the outcome.
     Q_INVOKABLE void applyRuntime(const QString &mode, int workers, int threads, const QString &policy);
@@ -101,6 +110,7 @@ Q_SIGNALS:
     void runtimeChanged();
     void applyingChanged();
     void runtimeApplied(const QString &error);
+    void pricingChanged();
 
 private:
     void pollStats();

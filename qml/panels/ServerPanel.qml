@@ -9,6 +9,9 @@ ColumnLayout {
 
     property string lastResult: ""
 
+    // The tariff and demand dialog (Main.qml owns it).
+    signal settingsRequested()
+
     // Shows what is serving now (after an apply, or a switch through the admin API).
     function syncControls() {
         modeBox.currentIndex = Math.max(0, modeBox.model.indexOf(ConsoleBackend.mode))
@@ -95,6 +98,22 @@ ColumnLayout {
         visible: text !== ""
         wrapMode: Text.Wrap
         text: panel.lastResult
+    }
+    RowLayout {
+        Layout.fillWidth: true
+        Label {
+            Layout.fillWidth: true
+            elide: Text.ElideRight
+            opacity: 0.75
+            text: qsTr("Tariff: %1 base, %2/km, %3/min, minimum %4 %5 · demand %6 rides/min")
+                  .arg(ConsoleBackend.tariff.base).arg(ConsoleBackend.tariff.per_km).arg(ConsoleBackend.tariff.per_min)
+                  .arg(ConsoleBackend.tariff.minimum).arg(ConsoleBackend.tariff.currency).arg(ConsoleBackend.demandRate)
+        }
+        Button {
+            objectName: "settingsButton"
+            text: qsTr("Pricing… (Ctrl+,)")
+            onClicked: panel.settingsRequested()
+        }
     }
 
     WorkerListModel {
