@@ -27,7 +27,12 @@ TransitionRecord transitionRecord(const BookingSnapshot &b)
     r.bookingId = b.id;
     r.state = QString(bookingStateName(b.state));
     r.carId = b.carId;
-    r.atMs = b.endedMs ? b.endedMs : (b.pickupMs ? b.pickupMs : FleetStore::nowMs());
+    // Each move carries the time it happened, not the time it is recorded: the ledger uses it to
+    // ignore an arrival recorded after an operator already gave the booking another car.
+    r.atMs = b.endedMs   ? b.endedMs
+             : b.pickupMs  ? b.pickupMs
+             : b.arrivedMs ? b.arrivedMs
+                           : FleetStore::nowMs();
     return r;
 }
 

@@ -36,19 +36,24 @@ const auto kUpsertBooking = QStringLiteral(
     " created_ms = excluded.created_ms");
 
 // A transition for a booking whose row is not committed yet creates it; the booking fills it in.
+// A move applies when it is further along the state machine, except an arrival older than the
+// row's last update: that car was replaced by a reassign committed first (the two are recorded by
+// different threads), and applying it would restore the booking with the old car.
+#define TAXICORE_MOVE_APPLIES                                                                      \
+    "(excluded.state_rank > state_rank AND (excluded.state <> 'arriving'"                          \
+    " OR excluded.updated_ms >= ifnull(updated_ms, 0)))"
 const auto kMoveState = QStringLiteral(
     "INSERT INTO bookings (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
     " VALUES (?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET"
     " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
     " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
-    " car_id = CASE WHEN excluded.state_rank > state_rank THEN coalesce(nullif(excluded.car_id, "
-    "0), car_id)"
+    " car_id = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN coalesce(nullif(excluded.car_id, 0), car_id)"
     "   ELSE car_id END,"
-    " state = CASE WHEN excluded.state_rank > state_rank THEN excluded.state ELSE state END,"
-    " updated_ms = CASE WHEN excluded.state_rank > state_rank THEN excluded.updated_ms ELSE "
-    "updated_ms END,"
-    " state_rank = max(state_rank, excluded.state_rank)");
+    " state = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.state ELSE state END,"
+    " updated_ms = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.updated_ms ELSE updated_ms END,"
+    " state_rank = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.state_rank ELSE state_rank END");
+#undef TAXICORE_MOVE_APPLIES
 
 // Back to "assigned" with another car (an operator's reassign): the booking row takes the new car
 // while it is still waiting for one (assigned or arriving) and the move is not older than the

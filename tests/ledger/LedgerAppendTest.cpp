@@ -22,6 +22,7 @@ private slots:
     void appendAndWaitBlocksUntilCommitted();
     void invalidRecordFailsAloneOthersCommit();
     void lateOlderTransitionNeverMovesBookingBack();
+    void arrivalOlderThanAReassignKeepsTheNewCar();
     void tripCompletesBookingAndKeepsFareBreakdown();
     void eventsRoundTrip();
     void closingCommitsEverythingQueued();
@@ -139,6 +140,32 @@ void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack() {
     QCOMPARE(open.value[0].riderId, QStringLiteral("rider-5"));
     QCOMPARE(open.value[0].createdMs, 1000);
     QCOMPARE(open.value[0].atMs, 2000);
+}
+
+// The simulator records an arrival on its own thread; an operator's reassign on another may
+// commit first. The late arrival of the replaced car must not give the booking back to it.
+void LedgerAppendTest::arrivalOlderThanAReassignKeepsTheNewCar() {
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    BookingRecord created = booking(6, QStringLiteral("assigned"), 1000);
+    created.carId = 7;
+    QVERIFY(ledger.appendAndWait(created));
+    QVERIFY(ledger.appendAndWait(TransitionRecord{6, QStringLiteral("assigned"), 42, 3000, {}}));
+    QVERIFY(ledger.appendAndWait(TransitionRecord{6, QStringLiteral("arriving"), 7, 2000, {}}));
+    auto open = ledger.reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value.size(), std::size_t(1));
+    QCOMPARE(open.value[0].state, QStringLiteral("assigned"));
+    QCOMPARE(open.value[0].carId, 42);
+
+    // The new car's own arrival, later than the reassign, applies.
+    QVERIFY(ledger.appendAndWait(TransitionRecord{6, QStringLiteral("arriving"), 42, 4000, {}}));
+    open = ledger.reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value[0].state, QStringLiteral("arriving"));
+    QCOMPARE(open.value[0].carId, 42);
 }
 
 void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown() {
