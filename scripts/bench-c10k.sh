@@ -107,7 +107,7 @@ for MODE in $MODES; do
 
     python3 "$WORK/holder.py" 127.0.0.1 "$PORT" "$HOLD" >"$WORK/holder.out" 2>&1 &
     HOLDER_PID=$!
-    until grep -q '^held ' "$WORK/holder.out"; do
+    until grep -qs '^held ' "$WORK/holder.out"; do
         kill -0 "$HOLDER_PID" 2>/dev/null || { echo "bench-c10k: holder failed:" >&2; cat "$WORK/holder.out" >&2; exit 1; }
         sleep 0.2
     done
