@@ -125,6 +125,11 @@ CarSlot *FleetStore::carSlot(int id) const
     return reinterpret_cast<CarSlot *>(m_base + RegionOffsets::cars) + (id - 1);
 }
 
+PackedPosition *FleetStore::packedPositions() const
+{
+    return reinterpret_cast<PackedPosition *>(m_base + RegionOffsets::positions);
+}
+
 BookingSlot &FleetStore::bookingSlot(uint64_t id) const
 {
     return reinterpret_cast<BookingSlot *>(m_base + RegionOffsets::bookings)[id % kBookingCapacity];
@@ -179,6 +184,9 @@ void FleetStore::writePosition(CarSlot &slot, LatLng position, float heading, fl
     slot.heading.store(heading, std::memory_order_relaxed);
     slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
     slot.updatedMs.store(nowMs(), std::memory_order_relaxed);
+    PackedPosition &packed = packedPositions()[&slot - reinterpret_cast<CarSlot *>(m_base + RegionOffsets::cars)];
+    packed.lat.store(float(position.lat), std::memory_order_relaxed);
+    packed.lng.store(float(position.lng), std::memory_order_relaxed);
     slot.seq.store(seq + 2, std::memory_order_release);
 }
 
@@ -223,21 +231,57 @@ std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int lim
     std::vector<NearbyCar> found;
     if (limit <= 0)
         return found;
-    // A cheap box test in degrees rules out most cars before the exact distance.
-    const double dLat = radiusM / 111'195.0;
-    const double dLng = dLat / std::max(0.01, std::cos(centre.lat * 3.141592653589793 / 180.0));
+    // Two passes. First the packed float positions: a box test, then a planar distance (within a
+    // metre of the great-circle one at city scale) ranks the cars. Only the few that can be among
+    // the `limit` nearest have their slot read and their exact distance computed.
+    constexpr double kMetresPerDegree = 111'195.0;
+    constexpr double kApproxToleranceM = 2.0; // float rounding of the packed copy + planar error
+    const double metresPerLngDeg =
+        kMetresPerDegree * std::max(0.01, std::cos(centre.lat * 3.141592653589793 / 180.0));
+    const double reachM = radiusM + kApproxToleranceM;
+    const float south = float(centre.lat - reachM / kMetresPerDegree);
+    const float north = float(centre.lat + reachM / kMetresPerDegree);
+    const float west = float(centre.lng - reachM / metresPerLngDeg);
+    const float east = float(centre.lng + reachM / metresPerLngDeg);
     const int count = carCount();
     const auto *carSlots = reinterpret_cast<const CarSlot *>(m_base + RegionOffsets::cars);
+    const PackedPosition *packed = packedPositions();
+
+    struct Candidate {
+        double approxM;
+        int index;
+    };
+    std::vector<Candidate> candidates;
     for (int i = 0; i < count; ++i) {
-        const CarSlot &slot = carSlots[i];
-        const auto state = static_cast<CarState>(slot.state.load(std::memory_order_relaxed));
+        const float lat = packed[i].lat.load(std::memory_order_relaxed);
+        const float lng = packed[i].lng.load(std::memory_order_relaxed);
+        // One well-predicted branch rather than four: most cars are outside the box.
+        const bool inBox = (lat >= south) & (lat <= north) & (lng >= west) & (lng <= east);
+        if (!inBox)
+            continue;
+        const auto state = static_cast<CarState>(carSlots[i].state.load(std::memory_order_relaxed));
         if (state == CarState::Offline || (availableOnly && state != CarState::Available))
             continue;
-        const double lat = slot.lat.load(std::memory_order_relaxed);
-        const double lng = slot.lng.load(std::memory_order_relaxed);
-        if (std::abs(lat - centre.lat) > dLat || std::abs(lng - centre.lng) > dLng)
-            continue;
-        CarSnapshot car = readCar(slot, i + 1);
+        const double dy = (double(lat) - centre.lat) * kMetresPerDegree;
+        const double dx = (double(lng) - centre.lng) * metresPerLngDeg;
+        const double approx = std::sqrt(dx * dx + dy * dy);
+        if (approx <= reachM)
+            candidates.push_back({approx, i});
+    }
+    // Keep every car whose approximate distance is within the tolerance of the limit-th nearest:
+    // the exact ranking below can only reorder those.
+    if (static_cast<int>(candidates.size()) > limit) {
+        const auto nth = candidates.begin() + (limit - 1);
+        std::nth_element(candidates.begin(), nth, candidates.end(),
+                         [](const Candidate &a, const Candidate &b) { return a.approxM < b.approxM; });
+        const double cutoff = nth->approxM + 2 * kApproxToleranceM;
+        candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                        [cutoff](const Candidate &c) { return c.approxM > cutoff; }),
+                         candidates.end());
+    }
+    found.reserve(candidates.size());
+    for (const Candidate &c : candidates) {
+        CarSnapshot car = readCar(carSlots[c.index], c.index + 1);
         const double d = geo::distanceM(centre, car.position);
         if (d <= radiusM)
             found.push_back({car, d});

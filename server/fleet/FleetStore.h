@@ -84,6 +84,7 @@ public:
 
 private:
     CarSlot *carSlot(int id) const;
+    PackedPosition *packedPositions() const;
     BookingSlot &bookingSlot(uint64_t id) const;
     void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
     void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);

@@ -11,7 +11,7 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 3;
+inline constexpr uint32_t kRegionVersion = 4;
 inline constexpr int kMaxCars = 16384;
 inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
 inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
@@ -167,6 +167,14 @@ struct PricingBlock {
     BookingPriceSlot bookings[kBookingCapacity];
 };
 
+// A packed copy of each car's position that nearby() scans first: 8 bytes a car, so 10,000 cars
+// are 80 KB to read instead of 640 KB of CarSlots. A float is exact to about half a metre here;
+// the copy only pre-selects cars, the CarSlot holds the position that counts.
+struct PackedPosition {
+    std::atomic<float> lat;
+    std::atomic<float> lng;
+};
+
 struct RegionHeader {
     uint32_t magic;
     uint32_t version;
@@ -189,7 +197,8 @@ struct RegionOffsets {
     static constexpr std::size_t bookings = cars + alignToPage(sizeof(CarSlot) * kMaxCars);
     static constexpr std::size_t workers = bookings + alignToPage(sizeof(BookingSlot) * kBookingCapacity);
     static constexpr std::size_t pricing = workers + alignToPage(sizeof(WorkerSlot) * kMaxWorkers);
-    static constexpr std::size_t total = pricing + alignToPage(sizeof(PricingBlock));
+    static constexpr std::size_t positions = pricing + alignToPage(sizeof(PricingBlock));
+    static constexpr std::size_t total = positions + alignToPage(sizeof(PackedPosition) * kMaxCars);
 };
 
 } // namespace taxicore

@@ -4,6 +4,7 @@
 #include "fleet/BookingState.h"
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
+#include "geo/GeoMath.h"
 
 #include <QTest>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 #include <vector>
@@ -68,6 +70,7 @@ private Q_SLOTS:
 
     void nearbyIsSortedByDistanceAndLimited();
     void nearbyHonoursRadiusAndAvailability();
+    void nearbyMatchesABruteForceSearch();
     void concurrentBookingNeverGivesOneCarToTwoBookings();
     void canTransitionAllowsExactlyTheDesignedMoves();
     void storeTransitionsFollowTheStateMachine();
@@ -133,6 +136,38 @@ void FleetStoreTest::nearbyHonoursRadiusAndAvailability()
     QCOMPARE(m_fleet->nearby(kCentre, 205, 1000, true).size(), std::size_t(19));
     QCOMPARE(m_fleet->nearby(kCentre, 205, 1000, false).size(), std::size_t(20));
     QCOMPARE(m_fleet->nearby(kCentre, 205, 1000, true).front().car.id, 2);
+}
+
+// nearby() pre-selects on a packed float copy with a planar distance; the answer must still be
+// exactly the `limit` nearest by great-circle distance, ties broken by id, on a dense random fleet.
+void FleetStoreTest::nearbyMatchesABruteForceSearch()
+{
+    std::mt19937_64 random(7);
+    std::uniform_real_distribution<double> lat(57.69, 57.72), lng(11.94, 11.99);
+    m_fleet->initialiseCars(5000, [&](int) { return LatLng{lat(random), lng(random)}; });
+    for (int booking = 0; booking < 500; ++booking) // some cars busy
+        m_fleet->book(QStringLiteral("r"), {lat(random), lng(random)}, std::nullopt, 5000, EtaBySpeed{});
+    for (int query = 0; query < 200; ++query) {
+        const LatLng centre{lat(random), lng(random)};
+        const double radiusM = query % 2 ? 300 : 1500;
+        const int limit = query % 3 ? 20 : 5;
+        const bool availableOnly = query % 4 == 0;
+        std::vector<std::pair<double, int>> expected;
+        for (int id = 1; id <= 5000; ++id) {
+            const auto car = m_fleet->car(id);
+            if (availableOnly && car->state != CarState::Available)
+                continue;
+            const double d = geo::distanceM(centre, car->position);
+            if (d <= radiusM)
+                expected.push_back({d, id});
+        }
+        std::sort(expected.begin(), expected.end());
+        expected.resize(std::min(expected.size(), std::size_t(limit)));
+        const auto got = m_fleet->nearby(centre, radiusM, limit, availableOnly);
+        QCOMPARE(got.size(), expected.size());
+        for (std::size_t i = 0; i < got.size(); ++i)
+            QCOMPARE(got[i].car.id, expected[i].second);
+    }
 }
 
 void FleetStoreTest::concurrentBookingNeverGivesOneCarToTwoBookings()
