@@ -36,12 +36,13 @@ const auto kUpsertBooking = QStringLiteral(
     " created_ms = excluded.created_ms");
 
 // A transition for a booking whose row is not committed yet creates it; the booking fills it in.
-// A move applies when it is further along the state machine, except an arrival older than the
-// row's last update: that car was replaced by a reassign committed first (the two are recorded by
-// different threads), and applying it would restore the booking with the old car.
+// A move applies when it is further along the state machine, except an arrival older than a
+// reassign (a row still assigned but updated after its creation): that car was replaced by a
+// reassign committed first (the two are recorded by different threads), and applying it would
+// restore the booking with the old car.
 #define TAXICORE_MOVE_APPLIES                                                                      \
-    "(excluded.state_rank > state_rank AND (excluded.state <> 'arriving'"                          \
-    " OR excluded.updated_ms >= ifnull(updated_ms, 0)))"
+    "(excluded.state_rank > state_rank AND NOT (excluded.state = 'arriving' AND state = 'assigned'"\
+    " AND ifnull(updated_ms > created_ms, 0) AND excluded.updated_ms < updated_ms))"
 const auto kMoveState = QStringLiteral(
     "INSERT INTO bookings (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
     " VALUES (?,?,?,?,?,?,?)"
