@@ -57,12 +57,19 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
         HttpClient admin(server.host(), server.port(), 5000);
         {
             QDeadlineTimer deadline(15'000);
+            // A worker's slot says "serving" before the primary's dispatcher has its link: wait
+            // until each has answered a request. Every probe is a new connection, so once linked
+            // the dispatcher hands the probes to the workers in turn.
             for (;;) {
-                const HttpResponse w = admin.get("/admin/v1/workers");
-                int serving = 0;
-                for (const QJsonValue &v : w.json().value("workers").toArray())
-                    serving += v.toObject().value("state").toString() == QStringLiteral("serving");
-                if (serving == 2)
+                HttpClient probe(server.host(), server.port(), 5000);
+                const HttpResponse w = probe.get("/admin/v1/workers");
+                int taking = 0;
+                for (const QJsonValue &v : w.json().value("workers").toArray()) {
+                    const QJsonObject worker = v.toObject();
+                    taking += worker.value("state").toString() == QStringLiteral("serving")
+                              && worker.value("requests").toDouble() > 0;
+                }
+                if (taking == 2)
                     break;
                 QVERIFY2(!deadline.hasExpired(), "the workers did not start serving: " + w.describe());
                 QTest::qWait(100);

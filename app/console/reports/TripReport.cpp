@@ -107,7 +107,7 @@ std::pair<qint64, qint64> TripReport::span() const
 
 void TripReport::refresh()
 {
-    if (m_watcher.isRunning()) {
+    if (m_loading) {
         m_refreshAgain = true;
         return;
     }
@@ -133,6 +133,7 @@ void TripReport::refresh()
     m_watcher.setFuture(QtConcurrent::run([reader = *reader, from = from, to = to] {
         return Reading{from, to, reader.trips(from, to), reader.events(from, to)};
     }));
+    m_loading = true;
     Q_EMIT loadingChanged();
 }
 
@@ -152,6 +153,7 @@ void TripReport::onRead()
     }
     m_hourly.setReport(m_report);
     m_trips.setTrips(m_allTrips);
+    m_loading = false;
     Q_EMIT loadingChanged();
     Q_EMIT loaded();
     if (std::exchange(m_refreshAgain, false))

@@ -64,7 +64,8 @@ public:
     QVariantList benchmarkRuns() const { return m_benchmarkRuns; }
     HourlyTripsModel *hourly() { return &m_hourly; }
     TripListModel *trips() { return &m_trips; }
-    bool loading() const { return m_watcher.isRunning(); }
+    // Until onRead() has taken the result: the future itself stops running before that.
+    bool loading() const { return m_loading; }
     QString error() const { return m_error; }
 
     // Reads the range again (the ledger grows while the server serves); `loaded` follows.
@@ -98,6 +99,7 @@ private:
     QString m_customTo;
     QFutureWatcher<Reading> m_watcher;
     bool m_refreshAgain = false; // asked while a read was running
+    bool m_loading = false;
     std::vector<taxicore::TripRecord> m_allTrips;
     taxicore::LedgerReport m_report;
     QVariantList m_benchmarkRuns;
