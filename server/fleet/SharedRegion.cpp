@@ -36,8 +36,10 @@ SharedRegion::~SharedRegion()
 std::unique_ptr<SharedRegion> SharedRegion::create(QString &error)
 {
     const std::size_t size = RegionOffsets::total;
-    // Not close-on-exec: worker processes inherit the descriptor and map the same pages.
-    const int fd = memfd_create("taxicore-region", 0);
+    // Close-on-exec: only worker processes may map the region, and the supervisor gives each of
+    // them its own copy as descriptor 3 (dup2 clears the flag there); any other child
+    // (taxicore-bench started by the console) must not inherit a writable handle on it.
+    const int fd = memfd_create("taxicore-region", MFD_CLOEXEC);
     if (fd < 0) {
         error = systemError("memfd_create");
         return nullptr;
