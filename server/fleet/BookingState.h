@@ -5,7 +5,7 @@
 
 namespace taxicore {
 
-// The booking state machine of DESIGN.md:
+// The booking state machine:
 // requested → assigned → arriving → on_trip → completed, and cancelled from assigned/arriving.
 enum class BookingState : uint32_t {
     Requested = 0,

@@ -1,7 +1,7 @@
 #pragma once
 
-// The layout of the shared-memory region every process maps (DESIGN.md "State shared across
-// processes"). Only fixed-size slots of lock-free atomics and plain data, addressed by offsets:
+// The layout of the shared-memory region every process maps (docs/ARCHITECTURE.md
+// §5). Only fixed-size slots of lock-free atomics and plain data, addressed by offsets:
 // the region is mapped at a different address in each process.
 
 #include <atomic>

@@ -15,7 +15,7 @@ namespace taxicore {
 class MetricsRecorder;
 
 // A QTcpServer that stands in front of QHttpServer and fixes what Qt 6.4 does not do
-// (DESIGN.md defects 1, 4, 5, 6, 8): it peeks each request head before QHttpServer parses it to
+// (docs/QT64.md §1, §4–§6, §8): it peeks each request head before QHttpServer parses it to
 // learn the HTTP version, enforce size limits (413/414/431), answer `Expect: 100-continue`; it
 // closes idle and slow connections, caps how many are open, and drains them on request.
 class ConnectionGuard : public QTcpServer {

@@ -31,7 +31,7 @@ struct ConnectionState {
     bool rejected = false;
 
     // Requests dispatched and not yet answered; responses are written in dispatch order
-    // even when pool threads finish out of order (pipelining, DESIGN.md defect 3).
+    // even when pool threads finish out of order (pipelining, docs/QT64.md §3).
     unsigned long long nextSequence = 0;
     unsigned long long nextToWrite = 0;
     std::map<unsigned long long, Answer> finished;

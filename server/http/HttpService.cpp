@@ -76,7 +76,7 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
 {
     if (LiveFeed::isWebSocketUpgrade(request)) {
         // Qt 6.4 hands the socket to its WebSocket server only when this returns true, and we
-        // must write nothing (DESIGN.md defect 7). Elsewhere than the feed: false, so Qt answers
+        // must write nothing (docs/QT64.md §7). Elsewhere than the feed: false, so Qt answers
         // through missingHandler (404) and closes instead of upgrading.
         if (!LiveFeed::isUpgradeRequest(request))
             return false;
@@ -115,7 +115,7 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     const int routeIndex = match.route->id - 1;
     ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params));
     // The answer may come from a pool thread or a ledger commit, after the socket is gone
-    // (the Qt 6.4 QFuture crash, DESIGN.md defect 2): it goes back by QPointer, on our thread.
+    // (the Qt 6.4 QFuture crash, docs/QT64.md §2): it goes back by QPointer, on our thread.
     QPointer<QTcpSocket> target(socket);
     copy.reply = std::make_shared<const DeferredReply>([this, target, sequence, finish](const ApiResponse &response) {
         Answer answer = finish(response);

@@ -16,7 +16,7 @@ struct ApiRequest;
 struct ApiResponse;
 
 // The HTTP front of the service: QHttpServer's parser feeds our own router, and responses are
-// written by us (HTTP version, Connection, HEAD, pipelining order: DESIGN.md defects 1–3, 6).
+// written by us (HTTP version, Connection, HEAD, pipelining order: docs/QT64.md §1–§3, §6).
 // With a thread pool set, handlers run on it (mode `pool`); else inline on the I/O thread.
 class HttpService : public QAbstractHttpServer {
     Q_OBJECT

@@ -19,7 +19,7 @@ class Router;
 class TripEstimator;
 
 // The rider page's live feed at /api/v1/stream (WebSocket). QAbstractHttpServer upgrades the
-// connection (DESIGN.md defect 7: the HTTP layer must let the upgrade through without writing);
+// connection (docs/QT64.md §7: the HTTP layer must let the upgrade through without writing);
 // this takes the sockets, checks their Origin, and every `intervalMs` pushes each subscribed
 // client the cars near its point and, when it follows a booking, that booking's state.
 //

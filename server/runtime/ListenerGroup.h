@@ -10,10 +10,10 @@ class QSocketNotifier;
 
 namespace taxicore {
 
-// The primary's listening sockets, open for the whole run whatever the mode (DESIGN.md "How a
-// request flows"). Socket 0 is the one the user asked for; clones on the same port join its
+// The primary's listening sockets, open for the whole run whatever the mode (docs/ARCHITECTURE.md
+// §2). Socket 0 is the one the user asked for; clones on the same port join its
 // SO_REUSEPORT group for the `kernel` policy, one per worker. Because the primary never closes
-// one, a connection waiting in any accept queue is never dropped (DESIGN.md defect 9): when a
+// one, a connection waiting in any accept queue is never dropped (docs/QT64.md §9): when a
 // worker stops accepting on its clone, the primary accepts there again.
 class ListenerGroup : public QObject {
     Q_OBJECT

@@ -226,7 +226,7 @@ void FleetStoreTest::canTransitionAllowsExactlyTheDesignedMoves()
 {
     using S = BookingState;
     const S all[] = {S::Requested, S::Assigned, S::Arriving, S::OnTrip, S::Completed, S::Cancelled};
-    // DESIGN.md: requested → assigned → arriving → on_trip → completed; cancelled from
+    // The state machine: requested → assigned → arriving → on_trip → completed; cancelled from
     // requested/assigned/arriving. Nothing else.
     const std::set<std::pair<S, S>> legal{
         {S::Requested, S::Assigned}, {S::Assigned, S::Arriving},   {S::Arriving, S::OnTrip},

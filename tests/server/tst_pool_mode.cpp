@@ -1,7 +1,7 @@
 // --mode pool --threads 4: handlers run on a thread pool. The same endpoints answer the same way,
 // pipelined answers keep request order even when the first is the slow one, a slow request does
 // not hold up other connections, and clients that vanish before their job ends leave the server
-// alive (DESIGN.md defect 2).
+// alive (docs/QT64.md §2).
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
