@@ -9,8 +9,8 @@ namespace taxicore {
 // A token bucket per client (peer address) for creating bookings: `bookingBurst` at once, then
 // `bookingRatePerMinute`. The buckets live in the shared region under one cross-process lock,
 // so in processes mode a client gets the same allowance whichever worker serves it. When every
-// bucket is in use, the stalest is reused (it is at or near full by then; DESIGN: a client
-// evicted early only gets a fresh burst).
+// bucket is in use, the stalest is reused (it is at or near full by then, so a client
+// evicted early gains at most one fresh burst).
 class BookingRateLimiter {
 public:
     explicit BookingRateLimiter(AccessBlock &block);
