@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <signal.h>
 #include <thread>
 #include <unistd.h>
@@ -101,6 +102,13 @@ int64_t FleetStore::nowMs()
 {
     using namespace std::chrono;
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+int64_t FleetStore::monotonicMs()
+{
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return int64_t(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
 }
 
 ControlBlock &FleetStore::control() const
@@ -197,7 +205,7 @@ std::optional<CarSnapshot> FleetStore::updatePosition(int id, LatLng position, f
     if (!slot)
         return std::nullopt;
     if (fromDevice)
-        slot->deviceUntilMs.store(nowMs() + kDevicePauseMs, std::memory_order_relaxed);
+        slot->deviceUntilMs.store(monotonicMs() + kDevicePauseMs, std::memory_order_relaxed);
     writePosition(*slot, position, heading, speedKmh, true);
     const auto state = static_cast<CarState>(slot->state.load(std::memory_order_acquire));
     const uint64_t bookingId = slot->bookingId.load(std::memory_order_acquire);
@@ -209,7 +217,7 @@ std::optional<CarSnapshot> FleetStore::updatePosition(int id, LatLng position, f
 bool FleetStore::isDeviceDriven(int id) const
 {
     const CarSlot *slot = carSlot(id);
-    return slot && slot->deviceUntilMs.load(std::memory_order_relaxed) > nowMs();
+    return slot && slot->deviceUntilMs.load(std::memory_order_relaxed) > monotonicMs();
 }
 
 void FleetStore::markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position)

@@ -80,7 +80,13 @@ public:
     // Tariff, surge grid, demand rate and booking prices (pricing/PricingBoard reads and writes it).
     PricingBlock &pricing() const;
 
+    // Wall-clock milliseconds since the epoch: only for instants that are shown or stored
+    // (bookings, events, car updates). It jumps when the clock is set.
     static int64_t nowMs();
+    // CLOCK_MONOTONIC milliseconds: for every duration, deadline and age (heartbeats, backoffs,
+    // rate buckets). The same clock in every process on the host, so values in the shared region
+    // compare across processes, and a clock step does not move it.
+    static int64_t monotonicMs();
 
 private:
     CarSlot *carSlot(int id) const;

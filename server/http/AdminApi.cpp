@@ -40,7 +40,7 @@ QJsonObject workerJson(int index, const WorkerSlot &slot)
     static const char *const states[] = {"unused", "starting", "serving", "draining", "exited"};
     const int pid = slot.pid.load(relaxed);
     const uint32_t state = std::min<uint32_t>(slot.state.load(relaxed), 4);
-    const int64_t now = FleetStore::nowMs();
+    const int64_t now = FleetStore::monotonicMs();
     const ProcessStats stats = sampleProcess(pid);
     return {
         {QStringLiteral("index"), index},

@@ -239,7 +239,7 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text) {
     client->bookingId = bookingId;
     // The first picture now, not after a tick; a client re-subscribing faster than this gets
     // its answer with the next tick, so subscribe messages cannot buy extra queries.
-    const qint64 now = FleetStore::nowMs();
+    const qint64 now = FleetStore::monotonicMs();
     if (now - client->lastImmediateMs >= kMinImmediateGapMs) {
         client->lastImmediateMs = now;
         TickCache cache;

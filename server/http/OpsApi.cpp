@@ -28,7 +28,7 @@ void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QB
             {QStringLiteral("status"), QStringLiteral("ok")},
             {QStringLiteral("version"), QStringLiteral(TAXICORE_VERSION)},
             {QStringLiteral("mode"), QString::fromLatin1(mode())},
-            {QStringLiteral("uptime_s"), double(FleetStore::nowMs() - started) / 1000.0},
+            {QStringLiteral("uptime_s"), double(FleetStore::monotonicMs() - started) / 1000.0},
             {QStringLiteral("cars"), fleet.carCount()},
         });
     });

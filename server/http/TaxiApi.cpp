@@ -118,7 +118,7 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
     if (!isTrustedLoopback(request) && !carriesAdminToken(request)) {
-        if (const int retryAfterS = m_rateLimiter.take(request.remote, FleetStore::nowMs()); retryAfterS > 0) {
+        if (const int retryAfterS = m_rateLimiter.take(request.remote, FleetStore::monotonicMs()); retryAfterS > 0) {
             ApiResponse tooMany = errorResponse(
                 429, "too_many_bookings",
                 QStringLiteral("this client created bookings too fast; try again in %1 s").arg(retryAfterS),

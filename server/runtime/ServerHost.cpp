@@ -56,7 +56,7 @@ bool ServerHost::start(QString &error)
     if (!m_region)
         return false;
     m_fleet = std::make_unique<FleetStore>(*m_region);
-    m_fleet->control().startedMs.store(FleetStore::nowMs());
+    m_fleet->control().startedMs.store(FleetStore::monotonicMs());
     // Workers and the simulator read pricing from the region: published before either starts.
     PricingBoard pricing(m_fleet->pricing());
     pricing.setTariff(m_options.tariff);

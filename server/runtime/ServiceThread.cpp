@@ -53,7 +53,7 @@ void ServiceThread::run()
     ServiceStack stack(m_fleet, m_city, m_ledger, 0, m_limits);
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
-    slot.startedMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+    slot.startedMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(Serving, std::memory_order_relaxed);
 
     QThreadPool pool;
@@ -69,7 +69,7 @@ void ServiceThread::run()
     // The heartbeat of this loop, as workers have theirs: the console shows its lag.
     QTimer heartbeat;
     heartbeat.setInterval(100);
-    QObject::connect(&heartbeat, &QTimer::timeout, [&slot] { slot.heartbeatMs.store(FleetStore::nowMs()); });
+    QObject::connect(&heartbeat, &QTimer::timeout, [&slot] { slot.heartbeatMs.store(FleetStore::monotonicMs()); });
     heartbeat.start();
 
     m_stopTarget = &listeners;

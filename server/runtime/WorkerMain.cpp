@@ -73,7 +73,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
-    slot.startedMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+    slot.startedMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
 
     // The heartbeat comes from this event loop, so a stalled loop stops it; lag is how late it is.
     QTimer heartbeat;
@@ -81,7 +81,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     sinceBeat.start();
     heartbeat.setInterval(kHeartbeatMs);
     QObject::connect(&heartbeat, &QTimer::timeout, [&] {
-        slot.heartbeatMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+        slot.heartbeatMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
         slot.loopLagUs.store(std::max<int64_t>(0, (sinceBeat.nsecsElapsed() / 1000) - kHeartbeatMs * 1000),
                              std::memory_order_relaxed);
         sinceBeat.restart();
@@ -136,7 +136,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
             }
         }
     });
-    slot.heartbeatMs.store(FleetStore::nowMs(), std::memory_order_relaxed);
+    slot.heartbeatMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(Serving, std::memory_order_release);
     const int code = QCoreApplication::exec();
     slot.state.store(Exited, std::memory_order_relaxed);
