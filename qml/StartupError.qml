@@ -31,7 +31,7 @@ ApplicationWindow {
             Layout.fillWidth: true
             wrapMode: Text.Wrap
             opacity: 0.7
-            text: qsTr("Pick another port with --port (0 chooses a free one), or stop the program using it.")
+            text: qsTr("Pick another port with --port (0 chooses a free one) or another --data-dir, or stop the program using it.")
         }
         Item { Layout.fillHeight: true }
         Button {

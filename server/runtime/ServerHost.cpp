@@ -12,6 +12,7 @@
 #include "runtime/AccessSettings.h"
 #include "runtime/AdminTokenFile.h"
 #include "runtime/CityLocator.h"
+#include "runtime/DataDirLock.h"
 #include "runtime/EventLog.h"
 #include "runtime/RuntimeController.h"
 #include "runtime/RuntimeMailbox.h"
@@ -40,6 +41,11 @@ ServerHost::~ServerHost()
 
 bool ServerHost::start(QString &error)
 {
+    // First: a second server on the same directory would acknowledge bookings the first one's
+    // ledger overwrites (issue 15 item 2). It stops here, before loading anything.
+    m_dataDirLock = DataDirLock::acquire(dataDir(), error);
+    if (!m_dataDirLock)
+        return false;
     m_cityPath = m_options.cityPath.isEmpty() ? bundledCityPath() : m_options.cityPath;
     if (m_cityPath.isEmpty()) {
         error = QStringLiteral("the bundled city file is missing (reinstall, or pass --city PATH)");
@@ -113,12 +119,16 @@ bool ServerHost::start(QString &error)
     return true;
 }
 
+QString ServerHost::dataDir() const
+{
+    return m_options.dataDir.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)
+                                       : m_options.dataDir;
+}
+
 bool ServerHost::openLedger(QString &error)
 {
     LedgerOptions options;
-    options.dataDir = m_options.dataDir.isEmpty()
-        ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)
-        : m_options.dataDir;
+    options.dataDir = dataDir();
     options.durability = parseLedgerDurability(m_options.durability).value_or(LedgerDurability::Normal);
     Ledger::Opened opened = Ledger::open(options);
     if (!opened.ledger) {
@@ -200,6 +210,7 @@ void ServerHost::stop(int graceMs)
         m_simulationThread.reset();
     }
     m_ledger.reset(); // commits what is queued, then closes
+    m_dataDirLock.reset(); // last: the ledger is closed, another server may take the directory
 }
 
 void ServerHost::setTariff(const Tariff &tariff)

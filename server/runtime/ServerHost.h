@@ -18,6 +18,7 @@ namespace taxicore {
 class FleetSimulator;
 class Ledger;
 class FleetStore;
+class DataDirLock;
 class ServiceThread;
 class SharedRegion;
 
@@ -59,6 +60,7 @@ public:
     Ledger *ledger() const { return m_ledger.get(); }
 
 private:
+    QString dataDir() const; // --data-dir, else the user's app data location
     bool openLedger(QString &error);
     bool setUpOperatorAccess(QString &error);
     void startController(const RuntimeController::InProcess &inProcess);
@@ -66,6 +68,7 @@ private:
     ServerOptions m_options;
     QString m_cityPath;
     std::shared_ptr<const city::City> m_city;
+    std::unique_ptr<DataDirLock> m_dataDirLock; // held from start() to the end of stop()
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<Ledger> m_ledger;
     std::unique_ptr<FleetStore> m_fleet;

@@ -5,6 +5,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTcpServer>
+#include <QTemporaryDir>
 #include <QTest>
 
 namespace {
@@ -32,6 +33,7 @@ class ConsoleStartupTest : public QObject
 private Q_SLOTS:
     void printsUrlAndServesHealthz();
     void exitsNonZeroWhenPortIsInUse();
+    void showsTheOwnerWhenTheDataDirectoryIsInUse();
 };
 
 void ConsoleStartupTest::printsUrlAndServesHealthz()
@@ -83,6 +85,40 @@ void ConsoleStartupTest::exitsNonZeroWhenPortIsInUse()
     QVERIFY(console.exitCode() != 0);
     const QString err = QString::fromUtf8(console.readAllStandardError());
     QVERIFY2(err.contains(QLatin1String("cannot start the server")), qPrintable(err));
+    QVERIFY(console.readAllStandardOutput().isEmpty());
+}
+
+// The embedded server refuses a data directory another server owns (issue 15 item 2): the console
+// says so, naming the directory and the owner's pid, instead of serving a second ledger writer.
+void ConsoleStartupTest::showsTheOwnerWhenTheDataDirectoryIsInUse()
+{
+    QTemporaryDir dataDir;
+    QVERIFY(dataDir.isValid());
+    QProcess owner;
+    owner.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore-server"),
+                {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("10"),
+                 QStringLiteral("--data-dir"), dataDir.path()});
+    QVERIFY2(owner.waitForStarted(kStartTimeoutMs), qPrintable(owner.errorString()));
+    auto stopOwner = qScopeGuard([&owner] {
+        owner.terminate();
+        if (!owner.waitForFinished(kExitTimeoutMs)) {
+            owner.kill();
+            owner.waitForFinished(kExitTimeoutMs);
+        }
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(owner.canReadLine(), kStartTimeoutMs); // it owns the directory now
+
+    QProcess console;
+    console.setProcessEnvironment(offscreenEnvironment());
+    console.start(consoleBinary(), {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"),
+                                    dataDir.path(), QStringLiteral("--quit-after-ms"), QStringLiteral("500")});
+    QVERIFY(console.waitForFinished(kStartTimeoutMs + kExitTimeoutMs));
+    QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+    QVERIFY(console.exitCode() != 0);
+    const QString err = QString::fromUtf8(console.readAllStandardError());
+    QVERIFY2(err.contains(QLatin1String("cannot start the server")), qPrintable(err));
+    QVERIFY2(err.contains(dataDir.path()), qPrintable(err));
+    QVERIFY2(err.contains(QStringLiteral("pid %1").arg(owner.processId())), qPrintable(err));
     QVERIFY(console.readAllStandardOutput().isEmpty());
 }
 

@@ -1,0 +1,72 @@
+#include "runtime/DataDirLock.h"
+
+#include <QDir>
+#include <QFile>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+
+QString systemError()
+{
+    return QString::fromLocal8Bit(std::strerror(errno));
+}
+
+// The pid the owner wrote into the lock file ("" when unreadable: it may be between open and write).
+QString ownerPid(int fd)
+{
+    char buffer[32] = {};
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+    return n > 0 ? QString::fromLatin1(buffer, int(n)).trimmed() : QString();
+}
+
+} // namespace
+
+std::unique_ptr<DataDirLock> DataDirLock::acquire(const QString &dataDir, QString &error)
+{
+    if (!QDir().mkpath(dataDir)) {
+        error = QStringLiteral("cannot create the data directory %1").arg(dataDir);
+        return nullptr;
+    }
+    const QByteArray path = QFile::encodeName(QDir(dataDir).filePath(QStringLiteral("server.lock")));
+    // Close-on-exec: worker processes and taxicore-bench must not keep the lock after we exit.
+    const int fd = ::open(path.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        error = QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(path), systemError());
+        return nullptr;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const bool held = errno == EWOULDBLOCK;
+        const QString why = systemError();
+        const QString pid = held ? ownerPid(fd) : QString();
+        ::close(fd);
+        if (!held)
+            error = QStringLiteral("cannot lock %1: %2").arg(QFile::decodeName(path), why);
+        else
+            error = QStringLiteral("the data directory %1 is in use by another TaxiCore server (pid %2); "
+                                   "stop it or pass another --data-dir")
+                        .arg(dataDir, pid.isEmpty() ? QStringLiteral("unknown") : pid);
+        return nullptr;
+    }
+    const QByteArray pid = QByteArray::number(qint64(::getpid())) + '\n';
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.constData(), size_t(pid.size()), 0) != pid.size()) {
+        error = QStringLiteral("cannot write %1: %2").arg(QFile::decodeName(path), systemError());
+        ::close(fd);
+        return nullptr;
+    }
+    return std::unique_ptr<DataDirLock>(new DataDirLock(fd));
+}
+
+DataDirLock::~DataDirLock()
+{
+    // The file stays: removing it would race with a server that just opened it to lock it.
+    ::close(m_fd);
+}
+
+} // namespace taxicore
