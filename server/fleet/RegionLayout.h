@@ -121,8 +121,15 @@ struct ControlBlock {
     std::atomic<uint32_t> mailboxLock;
     std::atomic<uint64_t> requestSequence; // bumped by the asker after writing the request
     std::atomic<uint64_t> appliedSequence; // set by the primary after applying it
+    // One change at a time (RuntimeMailbox): the mailbox is busy until the asker of the newest
+    // request took its answer or withdrew (collectedSequence), or until requestDeadlineMs passed.
+    std::atomic<uint64_t> collectedSequence;
+    int64_t requestDeadlineMs;
     int32_t requestMode, requestWorkers, requestThreads, requestPolicy; // -1 = unchanged
-    char replyError[kEventTextBytes];                                   // empty = applied
+    uint64_t replySequence;                                             // the request answered
+    int32_t replyMode, replyWorkers, replyThreads, replyPolicy;         // what it put in force
+    uint32_t replyGeneration;
+    char replyError[kEventTextBytes]; // empty = applied
 
     std::atomic<uint64_t> nextEvent;
     EventSlot events[kEventSlots];

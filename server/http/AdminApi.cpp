@@ -131,11 +131,18 @@ void registerAdminRoutes(Router &router, FleetStore &fleet, const TripEstimator 
         if (!wanted)
             throwApiError(400, "invalid_runtime", error);
         const RuntimeMailbox::Answer answer = mailbox.ask(*wanted, kApplyTimeoutMs);
+        if (answer.busy)
+            throwApiError(409, "switch_in_progress",
+                          QStringLiteral("another runtime change is being applied; ask again when it is done"),
+                          {{QStringLiteral("runtime"), runtimeJson(fleet)}});
         if (!answer.answered)
             throwApiError(503, "primary_unavailable", QStringLiteral("the primary did not answer within 5 s"));
         if (!answer.error.isEmpty())
             throwApiError(409, "runtime_refused", answer.error);
-        return jsonResponse(runtimeJson(fleet));
+        // What this request applied, not what is in force by now (another change may follow).
+        QJsonObject applied = answer.applied.toJson();
+        applied.insert(QStringLiteral("generation"), qint64(answer.generation));
+        return jsonResponse(applied);
     });
     router.add(HttpMethod::Get, "/admin/v1/workers", [&fleet](const ApiRequest &request) {
         requireOperator(request);

@@ -58,8 +58,10 @@ RuntimeController::~RuntimeController() = default;
 void RuntimeController::pollMailbox()
 {
     RuntimeMailbox mailbox(m_fleet.control());
-    if (const auto wanted = mailbox.pending())
-        mailbox.answer(apply(*wanted));
+    if (const auto wanted = mailbox.pending()) {
+        const QString error = apply(wanted->settings);
+        mailbox.answer(wanted->sequence, error, m_settings);
+    }
     archiveEvents();
 }
 

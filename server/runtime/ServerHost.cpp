@@ -19,6 +19,7 @@
 #include "runtime/ServiceThread.h"
 
 #include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QStandardPaths>
 #include <QThread>
 
@@ -26,6 +27,7 @@ namespace taxicore {
 
 namespace {
 constexpr int kApplyTimeoutMs = 5000;
+constexpr int kBusyRetryMs = 5; // between asks while another runtime change is being applied
 }
 
 ServerHost::ServerHost(ServerOptions options, QObject *parent)
@@ -174,7 +176,17 @@ QString ServerHost::applyRuntime(const RuntimeSettings &settings)
 {
     if (!m_fleet)
         return QStringLiteral("the server is not running");
-    const RuntimeMailbox::Answer answer = RuntimeMailbox(m_fleet->control()).ask(settings, kApplyTimeoutMs);
+    // The console's change waits its turn behind one an operator is applying over HTTP.
+    QDeadlineTimer deadline(kApplyTimeoutMs);
+    RuntimeMailbox::Answer answer;
+    for (;;) {
+        answer = RuntimeMailbox(m_fleet->control()).ask(settings, int(std::max<qint64>(1, deadline.remainingTime())));
+        if (!answer.busy || deadline.hasExpired())
+            break;
+        QThread::msleep(kBusyRetryMs);
+    }
+    if (answer.busy)
+        return QStringLiteral("another runtime change is still being applied");
     if (!answer.answered)
         return QStringLiteral("the runtime controller did not answer within 5 s");
     return answer.error;
