@@ -16,6 +16,8 @@
 #include <QJsonArray>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QQmlEngine>
+#include <chrono>
+#include <future>
 
 namespace {
 // The request counter is cheap to read (a sum over shared-memory slots); 4 Hz looks live.
@@ -26,6 +28,8 @@ constexpr qint64 kRateWindowMs = 1000;
 constexpr int kStopGraceMs = 2000;
 // The most rides per minute the demand generator takes (as --demand-rate).
 constexpr double kMaxDemandRate = 6000;
+// How long the console's Cancel waits for the ledger before it says it did not cancel (yet).
+constexpr int kCancelCommitWaitMs = 2000;
 
 ConsoleBackend *s_instance = nullptr;
 }
@@ -150,14 +154,27 @@ bool ConsoleBackend::cancelBooking(qint64 id)
     auto *store = fleet();
     if (!store || id <= 0)
         return false;
-    const auto moved = store->cancel(uint64_t(id));
-    const bool done = moved.result == taxicore::FleetStore::TransitionResult::Done;
-    if (done) {
-        // Recorded like the rider API's cancel, so a restart does not bring the booking back.
-        if (taxicore::Ledger *recorder = ledger())
-            recorder->append(taxicore::transitionRecord(moved.booking));
+    const auto moved = store->beginCancel(uint64_t(id));
+    if (moved.result != taxicore::FleetStore::TransitionResult::Done)
+        return false;
+    taxicore::Ledger *recorder = ledger();
+    if (!recorder) {
+        store->settle(moved, true);
         Q_EMIT bookingsChanged();
+        return true;
     }
+    // As the rider API's cancel: the booking is cancelled only once the ledger has it, so a
+    // restart never brings back a booking the console showed cancelled (or the reverse). The
+    // callback settles even after the wait gave up; the wait is short, the commit takes ms.
+    auto verdict = std::make_shared<std::promise<bool>>();
+    std::future<bool> settled = verdict->get_future();
+    recorder->append(taxicore::transitionRecord(moved.booking), [store, moved, verdict](bool committed, const QString &) {
+        store->settle(moved, committed);
+        verdict->set_value(committed);
+    });
+    const bool done = settled.wait_for(std::chrono::milliseconds(kCancelCommitWaitMs)) == std::future_status::ready
+        && settled.get();
+    Q_EMIT bookingsChanged();
     return done;
 }
 

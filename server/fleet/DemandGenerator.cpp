@@ -90,9 +90,7 @@ bool DemandGenerator::serve(Ride &ride, double simSeconds)
         ride.waitedS = std::max(0.0, ride.waitedS) + simSeconds;
         if (ride.waitedS < kBoardingWaitS)
             return true;
-        const FleetStore::Transition moved = m_fleet.pickup(ride.bookingId);
-        if (moved.result == FleetStore::TransitionResult::Done && m_ledger)
-            m_ledger->append(transitionRecord(moved.booking));
+        settleAfterCommit(m_fleet.beginPickup(ride.bookingId), transitionRecord);
         return true;
     }
     if (booking->state != BookingState::OnTrip)
@@ -100,10 +98,25 @@ bool DemandGenerator::serve(Ride &ride, double simSeconds)
     const auto car = m_fleet.car(booking->carId);
     if (!car || geo::distanceM(car->position, booking->dropoff) > kDropoffRadiusM)
         return true;
-    const CompletedRide done = completeRide(m_fleet, ride.bookingId);
-    if (done.transition.result == FleetStore::TransitionResult::Done && m_ledger)
-        m_ledger->append(tripRecord(done.transition.booking, done.fare, done.tariff));
-    return false;
+    const CompletedRide done = beginCompleteRide(m_fleet, ride.bookingId);
+    settleAfterCommit(done.transition, [&done](const BookingSnapshot &b) { return LedgerRecord(tripRecord(b, done.fare, done.tariff)); });
+    // Kept until the booking is no longer open: a complete the ledger refused is tried again.
+    return true;
+}
+
+template<typename RecordOf>
+void DemandGenerator::settleAfterCommit(const FleetStore::Transition &move, RecordOf recordOf)
+{
+    if (move.result != FleetStore::TransitionResult::Done)
+        return;
+    if (!m_ledger) {
+        m_fleet.settle(move, true);
+        return;
+    }
+    // As the rider API: the move shows only once the ledger holds it.
+    m_ledger->append(recordOf(move.booking), [fleet = &m_fleet, move](bool committed, const QString &) {
+        fleet->settle(move, committed);
+    });
 }
 
 } // namespace taxicore

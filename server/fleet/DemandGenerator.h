@@ -1,5 +1,6 @@
 #pragma once
 
+#include "fleet/FleetStore.h"
 #include "fleet/FleetTypes.h"
 
 #include <QtGlobal>
@@ -13,7 +14,6 @@ class City;
 
 namespace taxicore {
 
-class FleetStore;
 class Ledger;
 class TripEstimator;
 
@@ -49,6 +49,9 @@ private:
     void bookOne();
     // Boards, drops off and forgets the generator's rides; false when the ride is over.
     bool serve(Ride &ride, double simSeconds);
+    // Applies a begun move once the ledger committed `recordOf(booking)` (at once without one).
+    template<typename RecordOf>
+    void settleAfterCommit(const FleetStore::Transition &move, RecordOf recordOf);
 
     FleetStore &m_fleet;
     std::shared_ptr<const city::City> m_city;

@@ -363,6 +363,7 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
         slot.etaS = uint32_t(std::lround(reserved.etaS));
         slot.createdMs = nowMs();
         slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
+        slot.pendingMove = 0;
         slot.startOdometerM = slot.distanceM = slot.fare = 0;
         slot.id.store(id, std::memory_order_release);
         car.bookingId.store(id, std::memory_order_release);
@@ -410,6 +411,7 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b)
     slot.dropoffLat = b.dropoff.lat;
     slot.dropoffLng = b.dropoff.lng;
     slot.etaS = 0;
+    slot.pendingMove = 0;
     slot.createdMs = b.createdMs;
     slot.arrivedMs = b.state == BookingState::Arriving ? nowMs() : 0;
     slot.pickupMs = b.pickupMs;
@@ -447,8 +449,8 @@ void FleetStore::releaseCar(int carId, uint64_t bookingId)
         car->state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
 }
 
-template<typename Move>
-FleetStore::Transition FleetStore::transition(uint64_t id, BookingState to, Move move)
+template<typename Fill>
+FleetStore::Transition FleetStore::beginTransition(uint64_t id, BookingState to, Fill fill)
 {
     Transition t;
     if (id == 0)
@@ -457,46 +459,83 @@ FleetStore::Transition FleetStore::transition(uint64_t id, BookingState to, Move
     SlotLock lock(slot.lock);
     if (slot.id.load(std::memory_order_relaxed) != id)
         return t;
+    t.booking = snapshotOf(slot);
+    if (slot.pendingMove != 0) {
+        t.result = TransitionResult::MoveInProgress;
+        return t;
+    }
     t.result = TransitionResult::IllegalState;
     if (canTransition(static_cast<BookingState>(slot.state), to)) {
-        move(slot);
-        slot.state = static_cast<uint32_t>(to);
+        slot.pendingMove = static_cast<uint32_t>(to);
+        fill(t.booking);
+        t.booking.state = to;
         t.result = TransitionResult::Done;
     }
-    t.booking = snapshotOf(slot);
     return t;
 }
 
-FleetStore::Transition FleetStore::pickup(uint64_t id)
+FleetStore::Transition FleetStore::beginPickup(uint64_t id)
 {
-    return transition(id, BookingState::OnTrip, [this](BookingSlot &slot) {
-        CarSlot *car = carSlot(slot.carId);
-        slot.pickupMs = nowMs();
-        slot.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
-        if (car)
-            car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);
+    return beginTransition(id, BookingState::OnTrip, [this](BookingSnapshot &b) {
+        const CarSlot *car = carSlot(b.carId);
+        b.pickupMs = nowMs();
+        b.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
     });
 }
 
-FleetStore::Transition FleetStore::complete(uint64_t id,
-                                            const std::function<double(double, double)> &fareFor)
+FleetStore::Transition FleetStore::beginComplete(uint64_t id,
+                                                 const std::function<double(double, double)> &fareFor)
 {
-    return transition(id, BookingState::Completed, [this, id, &fareFor](BookingSlot &slot) {
-        const CarSlot *car = carSlot(slot.carId);
-        const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : slot.startOdometerM;
-        slot.endedMs = nowMs();
-        slot.distanceM = std::max(0.0, odometer - slot.startOdometerM);
-        slot.fare = fareFor(slot.distanceM, double(slot.endedMs - slot.pickupMs) / 1000.0);
-        releaseCar(slot.carId, id);
+    return beginTransition(id, BookingState::Completed, [this, &fareFor](BookingSnapshot &b) {
+        const CarSlot *car = carSlot(b.carId);
+        const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : b.startOdometerM;
+        b.endedMs = nowMs();
+        b.distanceM = std::max(0.0, odometer - b.startOdometerM);
+        b.fare = fareFor(b.distanceM, double(b.endedMs - b.pickupMs) / 1000.0);
     });
 }
 
-FleetStore::Transition FleetStore::cancel(uint64_t id)
+FleetStore::Transition FleetStore::beginCancel(uint64_t id)
 {
-    return transition(id, BookingState::Cancelled, [this, id](BookingSlot &slot) {
-        slot.endedMs = nowMs();
-        releaseCar(slot.carId, id);
-    });
+    return beginTransition(id, BookingState::Cancelled, [](BookingSnapshot &b) { b.endedMs = nowMs(); });
+}
+
+FleetStore::Transition FleetStore::settle(const Transition &move, bool committed)
+{
+    Transition t;
+    const uint64_t id = move.booking.id;
+    if (move.result != TransitionResult::Done || id == 0) {
+        t = move;
+        return t;
+    }
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    const auto to = static_cast<uint32_t>(move.booking.state);
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.pendingMove != to)
+        return t; // NotFound: the reservation is gone (cannot happen while begin/settle pair up)
+    slot.pendingMove = 0;
+    t.result = TransitionResult::Done;
+    if (committed) {
+        slot.state = to;
+        switch (move.booking.state) {
+        case BookingState::OnTrip:
+            slot.pickupMs = move.booking.pickupMs;
+            slot.startOdometerM = move.booking.startOdometerM;
+            if (CarSlot *car = carSlot(slot.carId))
+                car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);
+            break;
+        case BookingState::Completed:
+            slot.distanceM = move.booking.distanceM;
+            slot.fare = move.booking.fare;
+            [[fallthrough]];
+        default: // Cancelled (and any move that ends the booking)
+            slot.endedMs = move.booking.endedMs;
+            releaseCar(slot.carId, id);
+            break;
+        }
+    }
+    t.booking = snapshotOf(slot);
+    return t;
 }
 
 FleetStore::Reassignment FleetStore::reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)
@@ -531,8 +570,9 @@ FleetStore::Reassignment FleetStore::reassign(uint64_t id, int carId, double rad
     BookingSlot &slot = bookingSlot(id);
     SlotLock lock(slot.lock);
     const auto state = static_cast<BookingState>(slot.state);
-    // Picked up, cancelled or reassigned by someone else meanwhile: give the new car back.
-    if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != before->carId
+    // Picked up, cancelled or reassigned by someone else meanwhile, or a cancel awaits the ledger
+    // (it decides first): give the new car back.
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != before->carId || slot.pendingMove != 0
         || (state != BookingState::Assigned && state != BookingState::Arriving)) {
         car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
         r.booking = slot.id.load(std::memory_order_relaxed) == id ? snapshotOf(slot) : *before;

@@ -52,15 +52,29 @@ public:
     // The newest bookings first, at most `max`.
     std::vector<BookingSnapshot> recentBookings(int max) const;
 
-    enum class TransitionResult { Done, NotFound, IllegalState };
+    // Pickup, complete and cancel in two steps, so what every process sees changes only once the
+    // ledger holds the move (issue 15 item 6): begin*() checks the move is legal and reserves the
+    // booking for it, changing nothing anyone reads; settle() applies it after the ledger committed
+    // its record, or drops it when the commit failed, so state and ledger always agree. While a
+    // move is reserved, every other move of that booking gets MoveInProgress.
+    enum class TransitionResult { Done, NotFound, IllegalState, MoveInProgress };
     struct Transition {
         TransitionResult result = TransitionResult::NotFound;
-        BookingSnapshot booking; // after the move, or the current state when illegal
+        BookingSnapshot booking; // as it is after the move (begun: as it will be), else as it is
     };
-    Transition pickup(uint64_t id);
-    // Completes the trip: distance from the car's odometer, fare from `fareFor(distance, secs)`.
-    Transition complete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor);
-    Transition cancel(uint64_t id);
+    Transition beginPickup(uint64_t id);
+    // The trip's distance from the car's odometer, its fare from `fareFor(distance, secs)`.
+    Transition beginComplete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor);
+    Transition beginCancel(uint64_t id);
+    // `move` is what a begin*() answered Done; returns the booking as it is now.
+    Transition settle(const Transition &move, bool committed);
+    // begin + settle at once, for callers without a ledger to wait for.
+    Transition pickup(uint64_t id) { return settle(beginPickup(id), true); }
+    Transition complete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor)
+    {
+        return settle(beginComplete(id, fareFor), true);
+    }
+    Transition cancel(uint64_t id) { return settle(beginCancel(id), true); }
 
     enum class ReassignResult { Done, NotFound, IllegalState, CarUnavailable };
     struct Reassignment {
@@ -102,9 +116,10 @@ private:
         double etaS = 0;
     };
     ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas);
-    // Locks booking `id`, applies `move` and sets `to` if the state machine allows it.
-    template<typename Move>
-    Transition transition(uint64_t id, BookingState to, Move move);
+    // Locks booking `id` and, if the state machine allows `to` and no other move is reserved,
+    // reserves it for `to`; `fill` writes the move's values into the returned snapshot.
+    template<typename Fill>
+    Transition beginTransition(uint64_t id, BookingState to, Fill fill);
 
     char *m_base;
 };

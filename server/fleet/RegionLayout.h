@@ -46,6 +46,7 @@ struct BookingSlot {
     double dropoffLat, dropoffLng;
     uint32_t hasDropoff;
     uint32_t etaS;
+    uint32_t pendingMove; // BookingState a pickup/complete/cancel awaits the ledger for; 0 = none
     int64_t createdMs, arrivedMs, pickupMs, endedMs;
     double startOdometerM;
     double distanceM; // final, when completed

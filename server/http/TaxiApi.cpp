@@ -48,22 +48,32 @@ TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledg
 }
 
 ApiResponse TaxiApi::afterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,
-                                 std::function<void()> undo) const
+                                 std::function<void(bool committed)> settled) const
 {
-    if (!m_ledger)
+    if (!m_ledger) {
+        if (settled)
+            settled(true);
         return response;
+    }
     m_ledger->append(std::move(record), [reply = request.reply, response = std::move(response),
-                                                 undo = std::move(undo)](bool committed, const QString &error) {
+                                         settled = std::move(settled)](bool committed, const QString &error) {
+        if (settled)
+            settled(committed);
         if (committed) {
             (*reply)(response);
             return;
         }
-        if (undo)
-            undo();
         (*reply)(errorResponse(503, "ledger_unavailable",
                                QStringLiteral("the booking could not be recorded durably: %1").arg(error)));
     });
     return deferredResponse();
+}
+
+ApiResponse TaxiApi::settleAfterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,
+                                       const BookingTransitionView &view) const
+{
+    return afterCommit(request, std::move(record), std::move(response),
+                       [fleet = &m_fleet, move = view.transition](bool committed) { fleet->settle(move, committed); });
 }
 
 void TaxiApi::registerRoutes(Router &router)
@@ -157,7 +167,10 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
     response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
     // Not acknowledged before it is durable; if it cannot be, the car is freed again.
     return afterCommit(request, bookingRecord(booked.booking), std::move(response),
-                       [fleet = &m_fleet, id] { fleet->cancel(id); });
+                       [fleet = &m_fleet, id](bool committed) {
+                           if (!committed)
+                               fleet->cancel(id);
+                       });
 }
 
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
@@ -206,6 +219,12 @@ ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const
     if (view.transition.result == R::NotFound)
         throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(view.id));
     const QString state = QString(bookingStateName(view.transition.booking.state));
+    if (view.transition.result == R::MoveInProgress)
+        throwApiError(409, "move_in_progress",
+                      QStringLiteral("booking %1 is %2 and another move of it awaits the ledger; try again")
+                          .arg(view.id)
+                          .arg(state),
+                      {{QStringLiteral("state"), state}});
     if (view.transition.result == R::IllegalState)
         throwApiError(409, "illegal_transition",
                       QStringLiteral("booking %1 is %2; %3 needs %4")
@@ -220,33 +239,34 @@ ApiResponse TaxiApi::pickup(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
     requireOwner(request, id);
-    const auto moved = m_fleet.pickup(id);
-    ApiResponse response = transitionResponse({moved, id, "arriving (the car must have arrived)"}, "pickup");
-    return afterCommit(request, transitionRecord(moved.booking), std::move(response));
+    const BookingTransitionView moved{m_fleet.beginPickup(id), id, "arriving (the car must have arrived)"};
+    ApiResponse response = transitionResponse(moved, "pickup");
+    return settleAfterCommit(request, transitionRecord(moved.transition.booking), std::move(response), moved);
 }
 
 ApiResponse TaxiApi::cancel(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
     requireOwner(request, id);
-    const auto moved = m_fleet.cancel(id);
-    ApiResponse response = transitionResponse({moved, id, "assigned or arriving"}, "cancel");
-    return afterCommit(request, transitionRecord(moved.booking), std::move(response));
+    const BookingTransitionView moved{m_fleet.beginCancel(id), id, "assigned or arriving"};
+    ApiResponse response = transitionResponse(moved, "cancel");
+    return settleAfterCommit(request, transitionRecord(moved.transition.booking), std::move(response), moved);
 }
 
 ApiResponse TaxiApi::complete(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
     requireOwner(request, id);
-    const CompletedRide completed = completeRide(m_fleet, id);
+    const CompletedRide completed = beginCompleteRide(m_fleet, id);
     const auto &transition = completed.transition;
-    transitionResponse({transition, id, "on_trip"}, "complete"); // throws 404/409
+    const BookingTransitionView moved{transition, id, "on_trip"};
+    transitionResponse(moved, "complete"); // throws 404/409
     QJsonObject out = bookingJson(transition.booking);
     const BookingSnapshot &b = transition.booking;
     out.insert(QStringLiteral("distance_m"), std::round(b.distanceM));
     out.insert(QStringLiteral("duration_s"), std::round(double(b.endedMs - b.pickupMs) / 1000.0));
     out.insert(QStringLiteral("fare"), fareJson(completed.fare, completed.tariff));
-    return afterCommit(request, tripRecord(b, completed.fare, completed.tariff), jsonResponse(out));
+    return settleAfterCommit(request, tripRecord(b, completed.fare, completed.tariff), jsonResponse(out), moved);
 }
 
 ApiResponse TaxiApi::quote(const ApiRequest &request) const

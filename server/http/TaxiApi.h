@@ -34,10 +34,13 @@ private:
     // 404 without the booking; 401/403 unless the request carries its rider token (or the admin token).
     void requireOwner(const ApiRequest &request, uint64_t id) const;
     ApiResponse transitionResponse(const struct BookingTransitionView &view, const char *action) const;
-    // Answers `response` once `record` is durable (at once without a ledger); on a failed commit
-    // runs `undo` and answers 503.
+    // Answers `response` once `record` is durable (at once without a ledger), 503 when it cannot
+    // be; `settled(committed)` runs first, so what the client reads next is what the ledger has.
     ApiResponse afterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,
-                            std::function<void()> undo = {}) const;
+                            std::function<void(bool committed)> settled = {}) const;
+    // The same for a begun pickup, complete or cancel: applied by FleetStore::settle on commit.
+    ApiResponse settleAfterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,
+                                  const struct BookingTransitionView &view) const;
 
     FleetStore &m_fleet;
     const TripEstimator &m_estimator;

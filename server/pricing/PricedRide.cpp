@@ -54,7 +54,7 @@ FareBreakdown rideFare(const PricingBoard &pricing, const Tariff &tariff, const 
     return computeFare(tariff, distanceM, seconds, price ? price->surge : 1.0);
 }
 
-CompletedRide completeRide(FleetStore &fleet, uint64_t id)
+CompletedRide beginCompleteRide(FleetStore &fleet, uint64_t id)
 {
     CompletedRide out;
     const PricingBoard pricing(fleet.pricing());
@@ -65,7 +65,7 @@ CompletedRide completeRide(FleetStore &fleet, uint64_t id)
     if (before)
         if (const auto car = fleet.car(before->carId))
             carAt = car->position;
-    out.transition = fleet.complete(id, [&](double distanceM, double seconds) {
+    out.transition = fleet.beginComplete(id, [&](double distanceM, double seconds) {
         out.fare = before ? rideFare(pricing, out.tariff, *before, distanceM, seconds, carAt)
                           : computeFare(out.tariff, distanceM, seconds);
         return out.fare.total;

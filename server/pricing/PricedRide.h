@@ -41,12 +41,13 @@ inline constexpr double kAtDropoffM = 50.0;
 FareBreakdown rideFare(const PricingBoard &pricing, const Tariff &tariff, const BookingSnapshot &booking,
                        double distanceM, double seconds, std::optional<LatLng> carAt);
 
-// Completes booking `id` (the rider leaves where its car is) and prices it with rideFare().
+// Begins completing booking `id` (the rider leaves where its car is) and prices it with
+// rideFare(); FleetStore::settle(transition, committed) finishes it once the ledger answered.
 struct CompletedRide {
     FleetStore::Transition transition;
     FareBreakdown fare;
     Tariff tariff;
 };
-CompletedRide completeRide(FleetStore &fleet, uint64_t id);
+CompletedRide beginCompleteRide(FleetStore &fleet, uint64_t id);
 
 } // namespace taxicore

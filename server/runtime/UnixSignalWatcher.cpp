@@ -38,6 +38,9 @@ UnixSignalWatcher::UnixSignalWatcher(QObject *parent)
     sigaction(SIGINT, &action, nullptr);
     // A client that vanishes mid-write must not kill the server.
     std::signal(SIGPIPE, SIG_IGN);
+    // A file-size limit (ulimit -f) reached by the ledger is a failed commit (503, nothing
+    // acknowledged), not a dead server. Ignored signals stay ignored in the worker processes.
+    std::signal(SIGXFSZ, SIG_IGN);
 }
 
 UnixSignalWatcher::~UnixSignalWatcher()
