@@ -116,6 +116,11 @@ QString ConsoleBackend::adminToken() const
     return m_host ? m_host->adminToken() : QString();
 }
 
+QString ConsoleBackend::deviceToken() const
+{
+    return m_host ? m_host->deviceToken() : QString();
+}
+
 QString ConsoleBackend::mode() const
 {
     return m_host ? taxicore::modeName(m_runtime.mode) : m_options.mode;

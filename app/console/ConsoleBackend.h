@@ -65,6 +65,8 @@ public:
     QString errorString() const { return m_error; }
     QUrl url() const;
     QString adminToken() const;
+    // The token car devices send with position reports (taxicore-bench gets it from the console).
+    QString deviceToken() const;
     QString mode() const;
     int carCount() const;
     qint64 requestsServed() const { return m_requests; }

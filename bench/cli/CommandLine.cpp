@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -45,6 +46,9 @@ std::optional<Nanoseconds> parseDuration(const std::string &text) {
 std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args,
                                             std::string &error) {
     CommandLine options;
+    // The environment, not the command line, keeps the token out of `ps` (the console uses it).
+    if (const char *token = std::getenv("TAXICORE_DEVICE_TOKEN"))
+        options.deviceToken = token;
     std::vector<std::string> positional;
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string flag = args[i];
@@ -130,11 +134,13 @@ std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args
             (flag == "--scenario" ? options.scenario
              : flag == "--json"   ? options.jsonFile
                                   : options.csvFile) = *text;
-        } else if (flag == "--record-to" || flag == "--record-token") {
+        } else if (flag == "--record-to" || flag == "--record-token" || flag == "--device-token") {
             const auto text = value();
             if (!text)
                 return std::nullopt;
-            (flag == "--record-to" ? options.recordTo : options.recordToken) = *text;
+            (flag == "--record-to"      ? options.recordTo
+             : flag == "--record-token" ? options.recordToken
+                                        : options.deviceToken) = *text;
         } else if (flag == "--http1.0") {
             options.http10 = true;
         } else if (flag == "--no-keepalive") {
@@ -189,7 +195,7 @@ std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options,
     else if (options.noKeepAlive)
         mode = HttpMode::ConnectionPerRequest;
     const RequestRenderer renderer(target.hostHeader, mode);
-    const std::shared_ptr<const RequestPlan> plan = scenario.makePlan(renderer);
+    const std::shared_ptr<const RequestPlan> plan = scenario.makePlan(renderer, options.deviceToken);
 
     std::vector<StagePlan> stages;
     for (const ScenarioStage &stage : scenario.stages) {
@@ -247,6 +253,9 @@ with --scenario only its host and port are used.
       --record-to URL   afterwards record the run's summary in the ledger of the TaxiCore
                         server at URL (POST /admin/v1/events, kind "benchmark")
       --record-token T  the admin token for --record-to (Authorization: Bearer T)
+      --device-token T  sent with the taxi scenarios' position reports (Authorization:
+                        Bearer T; default $TAXICORE_DEVICE_TOKEN); a trusted loopback
+                        client needs none
       --list-scenarios  list the scenarios and exit
   -h, --help            this text
   -v, --version         the version

@@ -30,6 +30,7 @@ struct CommandLine {
     std::string csvFile;
     std::string recordTo;    // a TaxiCore server that records the run in its ledger
     std::string recordToken; // its admin token, when the bench is not a trusted loopback client
+    std::string deviceToken; // sent with position reports; default $TAXICORE_DEVICE_TOKEN
     bool progress = false;
     bool listScenarios = false;
     bool help = false;

@@ -32,7 +32,9 @@ struct Scenario {
     Requests requests = Requests::Mix;
     std::vector<MixEntry> mix; // for Requests::Mix
 
-    std::shared_ptr<const RequestPlan> makePlan(const RequestRenderer &renderer) const;
+    // `deviceToken`: what the taxi plans send with position reports (empty: nothing).
+    std::shared_ptr<const RequestPlan> makePlan(const RequestRenderer &renderer,
+                                                const std::string &deviceToken = {}) const;
 };
 
 } // namespace taxicore::bench

@@ -4,10 +4,10 @@
 
 namespace taxicore::bench {
 
-TaxiPlan::TaxiPlan(Style style, RequestRenderer renderer, TaxiMixWeights weights)
+TaxiPlan::TaxiPlan(Style style, RequestRenderer renderer, TaxiMixWeights weights, std::string deviceToken)
     : m_style(style)
     , m_renderer(std::move(renderer))
-    , m_requests(m_renderer)
+    , m_requests(m_renderer, std::move(deviceToken))
     , m_weights(weights) {}
 
 std::unique_ptr<RequestSource> TaxiPlan::makeSource(uint32_t connectionIndex) const {

@@ -13,7 +13,7 @@ class TaxiPlan : public RequestPlan {
 public:
     enum class Style { Mix, SiegeCycle };
 
-    TaxiPlan(Style style, RequestRenderer renderer, TaxiMixWeights weights = {});
+    TaxiPlan(Style style, RequestRenderer renderer, TaxiMixWeights weights = {}, std::string deviceToken = {});
     // Sources and m_requests point into the plan: it must stay where it was made.
     TaxiPlan(const TaxiPlan &) = delete;
     TaxiPlan &operator=(const TaxiPlan &) = delete;

@@ -33,7 +33,8 @@ std::string TaxiRequests::positionUpdate(FastRandom &random) const {
     const std::string body = "{\"lat\":" + at.lat + ",\"lng\":" + at.lng +
                              ",\"heading\":" + std::to_string(random.integer(0, 359)) +
                              ",\"speed_kmh\":" + coordinate(random.between(0, kMaxSpeedKmh)) + "}";
-    return m_renderer.render("PUT", "/api/v1/cars/" + std::to_string(carId) + "/position", body);
+    return m_renderer.render("PUT", "/api/v1/cars/" + std::to_string(carId) + "/position", body,
+                             m_deviceAuthorization);
 }
 
 std::string TaxiRequests::nearby(FastRandom &random) const {

@@ -22,8 +22,12 @@ public:
     static constexpr int kNearbyRadiusMeters = 1000;
     static constexpr int kNearbyLimit = 20;
 
-    explicit TaxiRequests(const RequestRenderer &renderer)
-        : m_renderer(renderer) {}
+    // `deviceToken`: sent with each position report (the server wants the car's device token,
+    // or the admin token, unless the bench is a trusted loopback client); empty: none sent.
+    explicit TaxiRequests(const RequestRenderer &renderer, std::string deviceToken = {})
+        : m_renderer(renderer)
+        , m_deviceAuthorization(deviceToken.empty() ? std::string()
+                                                    : "Authorization: Bearer " + deviceToken + "\r\n") {}
 
     std::string positionUpdate(FastRandom &random) const;
     std::string nearby(FastRandom &random) const;
@@ -36,6 +40,7 @@ public:
 
 private:
     const RequestRenderer &m_renderer;
+    std::string m_deviceAuthorization; // a whole header line, or empty
 };
 
 } // namespace taxicore::bench

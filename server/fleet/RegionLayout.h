@@ -100,6 +100,7 @@ struct RateBucket {
 
 struct AccessBlock {
     char adminToken[kAdminTokenBytes]; // NUL-terminated
+    char deviceToken[kAdminTokenBytes]; // PUT /api/v1/cars/{id}/position; NUL-terminated
     uint32_t trustLoopback;
     double bookingRatePerMinute;
     double bookingBurst;

@@ -56,4 +56,19 @@ void requireOperator(const ApiRequest &request)
                           QStringLiteral("operator endpoints need Authorization: Bearer <admin token>"));
 }
 
+void requireDevice(const ApiRequest &request)
+{
+    const QByteArray token = bearerToken(request.authorization);
+    if (!token.isEmpty()) {
+        const QByteArray &device = operatorAccessPolicy().deviceToken;
+        if (!carriesAdminToken(request) && !(!device.isEmpty() && sameSecret(token, device)))
+            throwUnauthorized("invalid_device_token",
+                              QStringLiteral("the bearer token is neither the device token nor the admin token"));
+        return;
+    }
+    if (!isTrustedLoopback(request))
+        throwUnauthorized("device_token_required",
+                          QStringLiteral("position reports need Authorization: Bearer <device token>"));
+}
+
 } // namespace taxicore

@@ -9,6 +9,7 @@ namespace taxicore {
 struct OperatorAccessPolicy {
     QByteArray adminToken;    // empty: no token accepted (only trusted loopback clients)
     bool trustLoopback = true; // off when a reverse proxy on the same host makes everyone loopback
+    QByteArray deviceToken;    // car devices (position reports); empty: only the admin token
 };
 void setOperatorAccessPolicy(OperatorAccessPolicy policy);
 const OperatorAccessPolicy &operatorAccessPolicy();
@@ -22,6 +23,11 @@ bool carriesAdminToken(const ApiRequest &request);
 // trusted loopback client. No token otherwise → 401; a wrong token → 401 even from loopback
 // (both with `WWW-Authenticate: Bearer`).
 void requireOperator(const ApiRequest &request);
+
+// Car position reports (PUT /api/v1/cars/{id}/position): answered to a request with the device
+// token or the admin token, or without any token from a trusted loopback client. No token
+// otherwise → 401 device_token_required; any other token → 401 invalid_device_token.
+void requireDevice(const ApiRequest &request);
 
 // 401 with `WWW-Authenticate: Bearer` and {"error": code, "message": message}.
 [[noreturn]] void throwUnauthorized(const char *code, const QString &message);

@@ -90,6 +90,8 @@ void TaxiApi::registerRoutes(Router &router)
 
 ApiResponse TaxiApi::putPosition(const ApiRequest &request)
 {
+    // A report moves the car and can mark its booking arriving: only the car's device (issue 15).
+    requireDevice(request);
     const auto id = pathId(request, 0, "car");
     const PositionReport report = readPositionReport(readJsonObject(request));
     if (id > uint64_t(m_fleet.carCount()))

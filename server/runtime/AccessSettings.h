@@ -10,6 +10,7 @@ namespace taxicore {
 // its workers (which are started without them on their command line: no token in `ps`).
 struct AccessSettings {
     QByteArray adminToken;
+    QByteArray deviceToken; // car devices' bearer token for position reports
     bool trustLoopback = true;
     double bookingRatePerMinute = 60;
     double bookingBurst = 20;

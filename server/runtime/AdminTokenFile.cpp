@@ -8,13 +8,16 @@
 
 namespace taxicore {
 
-QString loadOrCreateAdminToken(const QString &dataDir, QString &error)
+namespace {
+
+// `what` names the token in messages ("admin token", "device token").
+QString loadOrCreateToken(const QString &dataDir, const QString &fileName, const char *what, QString &error)
 {
-    const QString path = QDir(dataDir).filePath(QStringLiteral("admin-token"));
+    const QString path = QDir(dataDir).filePath(fileName);
     QFile existing(path);
     if (existing.exists()) {
         if (!existing.open(QIODevice::ReadOnly)) {
-            error = QStringLiteral("cannot read the admin token %1: %2").arg(path, existing.errorString());
+            error = QStringLiteral("cannot read the %1 %2: %3").arg(QLatin1StringView(what), path, existing.errorString());
             return {};
         }
         const QString token = QString::fromLatin1(existing.readAll().trimmed());
@@ -32,10 +35,22 @@ QString loadOrCreateAdminToken(const QString &dataDir, QString &error)
     if (!file.open(QIODevice::WriteOnly)
         || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
         || file.write(token + '\n') != token.size() + 1 || !file.commit()) {
-        error = QStringLiteral("cannot write the admin token %1: %2").arg(path, file.errorString());
+        error = QStringLiteral("cannot write the %1 %2: %3").arg(QLatin1StringView(what), path, file.errorString());
         return {};
     }
     return QString::fromLatin1(token);
+}
+
+} // namespace
+
+QString loadOrCreateAdminToken(const QString &dataDir, QString &error)
+{
+    return loadOrCreateToken(dataDir, QStringLiteral("admin-token"), "admin token", error);
+}
+
+QString loadOrCreateDeviceToken(const QString &dataDir, QString &error)
+{
+    return loadOrCreateToken(dataDir, QStringLiteral("device-token"), "device token", error);
 }
 
 } // namespace taxicore

@@ -9,5 +9,7 @@ namespace taxicore {
 // restart with the same data directory keeps the token operators already have.
 // Empty with `error` set when the file cannot be read or written.
 QString loadOrCreateAdminToken(const QString &dataDir, QString &error);
+// The same for the car devices' token, DATA_DIR/device-token.
+QString loadOrCreateDeviceToken(const QString &dataDir, QString &error);
 
 } // namespace taxicore

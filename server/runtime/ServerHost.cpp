@@ -148,11 +148,16 @@ bool ServerHost::setUpOperatorAccess(QString &error)
         m_adminToken = loadOrCreateAdminToken(m_ledger->options().dataDir, error);
     if (m_adminToken.isEmpty())
         return false;
+    m_deviceToken = m_options.deviceToken;
+    if (m_deviceToken.isEmpty())
+        m_deviceToken = loadOrCreateDeviceToken(m_ledger->options().dataDir, error);
+    if (m_deviceToken.isEmpty())
+        return false;
     // Workers read the same policy from the region (WorkerMain), so every process checks alike.
     publishAccessSettings(m_fleet->control().access,
-                          {m_adminToken.toLatin1(), m_options.trustLoopback, m_options.bookingRatePerMinute,
-                           double(m_options.bookingBurst)});
-    setOperatorAccessPolicy({m_adminToken.toLatin1(), m_options.trustLoopback});
+                          {m_adminToken.toLatin1(), m_deviceToken.toLatin1(), m_options.trustLoopback,
+                           m_options.bookingRatePerMinute, double(m_options.bookingBurst)});
+    setOperatorAccessPolicy({m_adminToken.toLatin1(), m_options.trustLoopback, m_deviceToken.toLatin1()});
     return true;
 }
 

@@ -56,6 +56,8 @@ public:
     double demandRate() const;
     // The bearer token of /admin/* (from --admin-token, or DATA_DIR/admin-token); empty before start().
     QString adminToken() const { return m_adminToken; }
+    // The bearer token of car position reports (--device-token, or DATA_DIR/device-token).
+    QString deviceToken() const { return m_deviceToken; }
     // This process's ledger (null before start()): the console reads reports and records events.
     Ledger *ledger() const { return m_ledger.get(); }
 
@@ -79,6 +81,7 @@ private:
     std::unique_ptr<RuntimeController> m_controller;
     QUrl m_url;
     QString m_adminToken;
+    QString m_deviceToken;
 };
 
 } // namespace taxicore

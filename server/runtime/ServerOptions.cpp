@@ -93,6 +93,9 @@ void addServerOptions(QCommandLineParser &parser)
         {QStringLiteral("admin-token"),
          QStringLiteral("Bearer token for /admin/* (default: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token)."),
          QStringLiteral("token")},
+        {QStringLiteral("device-token"),
+         QStringLiteral("Bearer token of car position reports (default: $TAXICORE_DEVICE_TOKEN, else DATA_DIR/device-token)."),
+         QStringLiteral("token")},
         {QStringLiteral("trust-loopback"),
          QStringLiteral("on: loopback clients need no admin token and are not rate limited; off behind a local reverse proxy (default on)."),
          QStringLiteral("on|off"), QStringLiteral("on")},
@@ -127,7 +130,8 @@ bool readInt(const QCommandLineParser &parser, const char *name, int min, int ma
 
 namespace {
 
-// --admin-token, --trust-loopback, --booking-rate, --booking-burst (issue 9: operator access).
+// --admin-token, --device-token, --trust-loopback, --booking-rate, --booking-burst (issue 9:
+// operator access; issue 15: device token).
 bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error)
 {
     options.adminToken = parser.value(QStringLiteral("admin-token"));
@@ -136,6 +140,13 @@ bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options,
     static const QRegularExpression tokenChars(QStringLiteral("^[A-Za-z0-9._~+/=-]{16,128}$"));
     if (!options.adminToken.isEmpty() && !tokenChars.match(options.adminToken).hasMatch()) {
         error = QStringLiteral("--admin-token must be 16 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -");
+        return false;
+    }
+    options.deviceToken = parser.value(QStringLiteral("device-token"));
+    if (options.deviceToken.isEmpty())
+        options.deviceToken = qEnvironmentVariable("TAXICORE_DEVICE_TOKEN");
+    if (!options.deviceToken.isEmpty() && !tokenChars.match(options.deviceToken).hasMatch()) {
+        error = QStringLiteral("--device-token must be 16 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -");
         return false;
     }
     const QString trust = parser.value(QStringLiteral("trust-loopback"));

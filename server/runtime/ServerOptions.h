@@ -31,6 +31,7 @@ struct ServerOptions {
     double demandRatePerMinute = 0;  // --demand-rate: generated rides per minute, 0 = off
     ConnectionLimits limits;         // --max-request-line ... --max-connections (README: "Limits")
     QString adminToken;        // empty: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token (made at first start)
+    QString deviceToken;       // empty: $TAXICORE_DEVICE_TOKEN, else DATA_DIR/device-token (made at first start)
     bool trustLoopback = true; // loopback clients are operators without a token, and not rate limited
     double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
     int bookingBurst = 20;

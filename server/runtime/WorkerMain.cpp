@@ -50,7 +50,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     }
     FleetStore fleet(*region);
     const AccessSettings access = readAccessSettings(fleet.control().access);
-    setOperatorAccessPolicy({access.adminToken, access.trustLoopback});
+    setOperatorAccessPolicy({access.adminToken, access.trustLoopback, access.deviceToken});
     std::shared_ptr<const city::City> city;
     if (!cityPath.isEmpty()) {
         city::CityLoadResult loaded = city::City::load(cityPath);

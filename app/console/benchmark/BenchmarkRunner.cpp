@@ -110,6 +110,12 @@ bool BenchmarkRunner::startUrl(const QString &url, const QString &scenario, int 
     m_elapsed = 0;
     m_gotResult = false;
     m_mode = m_backend ? m_backend->mode() : QString();
+    // The taxi scenarios report car positions: they carry the server's device token, passed in
+    // the environment so it never shows in `ps`.
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    if (m_backend && !m_backend->deviceToken().isEmpty())
+        environment.insert(QStringLiteral("TAXICORE_DEVICE_TOKEN"), m_backend->deviceToken());
+    m_process.setProcessEnvironment(environment);
     m_process.start(benchProgram(), args);
     Q_EMIT runningChanged();
     return true;
