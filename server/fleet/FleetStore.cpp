@@ -169,18 +169,7 @@ std::optional<CarSnapshot> FleetStore::car(int id) const
 
 void FleetStore::writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved)
 {
-    uint32_t seq = slot.seq.load(std::memory_order_relaxed);
-    for (int spins = 0;; ++spins) {
-        if ((seq & 1) == 0 && slot.seq.compare_exchange_weak(seq, seq + 1, std::memory_order_acq_rel))
-            break;
-        if ((seq & 1) != 0 && spins > kSpinsBeforeSteal
-            && slot.seq.compare_exchange_strong(seq, seq + 2, std::memory_order_acq_rel)) {
-            seq += 1; // took over an update abandoned by a dead writer; seq + 2 is odd
-            break;
-        }
-        cpuRelax();
-        seq = slot.seq.load(std::memory_order_relaxed);
-    }
+    const uint32_t seq = beginSeqlockWrite(slot.seq) - 1; // the update ends at seq + 2 (even)
     std::atomic_thread_fence(std::memory_order_release);
     if (moved) {
         const LatLng previous{slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};

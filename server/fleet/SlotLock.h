@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <signal.h>
 #include <thread>
@@ -8,8 +9,14 @@
 
 namespace taxicore {
 
-// Spins before a lock or seqlock is presumed abandoned by a process that died inside it.
+// Spins before a lock whose owner's pid is gone is presumed abandoned by a process that died in it.
 inline constexpr int kSpinsBeforeSteal = 1 << 20;
+// Real time a seqlock writer waits for another writer's update before presuming that writer died
+// inside it. Real time, not spins: a live writer preempted mid-update on a loaded machine can
+// stay there for many milliseconds (the readers wait by real time too, FleetStore::readCar).
+inline constexpr std::chrono::milliseconds kSeqlockWriterGiveUp{1000};
+// Spins before the clock is read at all (the common wait is a few dozen nanoseconds).
+inline constexpr int kSeqlockSpinsBeforeClock = 1000;
 
 inline void cpuRelax()
 {
@@ -18,6 +25,37 @@ inline void cpuRelax()
 #else
     std::this_thread::yield();
 #endif
+}
+
+// Enters a seqlock update: makes `seq` odd and returns that odd value (the update ends by storing
+// it + 1, release). Waits while another writer is inside; after kSeqlockWriterGiveUp of real time
+// without that writer finishing, takes the update over (its process died mid-update).
+inline uint32_t beginSeqlockWrite(std::atomic<uint32_t> &seq)
+{
+    uint32_t current = seq.load(std::memory_order_relaxed);
+    uint32_t waitingFor = 0; // the odd value of the update we wait on (never 0)
+    std::chrono::steady_clock::time_point giveUpAt{};
+    for (int spins = 0;; ++spins) {
+        if ((current & 1) == 0) {
+            if (seq.compare_exchange_weak(current, current + 1, std::memory_order_acq_rel))
+                return current + 1;
+            continue; // `current` holds what the compare saw
+        }
+        if (spins < kSeqlockSpinsBeforeClock) {
+            cpuRelax();
+        } else {
+            const auto now = std::chrono::steady_clock::now();
+            if (current != waitingFor) { // another update than before: it gets the whole wait
+                waitingFor = current;
+                giveUpAt = now + kSeqlockWriterGiveUp;
+            } else if (now >= giveUpAt
+                       && seq.compare_exchange_strong(current, current + 2, std::memory_order_acq_rel)) {
+                return current + 2; // odd: the abandoned update is ours now
+            }
+            std::this_thread::yield();
+        }
+        current = seq.load(std::memory_order_relaxed);
+    }
 }
 
 // Cross-process spinlock holding the owner's pid, so a lock left by a crashed process is taken

@@ -57,8 +57,16 @@ HttpService::HttpService(const Router &router, ConnectionGuard &guard, MetricsRe
     , m_router(router)
     , m_guard(guard)
     , m_metrics(metrics)
+    , m_gate(std::make_shared<ReplyGate>())
 {
+    m_gate->service = this;
     bind(&guard);
+}
+
+HttpService::~HttpService()
+{
+    std::lock_guard lock(m_gate->mutex);
+    m_gate->service = nullptr;
 }
 
 ApiResponse HttpService::run(int routeIndex, const ApiRequest &request) const
@@ -115,18 +123,25 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     const int routeIndex = match.route->id - 1;
     ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params));
     // The answer may come from a pool thread or a ledger commit, after the socket is gone
-    // (the Qt 6.4 QFuture crash, docs/QT64.md §2): it goes back by QPointer, on our thread.
+    // (the Qt 6.4 QFuture crash, docs/QT64.md §2): it goes back by QPointer, on our thread. It
+    // may even come after this service is gone (a commit finishing at shutdown): the gate, not
+    // `this`, is what it holds, and a closed gate drops it. A reply queued to our thread before
+    // the gate closed is removed with the service's other posted events.
     QPointer<QTcpSocket> target(socket);
-    copy.reply = std::make_shared<const DeferredReply>([this, target, sequence, finish](const ApiResponse &response) {
+    copy.reply = std::make_shared<const DeferredReply>([gate = m_gate, target, sequence, finish](const ApiResponse &response) {
+        std::lock_guard lock(gate->mutex);
+        HttpService *service = gate->service;
+        if (!service)
+            return;
         Answer answer = finish(response);
-        if (QThread::currentThread() == thread()) {
+        if (QThread::currentThread() == service->thread()) {
             if (target)
-                deliver(target, sequence, std::move(answer));
+                service->deliver(target, sequence, std::move(answer));
             return;
         }
-        QMetaObject::invokeMethod(this, [this, target, sequence, answer = std::move(answer)]() mutable {
+        QMetaObject::invokeMethod(service, [service, target, sequence, answer = std::move(answer)]() mutable {
             if (target)
-                deliver(target, sequence, std::move(answer));
+                service->deliver(target, sequence, std::move(answer));
         }, Qt::QueuedConnection);
     });
     if (!m_pool) {

@@ -4,6 +4,8 @@
 
 #include <QAbstractHttpServer>
 #include <QPointer>
+#include <memory>
+#include <mutex>
 
 class QThreadPool;
 
@@ -23,6 +25,9 @@ class HttpService : public QAbstractHttpServer {
 public:
     HttpService(const Router &router, ConnectionGuard &guard, MetricsRecorder &metrics,
                 QObject *parent = nullptr);
+    // Closes the reply gate first: a deferred reply that comes later (a ledger commit finishing
+    // while the server shuts down) is dropped instead of reaching a destroyed service.
+    ~HttpService() override;
 
     void setThreadPool(QThreadPool *pool) { m_pool = pool; }
 
@@ -39,6 +44,14 @@ private:
     ConnectionGuard &m_guard;
     MetricsRecorder &m_metrics;
     QThreadPool *m_pool = nullptr;
+
+    // What deferred replies hold instead of `this`: open while the service lives. A reply runs
+    // with the mutex held, so the destructor waits for one in progress and then shuts the gate.
+    struct ReplyGate {
+        std::mutex mutex;
+        HttpService *service; // null once the service is being destroyed
+    };
+    std::shared_ptr<ReplyGate> m_gate;
 };
 
 } // namespace taxicore

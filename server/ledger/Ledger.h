@@ -40,6 +40,11 @@ public:
     bool appendAndWait(LedgerRecord record, QString *error = nullptr,
                        int timeoutMs = kDefaultWaitMs);
 
+    // Blocks until everything appended so far is committed (or failed) and its callback ran, at
+    // most `timeoutMs`; false on timeout. A server calls it before tearing down what its callbacks
+    // use (the HTTP stack their replies go to). Not from a callback.
+    bool waitUntilIdle(int timeoutMs) { return m_writer.waitUntilIdle(timeoutMs); }
+
     const LedgerReader &reader() const { return m_reader; }
     LedgerStats stats() const { return m_writer.stats(); }
     QString filePath() const { return m_file; }

@@ -41,6 +41,7 @@ void LedgerBatchWriter::append(LedgerRecord record, Done done) {
         std::lock_guard lock(m_mutex);
         if (m_accepting && m_queue.size() < std::size_t(std::max(1, m_options.maxQueuedRecords))) {
             m_queue.push_back(Pending{std::move(record), std::move(done)});
+            ++m_queuedTotal;
             m_wake.notify_one();
             return;
         }
@@ -54,6 +55,13 @@ void LedgerBatchWriter::append(LedgerRecord record, Done done) {
     ++m_failed;
     if (done)
         done(false, refused);
+}
+
+bool LedgerBatchWriter::waitUntilIdle(int timeoutMs) {
+    std::unique_lock lock(m_mutex);
+    const quint64 target = m_queuedTotal;
+    return m_idle.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                           [this, target] { return m_settledTotal >= target; });
 }
 
 LedgerStats LedgerBatchWriter::stats() const {
@@ -89,7 +97,12 @@ void LedgerBatchWriter::run(std::promise<QString> started) {
     if (!error.isEmpty())
         return;
     while (waitForWork()) {
-        commitBatch(connection, *writer);
+        const std::size_t settled = commitBatch(connection, *writer);
+        {
+            std::lock_guard lock(m_mutex);
+            m_settledTotal += settled;
+        }
+        m_idle.notify_all();
         checkpointIfDue(connection);
         m_busyRetriesSeen = m_busyRetries;
     }
@@ -114,13 +127,13 @@ bool LedgerBatchWriter::waitForWork() {
     return !m_queue.empty();
 }
 
-void LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer) {
+std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer) {
     std::vector<Pending> batch;
     QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
     if (!error.isEmpty()) {
         takeQueued(batch);
         finish(batch, false, error);
-        return;
+        return batch.size();
     }
     QElapsedTimer fed;
     fed.start();
@@ -147,6 +160,7 @@ void LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWr
         ++m_transactions;
         finish(batch, true, {});
     }
+    return batch.size();
 }
 
 // The slow path after a failed statement: each record in its own transaction, its own verdict.

@@ -37,6 +37,9 @@ public:
     // empty.
     QString start();
     void append(LedgerRecord record, Done done);
+    // Blocks until every record appended so far is committed or failed and its callback has run,
+    // at most `timeoutMs`; false on timeout. Not from a callback (it would wait for itself).
+    bool waitUntilIdle(int timeoutMs);
     LedgerStats stats() const;
 
 private:
@@ -48,7 +51,8 @@ private:
     void run(std::promise<QString> started);
     QString openFile(LedgerConnection &connection);
     bool waitForWork();
-    void commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer);
+    // Returns how many records it took (each has had its callback run).
+    std::size_t commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer);
     void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer,
                         std::vector<Pending> &batch);
     std::size_t takeQueued(std::vector<Pending> &batch);
@@ -61,7 +65,10 @@ private:
     const LedgerOptions m_options;
     std::mutex m_mutex;
     std::condition_variable m_wake;
+    std::condition_variable m_idle; // signalled after each batch's callbacks ran
     std::deque<Pending> m_queue;
+    quint64 m_queuedTotal = 0;  // records ever queued (guarded by m_mutex)
+    quint64 m_settledTotal = 0; // of those, how many had their callback run (guarded by m_mutex)
     bool m_accepting = false;
     bool m_stopping = false;
     std::thread m_thread;

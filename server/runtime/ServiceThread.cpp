@@ -3,6 +3,7 @@
 #include "fleet/FleetStore.h"
 #include "http/ConnectionGuard.h"
 #include "http/HttpService.h"
+#include "ledger/Ledger.h"
 #include "runtime/ConnectionDispatcher.h"
 #include "runtime/ListenerGroup.h"
 #include "runtime/ServiceStack.h"
@@ -17,6 +18,8 @@ namespace taxicore {
 
 namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(10);
+// At shutdown, how long the ledger may take to answer the records already appended.
+constexpr int kLedgerIdleWaitMs = 5000;
 enum SlotState : uint32_t { Serving = 2, Exited = 4 };
 } // namespace
 
@@ -80,6 +83,9 @@ void ServiceThread::run()
     m_stopTarget = nullptr;
     m_guard = nullptr;
     pool.waitForDone();
+    // Commits still in flight reply through the stack: let them finish while it exists.
+    if (m_ledger)
+        m_ledger->waitUntilIdle(kLedgerIdleWaitMs);
     slot.state.store(Exited, std::memory_order_relaxed);
 }
 

@@ -26,6 +26,8 @@ constexpr int kRegionFd = 3;
 constexpr int kChannelFd = 4;
 constexpr int kHeartbeatMs = 100;
 constexpr int kDrainTimeoutMs = 10'000;
+// At exit, how long the ledger may take to answer the records already appended.
+constexpr int kLedgerIdleWaitMs = 5000;
 // A worker with this many open connections declines more; the primary offers them elsewhere.
 constexpr int kMaxConnectionsPerWorker = 15'000;
 enum SlotState : uint32_t { Serving = 2, Draining = 3, Exited = 4 };
@@ -139,6 +141,9 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     slot.heartbeatMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(Serving, std::memory_order_release);
     const int code = QCoreApplication::exec();
+    // Commits still in flight reply through the stack: let them finish while it exists (the
+    // ledger outlives it, and its destructor would run their callbacks after the stack is gone).
+    ledger.ledger->waitUntilIdle(kLedgerIdleWaitMs);
     slot.state.store(Exited, std::memory_order_relaxed);
     return code;
 }

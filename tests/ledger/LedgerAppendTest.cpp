@@ -26,6 +26,7 @@ private slots:
     void tripCompletesBookingAndKeepsFareBreakdown();
     void eventsRoundTrip();
     void closingCommitsEverythingQueued();
+    void waitUntilIdleReturnsAfterEveryCallbackRan();
     void overloadFailsFastInsteadOfQueueingForever();
     void walStaysBoundedUnderSustainedWrites();
 };
@@ -220,6 +221,25 @@ void LedgerAppendTest::closingCommitsEverythingQueued() {
     QCOMPARE(committed.load(), 3000);
     RawConnection raw(QDir(dir.path()).filePath(QStringLiteral("ledger.sqlite")));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), 3000);
+}
+
+// What a server does before tearing down what its callbacks use (issue 15 item 9): once
+// waitUntilIdle returns true, every callback of what was appended before has run and returned.
+void LedgerAppendTest::waitUntilIdleReturnsAfterEveryCallbackRan() {
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    std::atomic<int> finished{0};
+    constexpr int kRecords = 500;
+    for (quint64 id = 1; id <= kRecords; ++id)
+        opened.ledger->append(booking(id), [&](bool, const QString &) {
+            if (finished.load() % 100 == 0)
+                QThread::msleep(20); // a slow callback: the wait must cover it too
+            ++finished;
+        });
+    QVERIFY(opened.ledger->waitUntilIdle(60000));
+    QCOMPARE(finished.load(), kRecords);
+    QVERIFY(opened.ledger->waitUntilIdle(0)); // nothing pending: at once
 }
 
 void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever() {
