@@ -126,7 +126,7 @@ struct ControlBlock {
     // One change at a time (RuntimeMailbox): the mailbox is busy until the asker of the newest
     // request took its answer or withdrew (collectedSequence), or until requestDeadlineMs passed.
     std::atomic<uint64_t> collectedSequence;
-    int64_t requestDeadlineMs;
+    int64_t requestDeadlineMs; // FleetStore::monotonicMs()
     int32_t requestMode, requestWorkers, requestThreads, requestPolicy; // -1 = unchanged
     uint64_t replySequence;                                             // the request answered
     int32_t replyMode, replyWorkers, replyThreads, replyPolicy;         // what it put in force

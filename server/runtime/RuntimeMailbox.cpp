@@ -42,7 +42,7 @@ RuntimeMailbox::Answer RuntimeMailbox::ask(const RuntimeSettings &wanted, int ti
         SlotLock lock(m_control.mailboxLock);
         const uint64_t last = m_control.requestSequence.load(std::memory_order_acquire);
         const bool taken = m_control.collectedSequence.load(std::memory_order_acquire) != last;
-        if (taken && FleetStore::nowMs() <= m_control.requestDeadlineMs) {
+        if (taken && FleetStore::monotonicMs() <= m_control.requestDeadlineMs) {
             Answer busy;
             busy.busy = true;
             return busy;
@@ -51,7 +51,7 @@ RuntimeMailbox::Answer RuntimeMailbox::ask(const RuntimeSettings &wanted, int ti
         m_control.requestWorkers = wanted.workers;
         m_control.requestThreads = wanted.threads;
         m_control.requestPolicy = int32_t(wanted.policy);
-        m_control.requestDeadlineMs = FleetStore::nowMs() + timeoutMs + kAbandonedAfterMs;
+        m_control.requestDeadlineMs = FleetStore::monotonicMs() + timeoutMs + kAbandonedAfterMs;
         mine = last + 1;
         m_control.requestSequence.store(mine, std::memory_order_release);
     }
