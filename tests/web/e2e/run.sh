@@ -18,6 +18,8 @@ if [ ! -f "$here/node_modules/playwright-core/package.json" ]; then
 fi
 
 pids=""
+# Each server its own data directory: one server owns a directory (DATA_DIR/server.lock).
+data=$(mktemp -d)
 cleanup() {
   for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in $pids; do
@@ -25,6 +27,7 @@ cleanup() {
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     kill -KILL "$pid" 2>/dev/null || true
   done
+  rm -rf "$data"
 }
 trap cleanup EXIT INT TERM
 
@@ -32,7 +35,7 @@ trap cleanup EXIT INT TERM
 start_server() {
   name=$1; shift
   out="$artifacts/server-$name.log"
-  "$server_bin" --host 127.0.0.1 --port 0 "$@" >"$out" 2>&1 &
+  "$server_bin" --host 127.0.0.1 --port 0 --data-dir "$data/$name" "$@" >"$out" 2>&1 &
   pid=$!
   pids="$pids $pid"
   i=0
