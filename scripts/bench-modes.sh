@@ -34,7 +34,10 @@ run_config() {
   local config=$1 mode=${1%%:*} policy=round-robin log url pid
   [[ $config == *:* ]] && policy=${config#*:}
   log=$(mktemp)
-  "$bin" --port 0 --mode "$mode" --policy "$policy" --cars 500 >"$log" 2>&1 &
+  # A data directory of its own: the user's default one may be held by a running server
+  # (one server per data directory) or hold bookings this run must not add to.
+  data=$(mktemp -d)
+  "$bin" --port 0 --mode "$mode" --policy "$policy" --cars 500 --data-dir "$data" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q '^listening on' "$log" && break; sleep 0.1; done
   url=$(awk '/^listening on/ {print $3; exit}' "$log")
@@ -48,7 +51,7 @@ run_config() {
   for w in $(pgrep -P "$pid" || true); do mem="$mem, worker $(rss_mb "$w") MB"; done
   echo "$config: $mem" >>"$out/modes-memory.txt"
   kill -TERM "$pid"; timeout 15 tail --pid="$pid" -f /dev/null || kill -KILL "$pid"
-  rm -f "$log"
+  rm -rf "$log" "$data"
 }
 
 : >"$out/modes-memory.txt"

@@ -5,8 +5,8 @@
 # with the GUI thread's CPU time per second (from --report-fps).
 set -euo pipefail
 BIN=${1:-build/bin}; CARS=${2:-10000}; SECS=${3:-20}
-OUT=$(mktemp); CONF=$(mktemp -d)
-XDG_CONFIG_HOME=$CONF timeout $((SECS + 40)) xvfb-run -a -s "-screen 0 1280x800x24" \
+OUT=$(mktemp); CONF=$(mktemp -d)  # private settings and data directory (ledger, lock)
+XDG_CONFIG_HOME=$CONF XDG_DATA_HOME=$CONF/data timeout $((SECS + 40)) xvfb-run -a -s "-screen 0 1280x800x24" \
   "$BIN/taxicore" --port 0 --cars "$CARS" --report-fps --quit-after-ms $(((SECS + 6) * 1000)) >"$OUT" 2>/dev/null &
 RUNNER=$!
 PID=""
