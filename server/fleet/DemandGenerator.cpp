@@ -74,7 +74,7 @@ void DemandGenerator::bookOne()
     m_rides.push_back({id, -1});
     if (m_ledger) {
         // As for the API: a booking that cannot be recorded durably does not stand.
-        m_ledger->append(bookingRecord(booked.booking), [fleet = &m_fleet, id](bool committed, const QString &) {
+        m_ledger->append(bookingRecord(booked.booking, price.kept), [fleet = &m_fleet, id](bool committed, const QString &) {
             if (!committed)
                 fleet->cancel(id);
         });

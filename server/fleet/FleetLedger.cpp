@@ -3,9 +3,11 @@
 #include "fleet/FleetStore.h"
 #include "ledger/LedgerReader.h"
 
+#include <algorithm>
+
 namespace taxicore {
 
-BookingRecord bookingRecord(const BookingSnapshot &b)
+BookingRecord bookingRecord(const BookingSnapshot &b, const BookingPrice &price)
 {
     BookingRecord r;
     r.bookingId = b.id;
@@ -18,6 +20,28 @@ BookingRecord bookingRecord(const BookingSnapshot &b)
     r.createdMs = b.createdMs;
     r.atMs = b.createdMs;
     r.riderTokenHash = b.riderTokenHash;
+    r.surge = price.surge;
+    if (price.hasQuote) {
+        const FareBreakdown &q = price.quote;
+        r.quote = LedgerQuote{{q.base, q.distanceCharge, q.timeCharge, q.minimum, q.surge, q.total, {}},
+                              price.quotedDistanceM,
+                              price.quotedDurationS};
+    }
+    return r;
+}
+
+ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &b, LatLng carAt, double odometerM)
+{
+    ProgressRecord r;
+    r.bookingId = b.id;
+    r.progress.atMs = FleetStore::nowMs();
+    r.progress.carAt = {carAt.lat, carAt.lng};
+    if (b.hasDestination)
+        r.progress.destination = LedgerPoint{b.destination.lat, b.destination.lng};
+    if (b.state == BookingState::OnTrip) {
+        r.progress.tripDistanceM = std::max(0.0, odometerM - b.startOdometerM);
+        r.progress.tripElapsedS = std::max(0.0, fleet.simulatedSeconds(b.pickupMs, r.progress.atMs));
+    }
     return r;
 }
 
@@ -80,8 +104,30 @@ int restoreFromLedger(FleetStore &fleet, const LedgerReader &reader, QString &er
         b.riderTokenHash = r.riderTokenHash; // the same rider keeps the booking after a restart
         if (b.state == BookingState::OnTrip)
             b.pickupMs = r.atMs;
-        if (fleet.restoreBooking(b))
-            ++restored;
+        TripProgress progress;
+        if (r.progress) {
+            progress.valid = true;
+            progress.carAt = {r.progress->carAt.lat, r.progress->carAt.lng};
+            progress.hasDestination = r.progress->destination.has_value();
+            if (r.progress->destination)
+                progress.destination = {r.progress->destination->lat, r.progress->destination->lng};
+            progress.tripDistanceM = r.progress->tripDistanceM;
+            progress.tripElapsedS = r.progress->tripElapsedS;
+        }
+        if (!fleet.restoreBooking(b, progress))
+            continue;
+        ++restored;
+        // Its fare: the quote it was answered, or metered with the surge it was booked at.
+        BookingPrice price;
+        price.surge = r.surge.value_or(1.0);
+        if (r.quote) {
+            const LedgerFare &q = r.quote->fare;
+            price.hasQuote = true;
+            price.quotedDistanceM = r.quote->distanceM;
+            price.quotedDurationS = r.quote->durationS;
+            price.quote = {q.base, q.distanceCharge, q.timeCharge, q.minimum, price.surge, q.total};
+        }
+        PricingBoard(fleet.pricing()).recordBookingPrice(b.id, price);
     }
     return restored;
 }

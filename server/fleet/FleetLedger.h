@@ -2,6 +2,7 @@
 
 #include "fleet/FleetTypes.h"
 #include "ledger/LedgerRecords.h"
+#include "pricing/PricingBoard.h"
 #include "pricing/Tariff.h"
 
 #include <QString>
@@ -12,12 +13,18 @@ class FleetStore;
 class LedgerReader;
 
 // How the fleet's bookings and trips are written to the ledger, and read back after a restart.
-BookingRecord bookingRecord(const BookingSnapshot &booking);
+// A new booking with the price it was booked at (surge, and the quote with a drop-off): what a
+// restart gives back to it, so its fare stays the same.
+BookingRecord bookingRecord(const BookingSnapshot &booking, const BookingPrice &price);
 TransitionRecord transitionRecord(const BookingSnapshot &booking);
+// A checkpoint of an open booking's ride: its car at `carAt`, `odometerM` on the car's odometer now.
+ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &booking, LatLng carAt,
+                              double odometerM);
 TripRecord tripRecord(const BookingSnapshot &booking, const FareBreakdown &fare, const Tariff &tariff);
 
-// Puts every booking the ledger has as open back into the fleet (its car reserved again) and
-// continues booking ids after the largest one recorded. Returns how many were restored, or -1
+// Puts every booking the ledger has as open back into the fleet (its car reserved again, where it
+// was checkpointed, with the price it was booked at) and continues booking ids after the largest
+// one recorded. Returns how many were restored, or -1
 // with `error` set.
 int restoreFromLedger(FleetStore &fleet, const LedgerReader &reader, QString &error);
 

@@ -72,6 +72,32 @@ void FleetSimulator::recordIfArrived(uint64_t bookingId)
         m_ledger->append(transitionRecord(*booking));
 }
 
+void FleetSimulator::checkpointProgress()
+{
+    const int64_t now = FleetStore::nowMs();
+    if (!m_ledger || now - m_lastCheckpointMs < kCheckpointIntervalMs)
+        return;
+    m_lastCheckpointMs = now;
+    const int count = m_fleet.carCount();
+    if (int(m_checkpointedAt.size()) < count)
+        m_checkpointedAt.resize(std::size_t(count));
+    for (int id = 1; id <= count; ++id) {
+        const auto car = m_fleet.car(id);
+        if (!car || car->bookingId == 0)
+            continue;
+        const auto booking = m_fleet.booking(car->bookingId);
+        if (!booking || booking->carId != id)
+            continue;
+        LatLng &last = m_checkpointedAt[std::size_t(id - 1)];
+        // A car waiting for its rider has nothing new to say; a trip's time on board always has.
+        const bool moved = geo::distanceM(last, car->position) > 0.5;
+        if (booking->state == BookingState::OnTrip || (booking->state == BookingState::Assigned && moved)) {
+            m_ledger->append(progressRecord(m_fleet, *booking, car->position, car->odometerM));
+            last = car->position;
+        }
+    }
+}
+
 void FleetSimulator::start()
 {
     m_timer.start();
@@ -172,6 +198,7 @@ void FleetSimulator::step(double seconds)
         m_sinceSurgeS = 0;
     }
     m_demand->step(seconds / m_speedFactor, seconds);
+    checkpointProgress();
 }
 
 } // namespace taxicore

@@ -32,6 +32,9 @@ public:
     static constexpr int kTickMs = 200;
     static constexpr double kStraightLineSpeedKmh = 30.0;
     static constexpr double kSurgeIntervalS = 1.0; // simulated seconds between surge updates
+    // Real milliseconds between progress checkpoints of the open bookings (what a restart resumes
+    // from): at most this much of a ride is driven again after a kill -9.
+    static constexpr int64_t kCheckpointIntervalMs = 1000;
 
     FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed,
                    double speedFactor, QObject *parent = nullptr);
@@ -61,6 +64,8 @@ private:
     void advance(int id, const CarSnapshot &car, Plan &plan, double seconds);
     // The booking became arriving while its car drove: record it like the API's moves.
     void recordIfArrived(uint64_t bookingId);
+    // Every kCheckpointIntervalMs, records where each moving or on-trip booking's ride stands.
+    void checkpointProgress();
 
     FleetStore &m_fleet;
     std::shared_ptr<const city::City> m_city;
@@ -70,6 +75,8 @@ private:
     Ledger *m_ledger = nullptr;
     std::unique_ptr<SurgePublisher> m_surge;
     double m_sinceSurgeS = 0;
+    int64_t m_lastCheckpointMs = 0;
+    std::vector<LatLng> m_checkpointedAt; // per car: where its last checkpoint had it
     std::unique_ptr<DemandGenerator> m_demand;
     QTimer m_timer;
 };

@@ -46,6 +46,8 @@ BookingSnapshot snapshotOf(const BookingSlot &slot)
     static const uint8_t noOwner[sizeof slot.riderTokenHash] = {};
     if (std::memcmp(slot.riderTokenHash, noOwner, sizeof noOwner) != 0)
         b.riderTokenHash = QByteArray(reinterpret_cast<const char *>(slot.riderTokenHash), sizeof slot.riderTokenHash);
+    b.hasDestination = slot.hasDestination != 0;
+    b.destination = {slot.destinationLat, slot.destinationLng};
     return b;
 }
 
@@ -109,6 +111,17 @@ int64_t FleetStore::monotonicMs()
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     return int64_t(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
+}
+
+double FleetStore::simSpeed() const
+{
+    const double speed = control().simSpeed.load(std::memory_order_relaxed);
+    return speed > 0 ? speed : 1.0;
+}
+
+double FleetStore::simulatedSeconds(int64_t fromMs, int64_t toMs) const
+{
+    return double(toMs - fromMs) / 1000.0 * simSpeed();
 }
 
 ControlBlock &FleetStore::control() const
@@ -354,6 +367,8 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
         slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
         slot.pendingMove = 0;
         slot.startOdometerM = slot.distanceM = slot.fare = 0;
+        slot.hasDestination = 0;
+        slot.destinationLat = slot.destinationLng = 0;
         slot.id.store(id, std::memory_order_release);
         car.bookingId.store(id, std::memory_order_release);
         result.result = BookResult::Booked;
@@ -377,7 +392,7 @@ std::optional<BookingSnapshot> FleetStore::booking(uint64_t id) const
     return snapshotOf(slot);
 }
 
-bool FleetStore::restoreBooking(const BookingSnapshot &b)
+bool FleetStore::restoreBooking(const BookingSnapshot &b, const TripProgress &progress)
 {
     CarSlot *car = carSlot(b.carId);
     if (!car || b.id == 0)
@@ -386,6 +401,12 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b)
     const CarState carState = b.state == BookingState::OnTrip ? CarState::OnTrip : CarState::ToPickup;
     if (!car->state.compare_exchange_strong(expected, static_cast<uint32_t>(carState), std::memory_order_acq_rel))
         return false;
+    // The car stands where it was: at the pickup when it had arrived, else at its checkpoint.
+    if (b.state == BookingState::Arriving)
+        writePosition(*car, b.pickup, 0, 0, false);
+    else if (progress.valid)
+        writePosition(*car, progress.carAt, 0, 0, false);
+    const int64_t now = nowMs();
     BookingSlot &slot = bookingSlot(b.id);
     SlotLock lock(slot.lock);
     const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
@@ -399,19 +420,26 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b)
     slot.hasDropoff = b.hasDropoff;
     slot.dropoffLat = b.dropoff.lat;
     slot.dropoffLng = b.dropoff.lng;
+    slot.hasDestination = progress.valid && progress.hasDestination;
+    slot.destinationLat = progress.destination.lat;
+    slot.destinationLng = progress.destination.lng;
     slot.etaS = 0;
     slot.pendingMove = 0;
     slot.createdMs = b.createdMs;
-    slot.arrivedMs = b.state == BookingState::Arriving ? nowMs() : 0;
+    slot.arrivedMs = b.state == BookingState::Arriving ? now : 0;
     slot.pickupMs = b.pickupMs;
     slot.endedMs = 0;
-    // The odometer restarts with the process: a restored trip is metered from now on.
-    slot.startOdometerM = car->odometerM.load(std::memory_order_relaxed);
+    // The odometer restarts with the process: a trip is metered on from its checkpoint (its metres
+    // so far below today's odometer, its time on board before now).
+    const double odometer = car->odometerM.load(std::memory_order_relaxed);
+    slot.startOdometerM = odometer;
+    if (b.state == BookingState::OnTrip && progress.valid) {
+        slot.startOdometerM = odometer - progress.tripDistanceM;
+        slot.pickupMs = now - int64_t(std::llround(progress.tripElapsedS / simSpeed() * 1000.0));
+    }
     slot.distanceM = slot.fare = 0;
     slot.id.store(b.id, std::memory_order_release);
     car->bookingId.store(b.id, std::memory_order_release);
-    if (b.state == BookingState::Arriving)
-        writePosition(*car, b.pickup, 0, 0, false); // it was waiting at the pickup
     return true;
 }
 

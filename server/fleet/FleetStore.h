@@ -46,9 +46,10 @@ public:
                  double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash = {});
 
     std::optional<BookingSnapshot> booking(uint64_t id) const;
-    // Puts back a booking read from the ledger after a restart, reserving its car again.
-    // False when the car does not exist or is already taken.
-    bool restoreBooking(const BookingSnapshot &booking);
+    // Puts back a booking read from the ledger after a restart, reserving its car again. With
+    // `progress`, the car stands where it was checkpointed and a trip keeps its metres and time on
+    // board. False when the car does not exist or is already taken.
+    bool restoreBooking(const BookingSnapshot &booking, const TripProgress &progress = {});
     // The newest bookings first, at most `max`.
     std::vector<BookingSnapshot> recentBookings(int max) const;
 
@@ -101,6 +102,11 @@ public:
     // rate buckets). The same clock in every process on the host, so values in the shared region
     // compare across processes, and a clock step does not move it.
     static int64_t monotonicMs();
+    // Simulated seconds per real second of this run (--sim-speed; 1 until the primary sets it).
+    double simSpeed() const;
+    // Simulated seconds between two wall-clock times: the one time base of ETAs, trip durations
+    // and time charges.
+    double simulatedSeconds(int64_t fromMs, int64_t toMs) const;
 
 private:
     CarSlot *carSlot(int id) const;

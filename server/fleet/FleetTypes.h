@@ -49,6 +49,18 @@ struct BookingSnapshot {
     double distanceM = 0;
     double fare = 0;
     QByteArray riderTokenHash; // empty: no owner recorded (see BookingSlot::riderTokenHash)
+    bool hasDestination = false; // a trip without a drop-off: where the simulator drives it
+    LatLng destination;
+};
+
+// Where a restored booking's ride stood at its last checkpoint (the ledger's progress columns).
+struct TripProgress {
+    bool valid = false;
+    LatLng carAt;
+    bool hasDestination = false;
+    LatLng destination;
+    double tripDistanceM = 0; // metres driven on board
+    double tripElapsedS = 0;  // simulated seconds on board
 };
 
 } // namespace taxicore

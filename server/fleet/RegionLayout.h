@@ -11,7 +11,7 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 4;
+inline constexpr uint32_t kRegionVersion = 5;
 inline constexpr int kMaxCars = 16384;
 inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
 inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
@@ -54,6 +54,9 @@ struct BookingSlot {
     // First bytes of SHA-256 of the rider token the booking was answered with (all zero: none,
     // e.g. restored from a ledger older than schema 3): only its holder may move the booking.
     uint8_t riderTokenHash[16];
+    // Where the car heads on a trip booked without a drop-off (the simulator chooses it).
+    uint32_t hasDestination;
+    double destinationLat, destinationLng;
 };
 
 // Per-process serving counters; the console and /metrics sum them over every slot.
@@ -135,6 +138,12 @@ struct ControlBlock {
 
     std::atomic<uint64_t> nextEvent;
     EventSlot events[kEventSlots];
+
+    // Run-wide simulation settings, written by the primary before any worker starts: simulated
+    // seconds per real second (the one time base of ETAs, durations and time charges) and the
+    // simulated seconds a booking may wait for its pickup before it expires.
+    std::atomic<double> simSpeed;
+    std::atomic<int32_t> pickupTimeoutS;
 
     AccessBlock access;
 };

@@ -168,7 +168,7 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
     const uint64_t id = booked.booking.id;
     response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
     // Not acknowledged before it is durable; if it cannot be, the car is freed again.
-    return afterCommit(request, bookingRecord(booked.booking), std::move(response),
+    return afterCommit(request, bookingRecord(booked.booking, price.kept), std::move(response),
                        [fleet = &m_fleet, id](bool committed) {
                            if (!committed)
                                fleet->cancel(id);

@@ -13,7 +13,10 @@ namespace {
 
 const auto kOpenBookings = QStringLiteral(
     "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " created_ms, updated_ms, rider_token_hash FROM bookings WHERE state_rank < 4 ORDER BY id");
+    " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+    " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
+    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
+    " FROM bookings WHERE state_rank < 4 ORDER BY id");
 
 const auto kTrips = QStringLiteral(
     "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
@@ -51,6 +54,34 @@ std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn) {
     return LedgerPoint{query.value(latColumn).toDouble(), query.value(latColumn + 1).toDouble()};
 }
 
+// Schema 4's columns from `first` on: surge, the quote (8 columns) and the checkpoint (7).
+void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b) {
+    if (!q.isNull(first))
+        b.surge = q.value(first).toDouble();
+    if (!q.isNull(first + 1)) {
+        LedgerQuote quote;
+        quote.fare.total = q.value(first + 1).toDouble();
+        quote.fare.base = q.value(first + 2).toDouble();
+        quote.fare.distanceCharge = q.value(first + 3).toDouble();
+        quote.fare.timeCharge = q.value(first + 4).toDouble();
+        quote.fare.minimum = q.value(first + 5).toDouble();
+        quote.fare.surge = b.surge.value_or(1.0);
+        quote.distanceM = q.value(first + 6).toDouble();
+        quote.durationS = q.value(first + 7).toDouble();
+        b.quote = quote;
+    }
+    const int at = first + 8;
+    if (!q.isNull(at) && !q.isNull(at + 6)) {
+        LedgerProgress progress;
+        progress.carAt = pointAt(q, at).value_or(LedgerPoint{});
+        progress.destination = pointAt(q, at + 2);
+        progress.tripDistanceM = q.value(at + 4).toDouble();
+        progress.tripElapsedS = q.value(at + 5).toDouble();
+        progress.atMs = q.value(at + 6).toLongLong();
+        b.progress = progress;
+    }
+}
+
 } // namespace
 
 LedgerReader::LedgerReader(const LedgerOptions &options)
@@ -69,6 +100,7 @@ LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const {
         b.createdMs = q.value(8).toLongLong();
         b.atMs = q.value(9).toLongLong();
         b.riderTokenHash = q.value(10).toByteArray();
+        readPriceAndProgress(q, 11, b);
         result.value.push_back(std::move(b));
     });
     return result;

@@ -16,9 +16,15 @@ namespace {
 // restart must never hide an open booking behind an old closed one).
 const auto kUpsertBooking = QStringLiteral(
     "INSERT INTO bookings (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " state, state_rank, created_ms, updated_ms, rider_token_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+    " state, state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base,"
+    " quote_distance, quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET rider_id = excluded.rider_id,"
-    " rider_token_hash = excluded.rider_token_hash,"
+    " rider_token_hash = excluded.rider_token_hash, surge = excluded.surge,"
+    " quote_total = excluded.quote_total, quote_base = excluded.quote_base,"
+    " quote_distance = excluded.quote_distance, quote_time = excluded.quote_time,"
+    " quote_minimum = excluded.quote_minimum, quote_distance_m = excluded.quote_distance_m,"
+    " quote_duration_s = excluded.quote_duration_s,"
     " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
     " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
     " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
@@ -72,6 +78,13 @@ const auto kReassign = QStringLiteral(
     " updated_ms = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
     "   THEN excluded.updated_ms ELSE updated_ms END");
 
+// A checkpoint lands only on an open booking and only when newer than the stored one (the
+// simulator's records commit in order, but a restart's first checkpoint may race a late one).
+const auto kProgress = QStringLiteral(
+    "UPDATE bookings SET car_lat = ?, car_lng = ?, destination_lat = ?, destination_lng = ?,"
+    " trip_distance_m = ?, trip_elapsed_s = ?, progress_ms = ?"
+    " WHERE id = ? AND state_rank < 4 AND ifnull(progress_ms, 0) <= ?");
+
 const auto kInsertTransition =
     QStringLiteral("INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (?,?,?,?)");
 
@@ -110,12 +123,14 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
     , m_trip(connection.database())
     , m_event(connection.database())
     , m_reassign(connection.database())
+    , m_progress(connection.database())
     , m_pid(QCoreApplication::applicationPid()) {}
 
 QString LedgerRecordWriter::prepare() {
     const std::pair<QSqlQuery *, QString> statements[] = {
         {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
         {&m_trip, kInsertTrip},       {&m_event, kInsertEvent},     {&m_reassign, kReassign},
+        {&m_progress, kProgress},
     };
     for (const auto &[query, sql] : statements) {
         if (!query->prepare(sql))
@@ -135,6 +150,8 @@ QString LedgerRecordWriter::write(const LedgerRecord &record) {
                 return writeTransition(r);
             else if constexpr (std::is_same_v<T, TripRecord>)
                 return writeTrip(r);
+            else if constexpr (std::is_same_v<T, ProgressRecord>)
+                return writeProgress(r);
             else
                 return writeEvent(r);
         },
@@ -148,7 +165,15 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b) {
                                b.pickup.lat,        b.pickup.lng, latOf(b.dropoff),
                                lngOf(b.dropoff),    b.state,      ledgerStateRank(b.state),
                                b.createdMs,         b.atMs,
-                               b.riderTokenHash.isEmpty() ? QVariant() : QVariant(b.riderTokenHash)};
+                               b.riderTokenHash.isEmpty() ? QVariant() : QVariant(b.riderTokenHash),
+                               b.surge ? QVariant(*b.surge) : QVariant(),
+                               b.quote ? QVariant(b.quote->fare.total) : QVariant(),
+                               b.quote ? QVariant(b.quote->fare.base) : QVariant(),
+                               b.quote ? QVariant(b.quote->fare.distanceCharge) : QVariant(),
+                               b.quote ? QVariant(b.quote->fare.timeCharge) : QVariant(),
+                               b.quote ? QVariant(b.quote->fare.minimum) : QVariant(),
+                               b.quote ? QVariant(b.quote->distanceM) : QVariant(),
+                               b.quote ? QVariant(b.quote->durationS) : QVariant()};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_booking.bindValue(i, values[i]);
     if (QString error = run(m_booking, QStringLiteral("writing a booking")); !error.isEmpty())
@@ -204,6 +229,18 @@ QString LedgerRecordWriter::writeEvent(const EventRecord &e) {
     m_event.bindValue(2, QString::fromUtf8(QJsonDocument(e.detail).toJson(QJsonDocument::Compact)));
     m_event.bindValue(3, m_pid);
     return run(m_event, QStringLiteral("writing an event"));
+}
+
+QString LedgerRecordWriter::writeProgress(const ProgressRecord &p) {
+    if (QString error = checkBooking(p.bookingId, QStringLiteral("on_trip")); !error.isEmpty())
+        return error;
+    const LedgerProgress &at = p.progress;
+    const QVariant values[] = {at.carAt.lat,        at.carAt.lng,      latOf(at.destination),
+                               lngOf(at.destination), at.tripDistanceM, at.tripElapsedS,
+                               at.atMs,             qint64(p.bookingId), at.atMs};
+    for (int i = 0; i < int(std::size(values)); ++i)
+        m_progress.bindValue(i, values[i]);
+    return run(m_progress, QStringLiteral("checkpointing a booking's progress"));
 }
 
 QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, int carId,

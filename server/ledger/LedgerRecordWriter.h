@@ -25,6 +25,7 @@ private:
     QString writeReassign(const TransitionRecord &transition);
     QString writeTrip(const TripRecord &trip);
     QString writeEvent(const EventRecord &event);
+    QString writeProgress(const ProgressRecord &progress);
     QString moveState(quint64 bookingId, const QString &state, int carId, qint64 atMs,
                       const std::optional<LedgerPoint> &dropoff);
     QString run(QSqlQuery &query, const QString &doing);
@@ -36,6 +37,7 @@ private:
     QSqlQuery m_trip;
     QSqlQuery m_event;
     QSqlQuery m_reassign;
+    QSqlQuery m_progress;
     qint64 m_pid = 0;
 };
 

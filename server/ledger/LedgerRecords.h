@@ -13,6 +13,34 @@ struct LedgerPoint {
     double lng = 0;
 };
 
+// fleet's FareBreakdown plus the tariff's currency.
+struct LedgerFare {
+    double base = 0;
+    double distanceCharge = 0;
+    double timeCharge = 0;
+    double minimum = 0;
+    double surge = 1.0;
+    double total = 0;
+    QString currency = QStringLiteral("SEK");
+};
+
+// The quote a booking with a drop-off was answered (schema 4): the fare it is charged.
+struct LedgerQuote {
+    LedgerFare fare;
+    double distanceM = 0;
+    double durationS = 0;
+};
+
+// Where an open booking's ride stands (schema 4), checkpointed while its car drives: the car's
+// position, where the car heads on the trip, and the metres and simulated seconds on board.
+struct LedgerProgress {
+    LedgerPoint carAt;
+    std::optional<LedgerPoint> destination;
+    double tripDistanceM = 0;
+    double tripElapsedS = 0;
+    qint64 atMs = 0;
+};
+
 // A new booking (its first state, usually "assigned"). Times are ms since the epoch, UTC.
 // Read back by openBookings(), where atMs is the time of its last transition.
 struct BookingRecord {
@@ -25,6 +53,16 @@ struct BookingRecord {
     qint64 createdMs = 0;
     qint64 atMs = 0;
     QByteArray riderTokenHash; // empty: no owner (schema 3)
+    std::optional<double> surge;        // captured at booking (schema 4); none: 1
+    std::optional<LedgerQuote> quote;   // with a drop-off (schema 4)
+    std::optional<LedgerProgress> progress; // read back only: the last checkpoint
+};
+
+// A checkpoint of an open booking's progress; applies only while the booking is open and to a
+// newer checkpoint than the one stored. No transition row: it is not a move.
+struct ProgressRecord {
+    quint64 bookingId = 0;
+    LedgerProgress progress;
 };
 
 // A booking moved to `state` (arriving, on_trip, cancelled, ...); may set a late dropoff.
@@ -34,17 +72,6 @@ struct TransitionRecord {
     int carId = 0;
     qint64 atMs = 0;
     std::optional<LedgerPoint> dropoff;
-};
-
-// fleet's FareBreakdown plus the tariff's currency.
-struct LedgerFare {
-    double base = 0;
-    double distanceCharge = 0;
-    double timeCharge = 0;
-    double minimum = 0;
-    double surge = 1.0;
-    double total = 0;
-    QString currency = QStringLiteral("SEK");
 };
 
 // A completed trip. Appending it also records the booking's "completed" transition at endedMs.
@@ -66,6 +93,6 @@ struct EventRecord {
     qint64 atMs = 0;
 };
 
-using LedgerRecord = std::variant<BookingRecord, TransitionRecord, TripRecord, EventRecord>;
+using LedgerRecord = std::variant<BookingRecord, TransitionRecord, TripRecord, EventRecord, ProgressRecord>;
 
 } // namespace taxicore

@@ -44,7 +44,29 @@ const QStringList kMigration3 = {
     QStringLiteral("ALTER TABLE bookings ADD COLUMN rider_token_hash BLOB"),
 };
 
-const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3};
+// 4: what a restored booking needs to resume where it was (issue 15): the surge and quote it was
+// booked with (its fare), and a progress checkpoint the primary writes while its car drives (car
+// position, the trip's destination, metres and simulated seconds on board). Older rows keep NULL:
+// no quote, surge 1, no checkpoint.
+const QStringList kMigration4 = {
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN surge REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_total REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_base REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_distance REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_time REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_minimum REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_distance_m REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN quote_duration_s REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN car_lat REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN car_lng REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN destination_lat REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN destination_lng REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN trip_distance_m REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN trip_elapsed_s REAL"),
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN progress_ms INTEGER"),
+};
+
+const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4};
 
 int readUserVersion(LedgerConnection &connection, QString *error) {
     QSqlQuery query(connection.database());

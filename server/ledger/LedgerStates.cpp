@@ -11,7 +11,7 @@ int ledgerStateRank(QStringView state) {
         return 2;
     if (state == u"on_trip")
         return 3;
-    if (state == u"completed" || state == u"cancelled")
+    if (state == u"completed" || state == u"cancelled" || state == u"expired")
         return 4;
     return -1;
 }

@@ -65,6 +65,8 @@ bool ServerHost::start(QString &error)
         return false;
     m_fleet = std::make_unique<FleetStore>(*m_region);
     m_fleet->control().startedMs.store(FleetStore::monotonicMs());
+    // Before bookings are restored and workers start: both time trips in simulated seconds.
+    m_fleet->control().simSpeed.store(m_options.simSpeed);
     // Workers and the simulator read pricing from the region: published before either starts.
     PricingBoard pricing(m_fleet->pricing());
     pricing.setTariff(m_options.tariff);

@@ -79,6 +79,8 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
         QCOMPARE(trips.value[0].fare.surge, 1.0); // the v2 column's default for old trips
         // v3: a booking from before ownership has no rider token hash (only operators move it).
         QVERIFY(open.value[0].riderTokenHash.isEmpty());
+        // v4: a booking from before has no stored price or checkpoint (metered at surge 1).
+        QVERIFY(!open.value[0].surge && !open.value[0].quote && !open.value[0].progress);
     }
     // The migrated file takes new records of every kind; v3 keeps who owns a booking.
     BookingRecord owned = booking(3);
@@ -91,6 +93,31 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
                                            [](const BookingRecord &b) { return b.bookingId == 3; });
         QVERIFY(restored != open.value.end());
         QCOMPARE(restored->riderTokenHash, owned.riderTokenHash);
+    }
+    // v4 keeps the price a booking was answered and where its ride stands, for a restart.
+    BookingRecord priced = booking(4, QStringLiteral("on_trip"));
+    priced.surge = 1.4;
+    priced.quote = LedgerQuote{{45, 27, 22, 95, 1.4, 131.6, QStringLiteral("SEK")}, 2000, 240};
+    QVERIFY(opened.ledger->appendAndWait(priced));
+    ProgressRecord checkpoint;
+    checkpoint.bookingId = 4;
+    checkpoint.progress = {{57.71, 11.98}, LedgerPoint{57.72, 11.99}, 812.5, 95.25, 1'700'000'000'500};
+    QVERIFY(opened.ledger->appendAndWait(checkpoint));
+    {
+        const auto open = opened.ledger->reader().openBookings();
+        QVERIFY2(open.ok(), qPrintable(open.error));
+        const auto restored = std::find_if(open.value.begin(), open.value.end(),
+                                           [](const BookingRecord &b) { return b.bookingId == 4; });
+        QVERIFY(restored != open.value.end());
+        QCOMPARE(restored->surge.value_or(0), 1.4);
+        QVERIFY(restored->quote);
+        QCOMPARE(restored->quote->fare.total, 131.6);
+        QCOMPARE(restored->quote->distanceM, 2000.0);
+        QVERIFY(restored->progress);
+        QCOMPARE(restored->progress->carAt.lat, 57.71);
+        QCOMPARE(restored->progress->destination->lng, 11.99);
+        QCOMPARE(restored->progress->tripDistanceM, 812.5);
+        QCOMPARE(restored->progress->tripElapsedS, 95.25);
     }
     QVERIFY(opened.ledger->appendAndWait(trip(3, 1500, 99)));
     QCOMPARE(opened.ledger->reader().report(0, 2000).value.trips, from >= 1 ? 2 : 1);
