@@ -24,6 +24,7 @@ Pane {
             model: [
                 { label: qsTr("available"), color: legend.map.availableColor, count: legend.carsByState[1] },
                 { label: qsTr("to pickup"), color: legend.map.toPickupColor, count: legend.carsByState[2] },
+                { label: qsTr("waiting"), color: legend.map.toPickupColor, count: legend.carsByState[4] },
                 { label: qsTr("on trip"), color: legend.map.onTripColor, count: legend.carsByState[3] },
                 { label: qsTr("offline"), color: legend.map.offlineColor, count: legend.carsByState[0] }
             ]

@@ -27,6 +27,7 @@ ItemDelegate {
         case "on_trip": return "#2f6fd6"
         case "completed": return "#2ea04a"
         case "cancelled": return "#c0392b"
+        case "expired": return "#8e5a9b" // nobody boarded within the pickup timeout
         }
         return "#8a8a8a"
     }
@@ -48,7 +49,7 @@ ItemDelegate {
             spacing: 0
             RowLayout {
                 Label { text: "#" + delegate.bookingId; font.bold: true }
-                Label { text: delegate.bookingState.replace("_", " ") }
+                Label { objectName: "stateLabel"; text: delegate.bookingState.replace("_", " ") }
                 Item { Layout.fillWidth: true }
                 Label {
                     text: delegate.isOpen ? qsTr("ETA %1").arg(delegate.etaSeconds < 60

@@ -41,7 +41,7 @@
     cars: [],
     booking: null, // the latest view of our booking
     riderToken: null, // the booking's rider_token: pickup, complete and cancel need it
-    phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled
+    phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled | expired
     cancelledByMe: false,
     busy: false,
     unreachable: false,
@@ -512,6 +512,7 @@
     case 'on_trip': text = `On your way with taxi ${b.car_id}.`; break;
     case 'completed': text = 'Thank you for riding with TaxiCore.'; break;
     case 'cancelled': text = 'The booking was cancelled.'; break;
+    case 'expired': text = 'Nobody got in before the pickup time ran out: the booking expired.'; break;
     default: text = '';
     }
     ui.status.textContent = text;
@@ -526,7 +527,7 @@
     ui.cancel.hidden = !(phase === 'assigned' || phase === 'arriving');
     ui.pickup.hidden = phase !== 'arriving';
     ui.leave.hidden = phase !== 'on_trip';
-    ui.again.hidden = !(phase === 'completed' || phase === 'cancelled');
+    ui.again.hidden = !(phase === 'completed' || phase === 'cancelled' || phase === 'expired');
     document.querySelector('input[name="click-mode"][value="pickup"]').disabled = phase !== 'idle';
 
     const b = state.booking;

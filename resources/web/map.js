@@ -17,7 +17,7 @@
     unclassified: ['#ffffff', 1.4], living_street: ['#ffffff', 1.2], service: ['#ffffff', 0.9],
     other: ['#ffffff', 1.1],
   };
-  const CAR_COLOUR = { available: '#1f9d55', to_pickup: '#e07b00', on_trip: '#7b3fc4', offline: '#8a949e' };
+  const CAR_COLOUR = { available: '#1f9d55', to_pickup: '#e07b00', waiting: '#e07b00', on_trip: '#7b3fc4', offline: '#8a949e' };
 
   class TaxiMap {
     constructor(wrap, roadsCanvas, overlayCanvas, origin) {

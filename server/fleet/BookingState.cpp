@@ -11,13 +11,14 @@ QLatin1StringView bookingStateName(BookingState state)
     case BookingState::OnTrip: return QLatin1StringView("on_trip");
     case BookingState::Completed: return QLatin1StringView("completed");
     case BookingState::Cancelled: return QLatin1StringView("cancelled");
+    case BookingState::Expired: return QLatin1StringView("expired");
     }
     return QLatin1StringView("unknown");
 }
 
 bool isOpen(BookingState state)
 {
-    return state != BookingState::Completed && state != BookingState::Cancelled;
+    return state != BookingState::Completed && state != BookingState::Cancelled && state != BookingState::Expired;
 }
 
 bool canTransition(BookingState from, BookingState to)
@@ -28,6 +29,7 @@ bool canTransition(BookingState from, BookingState to)
     case BookingState::OnTrip: return from == BookingState::Arriving;
     case BookingState::Completed: return from == BookingState::OnTrip;
     case BookingState::Cancelled:
+    case BookingState::Expired:
         return from == BookingState::Requested || from == BookingState::Assigned
             || from == BookingState::Arriving;
     case BookingState::Requested: return false;

@@ -6,7 +6,8 @@
 namespace taxicore {
 
 // The booking state machine:
-// requested → assigned → arriving → on_trip → completed, and cancelled from assigned/arriving.
+// requested → assigned → arriving → on_trip → completed, and cancelled from assigned/arriving;
+// expired from assigned/arriving when nobody boarded within the pickup timeout (BookingExpiry).
 enum class BookingState : uint32_t {
     Requested = 0,
     Assigned = 1,
@@ -14,6 +15,7 @@ enum class BookingState : uint32_t {
     OnTrip = 3,
     Completed = 4,
     Cancelled = 5,
+    Expired = 6,
 };
 
 QLatin1StringView bookingStateName(BookingState state);

@@ -5,8 +5,9 @@
 
 namespace taxicore {
 
-// What a car is doing; stored as an atomic in its shared-memory slot.
-enum class CarState : uint32_t { Offline = 0, Available = 1, ToPickup = 2, OnTrip = 3 };
+// What a car is doing; stored as an atomic in its shared-memory slot. Waiting: at the pickup,
+// for its rider to board (the booking is arriving).
+enum class CarState : uint32_t { Offline = 0, Available = 1, ToPickup = 2, OnTrip = 3, Waiting = 4 };
 
 inline QLatin1StringView carStateName(CarState state)
 {
@@ -15,6 +16,7 @@ inline QLatin1StringView carStateName(CarState state)
     case CarState::Available: return QLatin1StringView("available");
     case CarState::ToPickup: return QLatin1StringView("to_pickup");
     case CarState::OnTrip: return QLatin1StringView("on_trip");
+    case CarState::Waiting: return QLatin1StringView("waiting");
     }
     return QLatin1StringView("offline");
 }

@@ -26,6 +26,8 @@ DemandGenerator::DemandGenerator(FleetStore &fleet, std::shared_ptr<const city::
     , m_city(std::move(city))
     , m_random(seed ^ 0x64656d616e64ULL) // its own stream: cars cruise the same with or without demand
     , m_ledger(ledger)
+    // Rider ids unique across runs too: the wall-clock start (base 36) names the run.
+    , m_runId(QString::number(qulonglong(FleetStore::nowMs()), 36))
 {
     if (m_city)
         m_estimator = std::make_unique<RoadTripEstimator>(*m_city);
@@ -55,6 +57,19 @@ void DemandGenerator::step(double realSeconds, double simSeconds)
                   m_rides.end());
 }
 
+void DemandGenerator::adoptRestoredRides()
+{
+    const int count = m_fleet.carCount();
+    for (int id = 1; id <= count; ++id) {
+        const auto car = m_fleet.car(id);
+        if (!car || car->bookingId == 0)
+            continue;
+        const auto booking = m_fleet.booking(car->bookingId);
+        if (booking && isOpen(booking->state) && booking->riderId.startsWith(QLatin1StringView("demand-")))
+            m_rides.push_back({booking->id, -1});
+    }
+}
+
 void DemandGenerator::bookOne()
 {
     const LatLng pickup = randomPoint();
@@ -62,7 +77,7 @@ void DemandGenerator::bookOne()
     for (int i = 0; i < kDropoffTries && geo::distanceM(pickup, dropoff) < kMinTripM; ++i)
         dropoff = randomPoint();
     ++m_serial;
-    const QString rider = QStringLiteral("demand-%1").arg(m_serial);
+    const QString rider = QStringLiteral("demand-%1-%2").arg(m_runId).arg(m_serial);
     // The rider API's path: priced, booked, its price kept, recorded in the ledger.
     PricingBoard pricing(m_fleet.pricing());
     const RidePrice price = priceRide(pricing, *m_estimator, pickup, dropoff);

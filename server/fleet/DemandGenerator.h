@@ -36,6 +36,9 @@ public:
 
     // `realSeconds` drive the booking rate, `simSeconds` the riders' waits.
     void step(double realSeconds, double simSeconds);
+    // Plays again the generated rides a restart restored (rider ids demand-…): their riders board
+    // and leave as before, instead of holding their cars for ever.
+    void adoptRestoredRides();
     void setLedger(Ledger *ledger) { m_ledger = ledger; }
     quint64 ridesBooked() const { return m_serial; }
 
@@ -58,6 +61,7 @@ private:
     std::unique_ptr<TripEstimator> m_estimator;
     std::mt19937_64 m_random;
     Ledger *m_ledger;
+    QString m_runId; // demand-<run>-<n>
     double m_owed = 0;
     quint64 m_serial = 0;
     std::vector<Ride> m_rides;

@@ -69,7 +69,7 @@ TripRecord tripRecord(const BookingSnapshot &b, const FareBreakdown &fare, const
     r.startedMs = b.pickupMs;
     r.endedMs = b.endedMs;
     r.distanceM = b.distanceM;
-    r.durationS = double(b.endedMs - b.pickupMs) / 1000.0;
+    r.durationS = b.durationS;
     r.fare = {fare.base, fare.distanceCharge, fare.timeCharge, fare.minimum, fare.surge, fare.total, tariff.currency};
     return r;
 }

@@ -1,12 +1,15 @@
 #include "fleet/FleetSimulator.h"
 
 #include "City.h"
+#include "fleet/BookingExpiry.h"
 #include "fleet/DemandGenerator.h"
 #include "fleet/FleetLedger.h"
 #include "fleet/FleetStore.h"
 #include "geo/GeoMath.h"
 #include "ledger/Ledger.h"
 #include "pricing/SurgePublisher.h"
+
+#include <cmath>
 
 namespace taxicore {
 
@@ -34,6 +37,7 @@ FleetSimulator::FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::Ci
     }
     m_surge = std::make_unique<SurgePublisher>(m_fleet, grid);
     m_demand = std::make_unique<DemandGenerator>(m_fleet, m_city, seed, nullptr);
+    m_expiry = std::make_unique<BookingExpiry>(m_fleet, nullptr);
     m_timer.setInterval(kTickMs);
     connect(&m_timer, &QTimer::timeout, this, [this] { step(kTickMs / 1000.0 * m_speedFactor); });
 }
@@ -61,6 +65,7 @@ void FleetSimulator::setLedger(Ledger *ledger)
 {
     m_ledger = ledger;
     m_demand->setLedger(ledger);
+    m_expiry = std::make_unique<BookingExpiry>(m_fleet, ledger);
 }
 
 void FleetSimulator::recordIfArrived(uint64_t bookingId)
@@ -100,6 +105,7 @@ void FleetSimulator::checkpointProgress()
 
 void FleetSimulator::start()
 {
+    m_demand->adoptRestoredRides(); // after the restore, before the first step
     m_timer.start();
 }
 
@@ -125,7 +131,30 @@ void FleetSimulator::planRoute(Plan &plan, LatLng from, LatLng to)
     plan.path.push_back(to); // the last metres from the road to the exact point
 }
 
-void FleetSimulator::advance(int id, const CarSnapshot &car, Plan &plan, double seconds)
+double FleetSimulator::remainingS(const Plan &plan, LatLng position)
+{
+    double metres = 0;
+    LatLng from = position;
+    for (std::size_t i = plan.next; i < plan.path.size(); ++i) {
+        metres += geo::distanceM(from, plan.path[i]);
+        from = plan.path[i];
+    }
+    return metres / plan.speedMps;
+}
+
+LatLng FleetSimulator::chooseDestination(LatLng from)
+{
+    LatLng best = randomPoint();
+    for (int i = 1; i < kDestinationTries; ++i) {
+        const double d = geo::distanceM(from, best);
+        if (d >= kMinDestinationM && d <= kMaxDestinationM)
+            break;
+        best = randomPoint();
+    }
+    return best;
+}
+
+LatLng FleetSimulator::advance(int id, const CarSnapshot &car, Plan &plan, double seconds)
 {
     LatLng position = car.position;
     double reach = plan.speedMps * seconds;
@@ -145,10 +174,11 @@ void FleetSimulator::advance(int id, const CarSnapshot &car, Plan &plan, double 
     if (!moving) {
         if (car.speedKmh != 0)
             m_fleet.updatePosition(id, car.position, car.heading, 0, false);
-        return;
+        return car.position;
     }
     m_fleet.updatePosition(id, position, float(geo::bearingDeg(car.position, position)), float(plan.speedMps * 3.6),
                            false);
+    return position;
 }
 
 void FleetSimulator::step(double seconds)
@@ -171,9 +201,13 @@ void FleetSimulator::step(double seconds)
             if (booking->state == BookingState::Assigned) {
                 leg = Leg::ToPickup;
                 target = booking->pickup;
-            } else if (booking->state == BookingState::OnTrip && booking->hasDropoff) {
+            } else if (booking->state == BookingState::OnTrip) {
                 leg = Leg::ToDropoff;
-                target = booking->dropoff;
+                target = booking->hasDropoff ? booking->dropoff : booking->destination;
+                if (!booking->hasDropoff && !booking->hasDestination) {
+                    target = chooseDestination(car->position);
+                    m_fleet.setDestination(booking->id, target);
+                }
             }
         }
         if (leg == Leg::None) {
@@ -188,9 +222,11 @@ void FleetSimulator::step(double seconds)
             plan.bookingId = car->bookingId;
             planRoute(plan, car->position, leg == Leg::Cruise ? randomPoint() : target);
         }
-        advance(id, *car, plan, seconds);
-        if (leg == Leg::ToPickup)
+        const LatLng now = advance(id, *car, plan, seconds);
+        if (leg == Leg::ToPickup) {
+            m_fleet.setEta(car->bookingId, uint32_t(std::lround(remainingS(plan, now))));
             recordIfArrived(car->bookingId);
+        }
     }
     m_sinceSurgeS += seconds;
     if (m_sinceSurgeS >= kSurgeIntervalS) {
@@ -198,6 +234,7 @@ void FleetSimulator::step(double seconds)
         m_sinceSurgeS = 0;
     }
     m_demand->step(seconds / m_speedFactor, seconds);
+    m_expiry->sweepIfDue(FleetStore::nowMs());
     checkpointProgress();
 }
 

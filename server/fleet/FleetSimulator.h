@@ -14,18 +14,21 @@ class City;
 
 namespace taxicore {
 
+class BookingExpiry;
 class DemandGenerator;
 class FleetStore;
 class Ledger;
 class SurgePublisher;
 
 // Moves the simulated cars along the streets: idle cars cruise to random road points, an
-// assigned car drives its route to the pickup and waits, a car on a trip drives to the drop-off
-// and waits for the rider to leave. Without a city, cars drive in straight lines. Cars a real
+// assigned car drives its route to the pickup (its booking's ETA follows) and waits, a car on a
+// trip drives to the drop-off (or, booked without one, to a destination it chooses) and waits for
+// the rider to leave. Without a city, cars drive in straight lines. Cars a real
 // device reports for are left alone. Deterministic for a given seed and sequence of steps.
 // Lives in the primary only, so it is also where run-wide things happen once per tick: the surge
 // grid is recomputed and published (SurgePublisher), the demand generator books and plays its
-// riders, and a car reaching its pickup is recorded in the ledger (the booking becomes arriving).
+// riders, a car reaching its pickup is recorded in the ledger (the booking becomes arriving),
+// bookings nobody boarded in time expire (BookingExpiry) and open rides are checkpointed.
 class FleetSimulator : public QObject {
     Q_OBJECT
 public:
@@ -35,6 +38,10 @@ public:
     // Real milliseconds between progress checkpoints of the open bookings (what a restart resumes
     // from): at most this much of a ride is driven again after a kill -9.
     static constexpr int64_t kCheckpointIntervalMs = 1000;
+    // A trip without a drop-off goes somewhere this far away (straight line), as riders do.
+    static constexpr double kMinDestinationM = 1000;
+    static constexpr double kMaxDestinationM = 6000;
+    static constexpr int kDestinationTries = 16;
 
     FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed,
                    double speedFactor, QObject *parent = nullptr);
@@ -61,7 +68,12 @@ private:
     };
 
     void planRoute(Plan &plan, LatLng from, LatLng to);
-    void advance(int id, const CarSnapshot &car, Plan &plan, double seconds);
+    // Moves the car along its plan; returns where it is now.
+    LatLng advance(int id, const CarSnapshot &car, Plan &plan, double seconds);
+    // Simulated seconds left along the plan from `position`.
+    static double remainingS(const Plan &plan, LatLng position);
+    // Where a trip booked without a drop-off goes: a road point a plausible ride away.
+    LatLng chooseDestination(LatLng from);
     // The booking became arriving while its car drove: record it like the API's moves.
     void recordIfArrived(uint64_t bookingId);
     // Every kCheckpointIntervalMs, records where each moving or on-trip booking's ride stands.
@@ -78,6 +90,7 @@ private:
     int64_t m_lastCheckpointMs = 0;
     std::vector<LatLng> m_checkpointedAt; // per car: where its last checkpoint had it
     std::unique_ptr<DemandGenerator> m_demand;
+    std::unique_ptr<BookingExpiry> m_expiry;
     QTimer m_timer;
 };
 

@@ -48,6 +48,7 @@ BookingSnapshot snapshotOf(const BookingSlot &slot)
         b.riderTokenHash = QByteArray(reinterpret_cast<const char *>(slot.riderTokenHash), sizeof slot.riderTokenHash);
     b.hasDestination = slot.hasDestination != 0;
     b.destination = {slot.destinationLat, slot.destinationLng};
+    b.durationS = slot.durationS;
     return b;
 }
 
@@ -233,6 +234,32 @@ void FleetStore::markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng pos
         return;
     slot.state = static_cast<uint32_t>(BookingState::Arriving);
     slot.arrivedMs = nowMs();
+    slot.etaS = 0;
+    // The car now waits at the pickup for its rider (what it does, for the map and the API).
+    if (CarSlot *car = carSlot(carId)) {
+        uint32_t expected = static_cast<uint32_t>(CarState::ToPickup);
+        car->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::Waiting),
+                                           std::memory_order_acq_rel);
+    }
+}
+
+void FleetStore::setEta(uint64_t id, uint32_t etaS)
+{
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) == id && static_cast<BookingState>(slot.state) == BookingState::Assigned)
+        slot.etaS = etaS;
+}
+
+void FleetStore::setDestination(uint64_t id, LatLng destination)
+{
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id || !isOpen(static_cast<BookingState>(slot.state)))
+        return;
+    slot.destinationLat = destination.lat;
+    slot.destinationLng = destination.lng;
+    slot.hasDestination = 1;
 }
 
 std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int limit,
@@ -368,7 +395,7 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
         slot.pendingMove = 0;
         slot.startOdometerM = slot.distanceM = slot.fare = 0;
         slot.hasDestination = 0;
-        slot.destinationLat = slot.destinationLng = 0;
+        slot.destinationLat = slot.destinationLng = slot.durationS = 0;
         slot.id.store(id, std::memory_order_release);
         car.bookingId.store(id, std::memory_order_release);
         result.result = BookResult::Booked;
@@ -398,7 +425,9 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b, const TripProgress &pr
     if (!car || b.id == 0)
         return false;
     uint32_t expected = static_cast<uint32_t>(CarState::Available);
-    const CarState carState = b.state == BookingState::OnTrip ? CarState::OnTrip : CarState::ToPickup;
+    const CarState carState = b.state == BookingState::OnTrip ? CarState::OnTrip
+        : b.state == BookingState::Arriving                   ? CarState::Waiting
+                                                              : CarState::ToPickup;
     if (!car->state.compare_exchange_strong(expected, static_cast<uint32_t>(carState), std::memory_order_acq_rel))
         return false;
     // The car stands where it was: at the pickup when it had arrived, else at its checkpoint.
@@ -437,7 +466,7 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b, const TripProgress &pr
         slot.startOdometerM = odometer - progress.tripDistanceM;
         slot.pickupMs = now - int64_t(std::llround(progress.tripElapsedS / simSpeed() * 1000.0));
     }
-    slot.distanceM = slot.fare = 0;
+    slot.distanceM = slot.fare = slot.durationS = 0;
     slot.id.store(b.id, std::memory_order_release);
     car->bookingId.store(b.id, std::memory_order_release);
     return true;
@@ -508,7 +537,8 @@ FleetStore::Transition FleetStore::beginComplete(uint64_t id,
         const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : b.startOdometerM;
         b.endedMs = nowMs();
         b.distanceM = std::max(0.0, odometer - b.startOdometerM);
-        b.fare = fareFor(b.distanceM, double(b.endedMs - b.pickupMs) / 1000.0);
+        b.durationS = simulatedSeconds(b.pickupMs, b.endedMs); // one time base: simulated
+        b.fare = fareFor(b.distanceM, b.durationS);
     });
 }
 
@@ -543,6 +573,7 @@ FleetStore::Transition FleetStore::settle(const Transition &move, bool committed
             break;
         case BookingState::Completed:
             slot.distanceM = move.booking.distanceM;
+            slot.durationS = move.booking.durationS;
             slot.fare = move.booking.fare;
             [[fallthrough]];
         default: // Cancelled (and any move that ends the booking)
@@ -553,6 +584,11 @@ FleetStore::Transition FleetStore::settle(const Transition &move, bool committed
     }
     t.booking = snapshotOf(slot);
     return t;
+}
+
+FleetStore::Transition FleetStore::beginExpire(uint64_t id)
+{
+    return beginTransition(id, BookingState::Expired, [](BookingSnapshot &b) { b.endedMs = nowMs(); });
 }
 
 FleetStore::Reassignment FleetStore::reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)

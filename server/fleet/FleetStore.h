@@ -26,6 +26,10 @@ public:
     // `fromDevice` pauses the simulator for this car for a while.
     std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
                                               bool fromDevice);
+    // The simulator's live ETA (simulated seconds) of an assigned booking's car to its pickup.
+    void setEta(uint64_t id, uint32_t etaS);
+    // Where a trip booked without a drop-off goes: the simulator chooses it once on board.
+    void setDestination(uint64_t id, LatLng destination);
     // True while a real device reports this car: the simulator must not move it.
     bool isDeviceDriven(int id) const;
     std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
@@ -67,6 +71,8 @@ public:
     // The trip's distance from the car's odometer, its fare from `fareFor(distance, secs)`.
     Transition beginComplete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor);
     Transition beginCancel(uint64_t id);
+    // Nobody boarded within the pickup timeout: the booking ends and its car is free again.
+    Transition beginExpire(uint64_t id);
     // `move` is what a begin*() answered Done; returns the booking as it is now.
     Transition settle(const Transition &move, bool committed);
     // begin + settle at once, for callers without a ledger to wait for.

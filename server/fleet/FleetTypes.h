@@ -51,6 +51,7 @@ struct BookingSnapshot {
     QByteArray riderTokenHash; // empty: no owner recorded (see BookingSlot::riderTokenHash)
     bool hasDestination = false; // a trip without a drop-off: where the simulator drives it
     LatLng destination;
+    double durationS = 0; // simulated seconds on board, when completed
 };
 
 // Where a restored booking's ride stood at its last checkpoint (the ledger's progress columns).

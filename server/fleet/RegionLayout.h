@@ -57,6 +57,7 @@ struct BookingSlot {
     // Where the car heads on a trip booked without a drop-off (the simulator chooses it).
     uint32_t hasDestination;
     double destinationLat, destinationLng;
+    double durationS; // simulated seconds on board, when completed
 };
 
 // Per-process serving counters; the console and /metrics sum them over every slot.

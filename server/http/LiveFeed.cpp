@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "http/ApiError.h"
+#include "http/BookingView.h"
 #include "http/JsonViews.h"
 #include "http/RequestInput.h"
 #include "http/Router.h"
@@ -303,32 +304,10 @@ QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const {
     if (!booking)
         return compact({{QStringLiteral("booking_id"), qint64(bookingId)},
                         {QStringLiteral("state"), QStringLiteral("unknown")}});
-    QJsonObject out = bookingJson(*booking);
-    const auto car = m_fleet.car(booking->carId);
-    if (car) {
-        out.insert(QStringLiteral("car"), carJson(*car));
-        if (booking->state == BookingState::Assigned) {
-            const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
-            out.insert(QStringLiteral("eta_s"),
-                       std::round(estimator.estimate(car->position, booking->pickup).durationS));
-        }
-    }
-    if (booking->state == BookingState::OnTrip && car) {
-        const double distance = std::max(0.0, car->odometerM - booking->startOdometerM);
-        const double seconds = double(FleetStore::nowMs() - booking->pickupMs) / 1000.0;
-        // The same fare as GET /api/v1/bookings/{id}: its quote, or metered with its surge.
-        const PricingBoard pricing(m_fleet.pricing());
-        const Tariff tariff = pricing.tariff();
-        out.insert(QStringLiteral("distance_m"), std::round(distance));
-        out.insert(QStringLiteral("duration_s"), std::round(seconds));
-        out.insert(QStringLiteral("fare"),
-                   fareJson(rideFare(pricing, tariff, *booking, distance, seconds, car->position), tariff));
-    } else if (booking->state == BookingState::Completed) {
-        out.insert(QStringLiteral("distance_m"), std::round(booking->distanceM));
-        out.insert(QStringLiteral("duration_s"),
-                   std::round(double(booking->endedMs - booking->pickupMs) / 1000.0));
-        out.insert(QStringLiteral("fare_total"), booking->fare);
-    }
+    const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
+    QJsonObject out = bookingView(m_fleet, estimator, *booking);
+    if (booking->state == BookingState::Completed)
+        out.insert(QStringLiteral("fare_total"), booking->fare); // what the rider page shows
     return compact(out);
 }
 

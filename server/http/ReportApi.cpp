@@ -9,6 +9,7 @@
 
 #include <QDateTime>
 #include <QJsonArray>
+#include <cmath>
 
 namespace taxicore {
 
@@ -50,8 +51,8 @@ QJsonObject tripJson(const TripRecord &t)
             {QStringLiteral("rider_id"), t.riderId},
             {QStringLiteral("started_ms"), t.startedMs},
             {QStringLiteral("ended_ms"), t.endedMs},
-            {QStringLiteral("distance_m"), t.distanceM},
-            {QStringLiteral("duration_s"), t.durationS},
+            {QStringLiteral("distance_m"), std::round(t.distanceM * 10) / 10}, // 0.1 m, as every distance
+            {QStringLiteral("duration_s"), std::round(t.durationS * 10) / 10},
             {QStringLiteral("fare"), t.fare.total},
             {QStringLiteral("currency"), t.fare.currency}};
 }

@@ -5,6 +5,7 @@
 #include "geo/GeoMath.h"
 #include "http/ApiError.h"
 #include "http/BookingOwnership.h"
+#include "http/BookingView.h"
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
 #include "http/RequestInput.h"
@@ -179,32 +180,17 @@ ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
 {
     const auto id = pathId(request, 0, "booking");
     const auto booking = m_fleet.booking(id);
-    if (!booking)
-        throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
-    QJsonObject out = bookingJson(*booking);
-    const auto car = m_fleet.car(booking->carId);
-    if (car) {
-        out.insert(QStringLiteral("car"), carJson(*car));
-        if (booking->state == BookingState::Assigned)
-            out.insert(QStringLiteral("eta_s"), std::round(m_estimator.estimate(car->position, booking->pickup).durationS));
+    if (booking)
+        return jsonResponse(bookingView(m_fleet, m_estimator, *booking));
+    // Not in the fleet: it ended before a restart (or long ago); the ledger still has it.
+    if (m_ledger) {
+        const auto stored = m_ledger->reader().booking(id);
+        if (!stored.ok())
+            throwApiError(503, "ledger_unavailable", stored.error);
+        if (stored.value)
+            return jsonResponse(storedBookingView(*stored.value));
     }
-    double distance = 0, seconds = 0;
-    if (booking->state == BookingState::OnTrip && car) {
-        distance = std::max(0.0, car->odometerM - booking->startOdometerM);
-        seconds = double(FleetStore::nowMs() - booking->pickupMs) / 1000.0;
-    } else if (booking->state == BookingState::Completed) {
-        distance = booking->distanceM;
-        seconds = double(booking->endedMs - booking->pickupMs) / 1000.0;
-    }
-    out.insert(QStringLiteral("distance_m"), std::round(distance));
-    out.insert(QStringLiteral("duration_s"), std::round(seconds));
-    if (booking->state == BookingState::OnTrip || booking->state == BookingState::Completed) {
-        const PricingBoard pricing(m_fleet.pricing());
-        const Tariff tariff = pricing.tariff();
-        const std::optional<LatLng> carAt = car ? std::optional<LatLng>(car->position) : std::nullopt;
-        out.insert(QStringLiteral("fare"), fareJson(rideFare(pricing, tariff, *booking, distance, seconds, carAt), tariff));
-    }
-    return jsonResponse(out);
+    throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
 }
 
 void TaxiApi::requireOwner(const ApiRequest &request, uint64_t id) const
@@ -266,7 +252,7 @@ ApiResponse TaxiApi::complete(const ApiRequest &request)
     QJsonObject out = bookingJson(transition.booking);
     const BookingSnapshot &b = transition.booking;
     out.insert(QStringLiteral("distance_m"), std::round(b.distanceM));
-    out.insert(QStringLiteral("duration_s"), std::round(double(b.endedMs - b.pickupMs) / 1000.0));
+    out.insert(QStringLiteral("duration_s"), std::round(b.durationS));
     out.insert(QStringLiteral("fare"), fareJson(completed.fare, completed.tariff));
     return settleAfterCommit(request, tripRecord(b, completed.fare, completed.tariff), jsonResponse(out), moved);
 }

@@ -18,6 +18,18 @@ const auto kOpenBookings = QStringLiteral(
     " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
     " FROM bookings WHERE state_rank < 4 ORDER BY id");
 
+const auto kBooking = QStringLiteral(
+    "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+    " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+    " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
+    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
+    " FROM bookings WHERE id = ?");
+
+const auto kTripOf = QStringLiteral(
+    "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
+    " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
+    " WHERE booking_id = ?");
+
 const auto kTrips = QStringLiteral(
     "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
     " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
@@ -82,6 +94,42 @@ void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b) {
     }
 }
 
+// A booking row of kOpenBookings / kBooking.
+BookingRecord bookingAt(const QSqlQuery &q) {
+    BookingRecord b;
+    b.bookingId = q.value(0).toULongLong();
+    b.state = q.value(1).toString();
+    b.carId = q.value(2).toInt();
+    b.riderId = q.value(3).toString();
+    b.pickup = pointAt(q, 4).value_or(LedgerPoint{});
+    b.dropoff = pointAt(q, 6);
+    b.createdMs = q.value(8).toLongLong();
+    b.atMs = q.value(9).toLongLong();
+    b.riderTokenHash = q.value(10).toByteArray();
+    readPriceAndProgress(q, 11, b);
+    return b;
+}
+
+// A trip row of kTrips / kTripOf.
+TripRecord tripAt(const QSqlQuery &q) {
+    TripRecord t;
+    t.bookingId = q.value(0).toULongLong();
+    t.carId = q.value(1).toInt();
+    t.riderId = q.value(2).toString();
+    t.startedMs = q.value(3).toLongLong();
+    t.endedMs = q.value(4).toLongLong();
+    t.distanceM = q.value(5).toDouble();
+    t.durationS = q.value(6).toDouble();
+    t.fare.base = q.value(7).toDouble();
+    t.fare.distanceCharge = q.value(8).toDouble();
+    t.fare.timeCharge = q.value(9).toDouble();
+    t.fare.minimum = q.value(10).toDouble();
+    t.fare.surge = q.value(11).toDouble();
+    t.fare.total = q.value(12).toDouble();
+    t.fare.currency = q.value(13).toString();
+    return t;
+}
+
 } // namespace
 
 LedgerReader::LedgerReader(const LedgerOptions &options)
@@ -90,41 +138,26 @@ LedgerReader::LedgerReader(const LedgerOptions &options)
 LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const {
     LedgerResult<std::vector<BookingRecord>> result;
     result.error = select(m_options, kOpenBookings, {}, [&](const QSqlQuery &q) {
-        BookingRecord b;
-        b.bookingId = q.value(0).toULongLong();
-        b.state = q.value(1).toString();
-        b.carId = q.value(2).toInt();
-        b.riderId = q.value(3).toString();
-        b.pickup = pointAt(q, 4).value_or(LedgerPoint{});
-        b.dropoff = pointAt(q, 6);
-        b.createdMs = q.value(8).toLongLong();
-        b.atMs = q.value(9).toLongLong();
-        b.riderTokenHash = q.value(10).toByteArray();
-        readPriceAndProgress(q, 11, b);
-        result.value.push_back(std::move(b));
+        result.value.push_back(bookingAt(q));
     });
+    return result;
+}
+
+LedgerResult<std::optional<StoredBooking>> LedgerReader::booking(quint64 id) const {
+    LedgerResult<std::optional<StoredBooking>> result;
+    result.error = select(m_options, kBooking, {qint64(id)}, [&](const QSqlQuery &q) {
+        result.value = StoredBooking{bookingAt(q), std::nullopt};
+    });
+    if (result.ok() && result.value)
+        result.error = select(m_options, kTripOf, {qint64(id)},
+                              [&](const QSqlQuery &q) { result.value->trip = tripAt(q); });
     return result;
 }
 
 LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const {
     LedgerResult<std::vector<TripRecord>> result;
     result.error = select(m_options, kTrips, {fromMs, toMs}, [&](const QSqlQuery &q) {
-        TripRecord t;
-        t.bookingId = q.value(0).toULongLong();
-        t.carId = q.value(1).toInt();
-        t.riderId = q.value(2).toString();
-        t.startedMs = q.value(3).toLongLong();
-        t.endedMs = q.value(4).toLongLong();
-        t.distanceM = q.value(5).toDouble();
-        t.durationS = q.value(6).toDouble();
-        t.fare.base = q.value(7).toDouble();
-        t.fare.distanceCharge = q.value(8).toDouble();
-        t.fare.timeCharge = q.value(9).toDouble();
-        t.fare.minimum = q.value(10).toDouble();
-        t.fare.surge = q.value(11).toDouble();
-        t.fare.total = q.value(12).toDouble();
-        t.fare.currency = q.value(13).toString();
-        result.value.push_back(std::move(t));
+        result.value.push_back(tripAt(q));
     });
     return result;
 }

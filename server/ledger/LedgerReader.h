@@ -24,6 +24,8 @@ public:
     LedgerResult<LedgerReport> report(qint64 fromMs, qint64 toMs,
                                       const QTimeZone &zone = QTimeZone::utc()) const;
     LedgerResult<std::vector<EventRecord>> events(qint64 fromMs, qint64 toMs) const;
+    // Booking `id` as the ledger has it (none: never recorded), with its trip when completed.
+    LedgerResult<std::optional<StoredBooking>> booking(quint64 id) const;
     // The largest booking id ever recorded (0: none): seed the fleet's id counter above it.
     LedgerResult<quint64> maxBookingId() const;
 

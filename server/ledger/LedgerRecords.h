@@ -93,6 +93,13 @@ struct EventRecord {
     qint64 atMs = 0;
 };
 
+// A booking as the ledger has it now (GET of a booking that ended before a restart): its row,
+// when it last moved, and its trip when completed.
+struct StoredBooking {
+    BookingRecord booking; // atMs: the time of its latest state
+    std::optional<TripRecord> trip;
+};
+
 using LedgerRecord = std::variant<BookingRecord, TransitionRecord, TripRecord, EventRecord, ProgressRecord>;
 
 } // namespace taxicore

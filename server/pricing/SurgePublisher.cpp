@@ -22,7 +22,7 @@ void SurgePublisher::update(double elapsedS)
             continue;
         if (car->state == CarState::Available) {
             availableCars.push_back(car->position);
-        } else if (car->state == CarState::ToPickup) {
+        } else if (car->state == CarState::ToPickup || car->state == CarState::Waiting) {
             // Every open booking has a car on its way (a booking is assigned when it is made).
             if (const auto booking = m_fleet.booking(car->bookingId); booking && isOpen(booking->state)
                 && booking->state != BookingState::OnTrip)

@@ -67,6 +67,7 @@ bool ServerHost::start(QString &error)
     m_fleet->control().startedMs.store(FleetStore::monotonicMs());
     // Before bookings are restored and workers start: both time trips in simulated seconds.
     m_fleet->control().simSpeed.store(m_options.simSpeed);
+    m_fleet->control().pickupTimeoutS.store(m_options.pickupTimeoutS);
     // Workers and the simulator read pricing from the region: published before either starts.
     PricingBoard pricing(m_fleet->pricing());
     pricing.setTariff(m_options.tariff);

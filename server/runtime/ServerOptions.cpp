@@ -12,6 +12,9 @@ namespace taxicore {
 
 namespace {
 
+// The longest --pickup-timeout accepted: a week of simulated time.
+constexpr int kMaxPickupTimeoutS = 7 * 24 * 3600;
+
 // One connection-limit flag: its name, what it means, and where its value lives. The defaults are
 // ConnectionLimits' own, so they are written down in one place.
 struct LimitFlag {
@@ -75,6 +78,10 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("1")},
         {QStringLiteral("sim-speed"), QStringLiteral("Simulated time per real second (default 1)."),
          QStringLiteral("factor"), QStringLiteral("1")},
+        {QStringLiteral("pickup-timeout"),
+         QStringLiteral("Simulated seconds a booking may wait for its rider to board before it expires and "
+                        "its car is freed (default 600)."),
+         QStringLiteral("seconds"), QStringLiteral("600")},
         {QStringLiteral("data-dir"), QStringLiteral("Directory for the ledger and settings (default: the app data location)."),
          QStringLiteral("dir")},
         {QStringLiteral("durability"),
@@ -177,7 +184,8 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
     if (!readInt(parser, "port", 0, 65535, port, error) || !readInt(parser, "cars", 0, kMaxCars, options.cars, error)
         || !readInt(parser, "workers", 0, kMaxWorkerProcesses, options.workers, error)
         || !readInt(parser, "threads", 0, 256, options.threads, error)
-        || !readInt(parser, "heartbeat-timeout", 200, 3'600'000, options.heartbeatTimeoutMs, error))
+        || !readInt(parser, "heartbeat-timeout", 200, 3'600'000, options.heartbeatTimeoutMs, error)
+        || !readInt(parser, "pickup-timeout", 1, kMaxPickupTimeoutS, options.pickupTimeoutS, error))
         return false;
     options.port = quint16(port);
     bool ok = false;

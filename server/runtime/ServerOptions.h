@@ -19,6 +19,7 @@ struct ServerOptions {
     int cars = 500;
     quint64 seed = 1;
     double simSpeed = 1.0; // simulated seconds per real second
+    int pickupTimeoutS = 600; // --pickup-timeout: simulated seconds an unboarded booking holds its car
     QString dataDir; // empty: QStandardPaths::AppDataLocation
     QString durability = QStringLiteral("normal"); // normal | full (the ledger's synchronous level)
     QString cityPath; // empty: the bundled city

@@ -125,6 +125,13 @@ void BookingListModelTest::filtersByTextAndOpenState()
 
     // Without a server there is nothing to cancel.
     QVERIFY(!model.cancel(4));
+
+    // A booking nobody boarded in time is listed as expired, and is no longer open.
+    model.setBookings({booking(5, BookingState::Expired, 11, QStringLiteral("dave"))});
+    QCOMPARE(model.data(model.index(0), BookingListModel::StateRole).toString(), QStringLiteral("expired"));
+    QCOMPARE(model.data(model.index(0), BookingListModel::IsOpenRole).toBool(), false);
+    model.setOpenOnly(true);
+    QCOMPARE(model.rowCount(), 0);
 }
 
 QTEST_GUILESS_MAIN(BookingListModelTest)

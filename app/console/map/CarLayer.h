@@ -20,7 +20,7 @@ public:
     static constexpr double kMinSizeFactor = 0.5;
 
     // One colour per CarState value (Offline, Available, ToPickup, OnTrip).
-    using Palette = std::array<QColor, 4>;
+    using Palette = std::array<QColor, 5>; // by CarState: offline, available, to pickup, on trip, waiting
 
     CarLayer();
     void update(const std::vector<CarMarker> &cars, const MapViewport &viewport, const Palette &palette);

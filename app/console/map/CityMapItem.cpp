@@ -329,7 +329,8 @@ QSGNode *CityMapItem::updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *)
         root = new MapNode;
 
     readFleet();
-    root->cars->update(m_cars, m_viewport, {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor});
+    root->cars->update(m_cars, m_viewport, {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor,
+                                                   m_toPickupColor});
     updateHighlight(root->highlight);
     return root;
 }

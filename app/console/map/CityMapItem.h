@@ -100,8 +100,8 @@ private:
     QElapsedTimer m_routeClock;
     bool m_userMoved = false;
     int m_carsShown = 0;
-    std::array<int, 4> m_stateCounts{};
-    QList<int> m_carsByState{0, 0, 0, 0};
+    std::array<int, 5> m_stateCounts{}; // by CarState
+    QList<int> m_carsByState{0, 0, 0, 0, 0};
     int m_selectedCarId = 0;
     qint64 m_selectedBookingId = 0;
     QTimer m_frameTimer;

@@ -79,4 +79,13 @@ TestCase {
         compare(d.stateColor("cancelled"), "#c0392b")
         compare(d.stateColor("unknown"), "#8a8a8a")
     }
+
+    // Nobody boarded in time: listed as expired in its own colour, closed, nothing to cancel.
+    function test_expiredBookingIsListedAsExpired() {
+        const d = make({ bookingState: "expired", isOpen: false })
+        compare(d.stateColor("expired"), "#8e5a9b")
+        verify(!cancelButton(d).visible)
+        verify(!reassignButton(d).visible)
+        verify(findChild(d, "stateLabel").text === "expired")
+    }
 }
