@@ -1,9 +1,14 @@
-// Fuzzes the connection guard's request-head check (server/http/RequestHeadCheck) the way
-// ConnectionGuard drives it: the bytes arrive in two reads, the second continuing after the
-// last whole line of the first (QHttpServer consumes whole lines).
+// Fuzzes the connection guard's framing check (server/http/RequestFraming) the way
+// ConnectionGuard drives it: a connection's bytes arrive in reads of any size, and whenever the
+// check stops early (an upgrade head, too many heads ahead) the dispatcher takes a head and it
+// goes on. The stream is checked twice, whole and cut in three reads where the first two input
+// bytes say: the verdict and the heads must not depend on where the reads end.
 
 #include "FuzzChecks.h"
-#include "http/RequestHeadCheck.h"
+#include "http/RequestFraming.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace taxicore;
 
@@ -20,41 +25,70 @@ ConnectionLimits fuzzLimits()
     return limits;
 }
 
-void checkState(const ConnectionState &state, const HeadVerdict &verdict, const ConnectionLimits &limits)
+struct Run {
+    FramingError error;
+    qsizetype consumed = 0;
+    std::vector<RequestTraits> heads;
+};
+
+// Feeds `data` in reads ending at `cuts`, taking heads as a dispatcher would.
+Run check(const ConnectionLimits &limits, const char *data, qsizetype size, std::vector<qsizetype> cuts)
 {
-    if (verdict.refused()) {
-        TAXICORE_FUZZ_CHECK(verdict.status == 400 || verdict.status == 413 || verdict.status == 414
-                            || verdict.status == 431);
-        TAXICORE_FUZZ_CHECK(*verdict.code != '\0' && !verdict.message.isEmpty());
-        return;
+    Run run;
+    RequestFraming framing(limits);
+    cuts.push_back(size);
+    qsizetype begin = 0;
+    for (qsizetype end : cuts) {
+        end = std::max(begin, std::min(end, size));
+        while (begin < end) {
+            const qsizetype n = framing.feed(data + begin, end - begin, 1 + begin);
+            TAXICORE_FUZZ_CHECK(n >= 0 && n <= end - begin);
+            begin += n;
+            run.consumed += n;
+            if (framing.failed() || begin == end)
+                break;
+            // Stopped early: only ever to wait for the dispatcher, which takes the oldest head.
+            TAXICORE_FUZZ_CHECK(framing.hasPendingHead());
+            run.heads.push_back(framing.takeHead());
+        }
+        if (framing.failed())
+            break;
     }
-    // What the guard lets through respects every limit (the final blank line may add 2 bytes).
-    TAXICORE_FUZZ_CHECK(state.headBytes >= 0 && state.headBytes <= limits.maxHeaderBytes + 2);
-    TAXICORE_FUZZ_CHECK(state.headerFields <= limits.maxHeaderFields);
-    TAXICORE_FUZZ_CHECK(state.contentLength >= 0 && state.contentLength <= limits.maxBodyBytes);
-    TAXICORE_FUZZ_CHECK(!state.headComplete || !state.atRequestStart);
+    TAXICORE_FUZZ_CHECK(framing.headsAhead() >= 0 && framing.headsAhead() <= RequestFraming::kMaxHeadsAhead);
+    while (framing.hasPendingHead())
+        run.heads.push_back(framing.takeHead());
+    run.error = framing.error();
+    return run;
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
+    if (size < 2)
         return 0;
     static const ConnectionLimits limits = fuzzLimits();
-    // The first byte picks where the first read ends; like the guard, peek at most a head's worth.
-    const QByteArray input = fuzz::bytesOf(data + 1, size - 1).left(limits.maxHeaderBytes + 1);
-    const qsizetype split = input.isEmpty() ? 0 : qsizetype(data[0]) % (input.size() + 1);
+    const char *bytes = reinterpret_cast<const char *>(data + 2);
+    const auto length = qsizetype(size - 2);
+    const qsizetype first = data[0] % (length + 1);
+    const qsizetype second = first + data[1] % (length - first + 1);
 
-    ConnectionState state;
-    const QByteArray first = input.left(split);
-    HeadVerdict verdict = inspectRequestHead(first, limits, state, 1);
-    checkState(state, verdict, limits);
-    if (verdict.refused() || state.headComplete)
-        return 0;
-    const qsizetype lastLine = first.lastIndexOf("\r\n");
-    const qsizetype consumed = lastLine < 0 ? 0 : lastLine + 2;
-    verdict = inspectRequestHead(input.mid(consumed), limits, state, 2);
-    checkState(state, verdict, limits);
+    const Run whole = check(limits, bytes, length, {});
+    const Run pieces = check(limits, bytes, length, {first, second});
+    if (whole.error.refused()) {
+        const int s = whole.error.status;
+        TAXICORE_FUZZ_CHECK(s == 400 || s == 413 || s == 414 || s == 431);
+        TAXICORE_FUZZ_CHECK(*whole.error.code != '\0' && *whole.error.message != '\0');
+    } else {
+        TAXICORE_FUZZ_CHECK(whole.consumed == length);
+    }
+    // Where the reads end changes nothing: same refusal at the same byte, same heads.
+    TAXICORE_FUZZ_CHECK(whole.error.status == pieces.error.status);
+    TAXICORE_FUZZ_CHECK(whole.consumed == pieces.consumed);
+    TAXICORE_FUZZ_CHECK(whole.heads.size() == pieces.heads.size());
+    for (std::size_t i = 0; i < whole.heads.size(); ++i) {
+        TAXICORE_FUZZ_CHECK(whole.heads[i].http10 == pieces.heads[i].http10);
+        TAXICORE_FUZZ_CHECK(whole.heads[i].wantsClose == pieces.heads[i].wantsClose);
+    }
     return 0;
 }

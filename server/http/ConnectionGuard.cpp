@@ -1,25 +1,41 @@
 #include "http/ConnectionGuard.h"
 
 #include "http/ApiError.h"
-#include "http/RequestHeadCheck.h"
+#include "http/GuardedSocket.h"
 #include "http/ResponseWriter.h"
 #include "metrics/MetricsRecorder.h"
 
-#include <QDateTime>
+#include <QPointer>
 #include <QTcpSocket>
 #include <algorithm>
+#include <chrono>
 
 namespace taxicore {
 
 namespace {
 
 constexpr int kSweepIntervalMs = 500;
-// Chunk-size lines and CRLFs around a chunked body's data, allowed on top of the body limit.
-constexpr long long kChunkFramingAllowance = 4096;
+// Room in a connection's input buffer beyond its largest possible request, so pipelined requests
+// keep flowing; past it the kernel keeps the rest and TCP slows the client down.
+constexpr qint64 kReadBufferSlack = 64 * 1024;
+// While a connection is paused its input buffer takes nothing more from the kernel (Qt reads
+// only into room below this size, and a paused buffer already holds at least one byte).
+constexpr qint64 kPausedReadBufferBytes = 1;
+// Reading resumes once the unsent output fell to this fraction of --max-pending-output, so a
+// connection at the bound is not paused and resumed on every answer.
+constexpr int kResumeOutputDivisor = 2;
 
 long long monotonicMs()
 {
-    return QDateTime::currentMSecsSinceEpoch();
+    // Durations only: a step of the wall clock must neither close every connection nor keep one.
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+QString describe(const FramingError &error)
+{
+    const QString message = QString::fromLatin1(error.message);
+    return message.contains(QLatin1String("%1")) ? message.arg(error.limit) : message;
 }
 
 } // namespace
@@ -27,6 +43,8 @@ long long monotonicMs()
 ConnectionGuard::ConnectionGuard(ConnectionLimits limits, MetricsRecorder &metrics, QObject *parent)
     : QTcpServer(parent)
     , m_limits(limits)
+    , m_readBufferBytes(qint64(limits.maxHeaderBytes) + limits.maxBodyBytes + RequestFraming::kChunkFramingAllowance
+                        + kReadBufferSlack)
     , m_metrics(metrics)
 {
     m_sweepTimer.setInterval(kSweepIntervalMs);
@@ -41,12 +59,15 @@ void ConnectionGuard::incomingConnection(qintptr descriptor)
 
 void ConnectionGuard::adoptSocket(qintptr descriptor)
 {
-    auto *socket = new QTcpSocket(this);
+    auto *socket = new GuardedSocket(this);
     if (!socket->setSocketDescriptor(descriptor)) {
         delete socket;
         return;
     }
-    ConnectionState &state = m_states[socket];
+    // A whole request always fits (Qt keeps it buffered until it is complete); beyond that the
+    // client waits on TCP flow control instead of filling our memory.
+    socket->setReadBufferSize(m_readBufferBytes);
+    ConnectionState &state = m_states.emplace(socket, m_limits).value();
     state.lastActivityMs = monotonicMs();
     m_metrics.connectionOpened();
     // Connected before QHttpServer sees the socket, so this slot runs first on every read.
@@ -54,24 +75,15 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
     if (m_states.size() > m_limits.maxConnections) {
-        reject(socket, state, 503, "too_many_connections",
-               QStringLiteral("the server has too many open connections; retry shortly"));
+        refuseWith(socket, state, 503, "too_many_connections",
+                   QStringLiteral("the server has too many open connections; retry shortly"));
         return;
     }
     addPendingConnection(socket);
     // QHttpServer connected its reader inside addPendingConnection; this one runs after it and
-    // remembers what it left unread, so the next inspect() can tell new bytes from old ones.
-    connect(socket, &QTcpSocket::readyRead, this, [this, socket] {
-        if (auto it = m_states.find(socket); it != m_states.end())
-            it->leftoverBytes = socket->bytesAvailable();
-    });
+    // learns how much Qt parsed, so the next inspect() can tell checked bytes from new ones.
+    connect(socket, &QTcpSocket::readyRead, this, [this, socket] { afterParser(socket); });
     Q_EMIT newConnection();
-}
-
-ConnectionState *ConnectionGuard::state(QTcpSocket *socket)
-{
-    auto it = m_states.find(socket);
-    return it == m_states.end() ? nullptr : &it.value();
 }
 
 void ConnectionGuard::forget(QTcpSocket *socket)
@@ -83,64 +95,206 @@ void ConnectionGuard::forget(QTcpSocket *socket)
     }
 }
 
-void ConnectionGuard::inspect(QTcpSocket *socket)
+// Runs before Qt's parser on every readyRead: the bytes Qt has not parsed are the front of the
+// socket's buffer; those past `checkedBytes` are new and go through the framing check first.
+void ConnectionGuard::inspect(GuardedSocket *socket)
 {
     auto it = m_states.find(socket);
     if (it == m_states.end())
         return;
     ConnectionState &state = it.value();
     state.lastActivityMs = monotonicMs();
-    if (state.rejected) {
-        socket->readAll(); // nothing more from this client reaches QHttpServer
+    const qint64 buffered = socket->receivedBytes();
+    state.bufferedBytes = buffered;
+    const qint64 unchecked = buffered - state.checkedBytes;
+    if (unchecked <= 0)
+        return; // Qt's own call for the next pipelined request: nothing new
+    if (m_peekBuffer.size() < std::size_t(buffered))
+        m_peekBuffer.resize(std::size_t(buffered));
+    if (socket->peek(m_peekBuffer.data(), buffered) != buffered)
+        return;
+    const qsizetype consumed =
+        state.framing.feed(m_peekBuffer.data() + state.checkedBytes, qsizetype(unchecked), state.lastActivityMs);
+    state.checkedBytes += consumed;
+    if (state.framing.failed()) {
+        // Whole requests before the error are answered first: Qt parses them one per pass, and
+        // beginRequest refuses the connection once the last of them is taken.
+        if (state.framing.completeHeadsAhead() == 0)
+            reject(socket, state, state.framing.error());
         return;
     }
-    const long long newBytes = std::max<long long>(0, socket->bytesAvailable() - state.leftoverBytes);
-    if (state.headComplete) {
-        state.bodyBytes += newBytes;
-        if (state.chunked && state.bodyBytes > m_limits.maxBodyBytes + kChunkFramingAllowance)
-            reject(socket, state, 413, "body_too_large",
-                   QStringLiteral("request bodies are limited to %1 bytes").arg(m_limits.maxBodyBytes));
+    // A client that sent `Expect: 100-continue` waits for our go-ahead (Qt 6.4 never gives it).
+    if (state.framing.takeContinue())
+        socket->write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
+    socket->setHeld(state.paused || state.framing.endsInsideFinalCrlf());
+}
+
+void ConnectionGuard::afterParser(GuardedSocket *socket)
+{
+    auto it = m_states.find(socket);
+    if (it == m_states.end())
+        return;
+    ConnectionState &state = it.value();
+    const qint64 buffered = socket->receivedBytes();
+    // What Qt parsed in this pass came off the front, out of what the check had seen.
+    state.checkedBytes = std::max<long long>(0, state.checkedBytes - (state.bufferedBytes - buffered));
+    state.bufferedBytes = buffered;
+}
+
+bool ConnectionGuard::beginRequest(QTcpSocket *socket, Ticket &ticket)
+{
+    auto it = m_states.find(socket);
+    if (it == m_states.end() || it->rejected)
+        return false;
+    ConnectionState &state = it.value();
+    // Qt parses only what the check passed, so the head is there; were it not, close after.
+    ticket.traits = state.framing.hasPendingHead() ? state.framing.takeHead() : RequestTraits{false, true};
+    ticket.sequence = state.nextSequence++;
+    // The last whole request before a framing error: its answer, then the refusal, then close.
+    if (state.framing.failed() && state.framing.completeHeadsAhead() == 0)
+        reject(static_cast<GuardedSocket *>(socket), state, state.framing.error());
+    return true;
+}
+
+void ConnectionGuard::requestHandled(QTcpSocket *socket)
+{
+    auto it = m_states.find(socket);
+    if (it != m_states.end())
+        updateFlow(static_cast<GuardedSocket *>(socket), it.value());
+}
+
+// Writes responses strictly in the order their requests arrived on this connection; after one
+// that says Connection: close, nothing more is written and the connection closes.
+void ConnectionGuard::deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer)
+{
+    auto it = m_states.find(socket);
+    if (it == m_states.end() || socket->state() != QAbstractSocket::ConnectedState || it->closing)
+        return;
+    ConnectionState &state = it.value();
+    if (sequence != state.nextToWrite) {
+        state.finished.emplace(sequence, std::move(answer));
         return;
     }
-    // Peek only what is buffered: peek(n) allocates n bytes up front.
-    const QByteArray bytes = socket->peek(std::min<qint64>(socket->bytesAvailable(), m_limits.maxHeaderBytes + 1));
-    const HeadVerdict verdict = inspectRequestHead(bytes, m_limits, state, monotonicMs());
-    if (verdict.refused()) {
-        reject(socket, state, verdict.status, verdict.code, verdict.message);
+    for (;;) {
+        socket->write(answer.bytes);
+        ++state.nextToWrite;
+        if (answer.close) {
+            state.closing = true;
+            state.finished.clear();
+            socket->disconnectFromHost();
+            return;
+        }
+        const auto next = state.finished.find(state.nextToWrite);
+        if (next == state.finished.end())
+            break;
+        answer = std::move(next->second);
+        state.finished.erase(next);
+    }
+    // Send now: left to the event loop, the bytes would wait until every other socket that
+    // became readable in the same poll had run its (possibly CPU-bound) handler.
+    socket->flush();
+    if (state.paused)
+        updateFlow(static_cast<GuardedSocket *>(socket), state);
+}
+
+void ConnectionGuard::refuse(QTcpSocket *socket, int status, const char *code, const QString &message)
+{
+    auto it = m_states.find(socket);
+    if (it != m_states.end())
+        refuseWith(static_cast<GuardedSocket *>(socket), it.value(), status, code, message);
+}
+
+void ConnectionGuard::reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error)
+{
+    refuseWith(socket, state, error.status, error.code, describe(error));
+}
+
+void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, int status, const char *code,
+                                 const QString &message)
+{
+    if (state.rejected)
+        return;
+    state.rejected = true;
+    // Qt's parser hears nothing more of this connection: what follows the error may be a request
+    // hidden in a body (smuggling). Its input is dropped until the answer is out and it closes.
+    disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+    connect(socket, &QTcpSocket::readyRead, this, [this, socket] { discardInput(socket); });
+    if (state.paused) {
+        state.paused = false;
+        disconnect(state.drainWatch);
+        socket->setReadBufferSize(m_readBufferBytes);
+    }
+    socket->setHeld(false);
+    discardInput(socket);
+    const Answer answer{serializeResponse(errorResponse(status, code, message), state.framing.currentIsHttp10(), false,
+                                          false),
+                        true};
+    deliver(socket, state.nextSequence++, answer);
+}
+
+void ConnectionGuard::discardInput(GuardedSocket *socket)
+{
+    // Qt's unfinished request would keep every byte since its start buffered.
+    if (socket->isTransactionStarted())
+        socket->commitTransaction();
+    socket->skip(socket->receivedBytes());
+}
+
+// Backpressure: a connection whose client does not read its answers (unsent output over
+// --max-pending-output) or has --max-pipelined requests unanswered is not read any further —
+// neither by Qt's parser (the socket is held) nor from the kernel (no room in its buffer) —
+// until its output drained to half the bound and its queue is below the cap.
+void ConnectionGuard::updateFlow(GuardedSocket *socket, ConnectionState &state)
+{
+    if (state.rejected || state.closing)
+        return;
+    const qint64 unsent = socket->bytesToWrite();
+    if (!state.paused) {
+        if (state.inFlight() < m_limits.maxPipelined && unsent <= m_limits.maxPendingOutputBytes)
+            return;
+        state.paused = true;
+        socket->setHeld(true);
+        socket->setReadBufferSize(kPausedReadBufferBytes);
+        state.drainWatch = connect(socket, &QIODevice::bytesWritten, this, [this, socket] {
+            auto it = m_states.find(socket);
+            if (it == m_states.end())
+                return;
+            it->lastActivityMs = monotonicMs(); // the client is reading: not idle
+            updateFlow(socket, it.value());
+        });
         return;
     }
-    if (state.headComplete) {
-        const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
-        state.bodyBytes = headEnd < 0 ? 0 : bytes.size() - headEnd - 4;
-        // A client that sent `Expect: 100-continue` waits for our go-ahead (Qt 6.4 never gives it).
-        if (state.expectContinue && state.bodyBytes < state.contentLength)
-            socket->write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
-    }
+    if (state.inFlight() < m_limits.maxPipelined && unsent <= m_limits.maxPendingOutputBytes / kResumeOutputDivisor)
+        resume(socket, state);
+}
+
+void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
+{
+    state.paused = false;
+    disconnect(state.drainWatch);
+    socket->setReadBufferSize(m_readBufferBytes);
+    socket->setHeld(state.framing.endsInsideFinalCrlf());
+    if (socket->receivedBytes() == 0)
+        return;
+    // Qt parses buffered requests only on readyRead (the check runs first, as always).
+    QPointer<GuardedSocket> target(socket);
+    QMetaObject::invokeMethod(this, [this, target] {
+        if (!target)
+            return;
+        auto it = m_states.find(target.data());
+        if (it != m_states.end() && !it->paused && !it->rejected)
+            Q_EMIT target->readyRead();
+    }, Qt::QueuedConnection);
 }
 
 void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)
 {
+    // The WebSocket reads on its own from here: no hold, no bound on its buffer.
+    auto *guarded = static_cast<GuardedSocket *>(socket);
+    guarded->setHeld(false);
+    socket->setReadBufferSize(0);
     socket->disconnect(this);
     forget(socket);
-}
-
-void ConnectionGuard::requestDispatched(QTcpSocket *socket)
-{
-    if (ConnectionState *s = state(socket)) {
-        s->atRequestStart = true;
-        s->headComplete = false;
-        s->headBytes = 0;
-        s->headStartedMs = 0;
-    }
-}
-
-void ConnectionGuard::reject(QTcpSocket *socket, ConnectionState &state, int status, const char *code,
-                             const QString &message)
-{
-    state.rejected = true;
-    socket->readAll();
-    socket->write(serializeResponse(errorResponse(status, code, message), state.http10, false, false));
-    socket->disconnectFromHost();
 }
 
 void ConnectionGuard::startDraining()
@@ -158,8 +312,9 @@ void ConnectionGuard::sweep()
     for (auto it = m_states.begin(); it != m_states.end(); ++it) {
         const ConnectionState &s = it.value();
         const bool busy = s.inFlight() > 0;
-        const bool midHead = s.headStartedMs != 0 && !s.headComplete; // the request's first byte came
-        if (midHead && now - s.headStartedMs > m_limits.headerTimeoutMs)
+        const long long headStartedMs = s.framing.headStartedMs();
+        const bool midHead = headStartedMs != 0; // the request's first byte came, not its last
+        if (midHead && now - headStartedMs > m_limits.headerTimeoutMs)
             toClose.append(it.key()); // slowloris: the head never completes
         else if (!busy && !midHead && now - s.lastActivityMs > m_limits.idleTimeoutMs)
             toClose.append(it.key());

@@ -7,17 +7,21 @@
 #include <QTcpServer>
 #include <QTimer>
 #include <atomic>
+#include <vector>
 
 class QTcpSocket;
 
 namespace taxicore {
 
+class GuardedSocket;
 class MetricsRecorder;
 
 // A QTcpServer that stands in front of QHttpServer and fixes what Qt 6.4 does not do
-// (docs/QT64.md §1, §4–§6, §8): it peeks each request head before QHttpServer parses it to
-// learn the HTTP version, enforce size limits (413/414/431), answer `Expect: 100-continue`; it
-// closes idle and slow connections, caps how many are open, and drains them on request.
+// (docs/QT64.md §1, §3–§6, §8, §10): every byte of a connection passes a strict framing check
+// (RequestFraming) before Qt's parser sees it — limits 413/414/431, bad framing 400 and close,
+// nothing after an error ever reaches Qt; it answers `Expect: 100-continue`, writes answers in
+// request order, stops reading a connection whose output or queue is over its bound, closes idle
+// and slow connections, caps how many are open, and drains them on request.
 class ConnectionGuard : public QTcpServer {
     Q_OBJECT
 public:
@@ -25,7 +29,20 @@ public:
 
     // Takes over an accepted socket descriptor (from this listener, or passed in by another).
     void adoptSocket(qintptr descriptor);
-    ConnectionState *state(QTcpSocket *socket);
+
+    // A request Qt parsed: where its answer goes in the connection's order, and what its head said.
+    struct Ticket {
+        unsigned long long sequence = 0;
+        RequestTraits traits;
+    };
+    // False when the connection is unknown or refused: nothing is to be answered.
+    bool beginRequest(QTcpSocket *socket, Ticket &ticket);
+    // After a request went to its handler: stop reading the connection while it is over a bound.
+    void requestHandled(QTcpSocket *socket);
+    // Writes answer `sequence` when its turn comes; closes after one that says Connection: close.
+    void deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer);
+    // Answers `status` after the answers already owed, then closes; Qt parses nothing more of it.
+    void refuse(QTcpSocket *socket, int status, const char *code, const QString &message);
 
     // Stop taking new requests: close idle connections now, busy ones after their response.
     void startDraining();
@@ -38,8 +55,6 @@ public:
     // A socket upgraded to WebSocket leaves the guard (no timeouts, no bookkeeping): Qt
     // disconnects every signal of it, so the guard would never hear of its end.
     void releaseUpgraded(QTcpSocket *socket);
-    // Marks the end of the current request's head for the guard's own bookkeeping.
-    void requestDispatched(QTcpSocket *socket);
 
 Q_SIGNALS:
     void allConnectionsClosed();
@@ -48,14 +63,22 @@ protected:
     void incomingConnection(qintptr descriptor) override;
 
 private:
-    void inspect(QTcpSocket *socket);
-    void reject(QTcpSocket *socket, ConnectionState &state, int status, const char *code, const QString &message);
+    void inspect(GuardedSocket *socket);
+    void afterParser(GuardedSocket *socket);
+    void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
+    void refuseWith(GuardedSocket *socket, ConnectionState &state, int status, const char *code,
+                    const QString &message);
+    void discardInput(GuardedSocket *socket);
+    void updateFlow(GuardedSocket *socket, ConnectionState &state);
+    void resume(GuardedSocket *socket, ConnectionState &state);
     void sweep();
     void forget(QTcpSocket *socket);
 
     ConnectionLimits m_limits;
+    qint64 m_readBufferBytes; // the most a connection's input buffer holds (a whole request fits)
     MetricsRecorder &m_metrics;
     QHash<QTcpSocket *, ConnectionState> m_states;
+    std::vector<char> m_peekBuffer; // reused for every peek: no allocation per read
     QTimer m_sweepTimer;
     std::atomic<bool> m_draining{false};
     long long m_drainStartedMs = 0;

@@ -12,6 +12,8 @@ struct ConnectionLimits {
     int idleTimeoutMs = 15'000;         // a keep-alive connection with nothing to do is closed
     int maxConnections = 20'000;        // over it → 503 and close
     int drainGraceMs = 2'000;           // idle connections left open this long when draining
+    int maxPendingOutputBytes = 256 * 1024; // unsent answers above it → stop reading the connection
+    int maxPipelined = 32;              // unanswered requests at it → stop reading the connection
 };
 
 } // namespace taxicore

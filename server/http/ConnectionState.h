@@ -1,6 +1,9 @@
 #pragma once
 
+#include "http/RequestFraming.h"
+
 #include <QByteArray>
+#include <QMetaObject>
 #include <map>
 
 namespace taxicore {
@@ -13,22 +16,19 @@ struct Answer {
 
 // What the guard knows about one client connection. Lives on the I/O thread only.
 struct ConnectionState {
-    // The current request head, as the guard peeks it before QHttpServer parses it.
-    bool atRequestStart = true;
-    bool headComplete = false;
-    bool http10 = false;
-    bool wantsClose = false;
-    int headBytes = 0;
-    int headerFields = 0;
-    long long contentLength = 0;
-    bool sawContentLength = false;
-    bool chunked = false;
-    long long bodyBytes = 0;     // body bytes received so far (chunked bodies have no length)
-    long long leftoverBytes = 0; // buffered bytes QHttpServer left unread after its last pass
-    bool expectContinue = false;
-    long long headStartedMs = 0;
+    explicit ConnectionState(const ConnectionLimits &limits) : framing(limits) {}
+
+    // Every byte of the connection passes the framing check before QHttpServer parses it.
+    RequestFraming framing;
+    // Bytes at the front of the socket's buffer the check has seen and Qt not yet parsed.
+    long long checkedBytes = 0;
+    // The buffer's size when the guard last looked, so it can tell what Qt consumed since.
+    long long bufferedBytes = 0;
     long long lastActivityMs = 0;
     bool rejected = false;
+    // Reading stopped: too much unsent output or too many unanswered requests (backpressure).
+    bool paused = false;
+    QMetaObject::Connection drainWatch; // bytesWritten → resume, while paused
 
     // Requests dispatched and not yet answered; responses are written in dispatch order
     // even when pool threads finish out of order (pipelining, docs/QT64.md §3).

@@ -93,10 +93,9 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     }
     QElapsedTimer timer;
     timer.start();
-    ConnectionState *state = m_guard.state(socket);
-    if (!state)
-        return true; // a connection the guard already rejected
-    m_guard.requestDispatched(socket);
+    ConnectionGuard::Ticket ticket;
+    if (!m_guard.beginRequest(socket, ticket))
+        return true; // a connection the guard already refused
     m_metrics.requestStarted();
 
     const HttpMethod method = toMethod(request.method());
@@ -104,9 +103,9 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     QByteArray path = url.path(QUrl::FullyDecoded).toUtf8();
     Router::Match match = m_router.match(method, path);
     const bool headOnly = method == HttpMethod::Head;
-    const bool http10 = state->http10;
-    const bool clientKeepsAlive = !state->wantsClose;
-    const unsigned long long sequence = state->nextSequence++;
+    const bool http10 = ticket.traits.http10;
+    const bool clientKeepsAlive = !ticket.traits.wantsClose;
+    const unsigned long long sequence = ticket.sequence;
     const int routeId = match.route ? match.route->id : Router::kUnmatchedRouteId;
     // Keep-alive is decided when the answer is ready, not when the request came: a server that
     // started draining meanwhile must say Connection: close in the response it then closes after.
@@ -117,7 +116,8 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     };
 
     if (!match.route) {
-        deliver(socket, sequence, finish(match.error));
+        m_guard.deliver(socket, sequence, finish(match.error));
+        m_guard.requestHandled(socket);
         return true;
     }
     const int routeIndex = match.route->id - 1;
@@ -136,19 +136,20 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         Answer answer = finish(response);
         if (QThread::currentThread() == service->thread()) {
             if (target)
-                service->deliver(target, sequence, std::move(answer));
+                service->m_guard.deliver(target, sequence, std::move(answer));
             return;
         }
         QMetaObject::invokeMethod(service, [service, target, sequence, answer = std::move(answer)]() mutable {
             if (target)
-                service->deliver(target, sequence, std::move(answer));
+                service->m_guard.deliver(target, sequence, std::move(answer));
         }, Qt::QueuedConnection);
     });
-    if (!m_pool) {
+    if (m_pool)
+        m_pool->start([this, routeIndex, copy = std::move(copy)] { answer(routeIndex, copy); });
+    else
         answer(routeIndex, copy);
-        return true;
-    }
-    m_pool->start([this, routeIndex, copy = std::move(copy)] { answer(routeIndex, copy); });
+    // Over its output bound or queue cap, the connection is read no further for now.
+    m_guard.requestHandled(socket);
     return true;
 }
 
@@ -159,44 +160,11 @@ void HttpService::answer(int routeIndex, const ApiRequest &request) const
         (*request.reply)(response);
 }
 
-// Writes responses strictly in the order their requests arrived on this connection; after one
-// that says Connection: close, nothing more is written and the connection closes.
-void HttpService::deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer)
-{
-    ConnectionState *state = m_guard.state(socket);
-    if (!state || socket->state() != QAbstractSocket::ConnectedState || state->closing)
-        return;
-    if (sequence != state->nextToWrite) {
-        state->finished.emplace(sequence, std::move(answer));
-        return;
-    }
-    for (;;) {
-        socket->write(answer.bytes);
-        ++state->nextToWrite;
-        if (answer.close) {
-            state->closing = true;
-            state->finished.clear();
-            socket->disconnectFromHost();
-            return;
-        }
-        const auto next = state->finished.find(state->nextToWrite);
-        if (next == state->finished.end()) {
-            // Send now: left to the event loop, the bytes would wait until every other socket
-            // that became readable in the same poll had run its (possibly CPU-bound) handler.
-            socket->flush();
-            return;
-        }
-        answer = std::move(next->second);
-        state->finished.erase(next);
-    }
-}
-
 void HttpService::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
 {
-    // handleRequest answers everything; this only runs for a refused WebSocket upgrade.
-    socket->write(serializeResponse(errorResponse(404, "not_found", QStringLiteral("no such resource")), false,
-                                    false, false));
-    socket->disconnectFromHost();
+    // handleRequest answers everything; this only runs for a refused WebSocket upgrade. What
+    // follows it on the connection was never checked as HTTP: the guard closes it unread.
+    m_guard.refuse(socket, 404, "not_found", QStringLiteral("no such resource"));
 }
 
 } // namespace taxicore

@@ -1,7 +1,5 @@
 #pragma once
 
-#include "http/ConnectionState.h"
-
 #include <QAbstractHttpServer>
 #include <QPointer>
 #include <memory>
@@ -38,7 +36,6 @@ protected:
 private:
     ApiResponse run(int routeIndex, const ApiRequest &request) const;
     void answer(int routeIndex, const ApiRequest &request) const;
-    void deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer);
 
     const Router &m_router;
     ConnectionGuard &m_guard;

@@ -43,6 +43,10 @@ const LimitFlag kLimitFlags[] = {
      &ConnectionLimits::maxConnections},
     {"drain-grace-ms", "Milliseconds idle connections stay open while the server drains", 0, 600'000, nullptr,
      &ConnectionLimits::drainGraceMs},
+    {"max-pending-output", "Unsent answer bytes per connection above which it is not read until they drain", 4096,
+     1 << 30, nullptr, &ConnectionLimits::maxPendingOutputBytes},
+    {"max-pipelined", "Unanswered requests per connection at which it is not read until one is answered", 1, 1024,
+     nullptr, &ConnectionLimits::maxPipelined},
 };
 
 long long limitValue(const ConnectionLimits &limits, const LimitFlag &flag)
