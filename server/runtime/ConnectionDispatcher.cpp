@@ -40,7 +40,7 @@ void ConnectionDispatcher::setWorkers(const QList<WorkerLink> &workers)
     m_next = 0;
 }
 
-bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex)
+bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex, int offers)
 {
     const qsizetype count = m_workers.size();
     const int64_t now = FleetStore::monotonicMs();
@@ -55,16 +55,16 @@ bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex)
             m_next = (m_next + tried + 1) % count;
             // Keep the descriptor until the worker says it adopted it (the socket stays open in
             // the kernel as long as one process holds it).
-            m_unconfirmed[link.index].insert(id, connectionFd);
+            m_unconfirmed[link.index].insert(id, Passed{connectionFd, offers + 1});
             return true;
         }
     }
     return false;
 }
 
-void ConnectionDispatcher::place(int connectionFd, int skipIndex)
+void ConnectionDispatcher::place(int connectionFd, int skipIndex, int offers)
 {
-    if (m_toWorkers && sendToWorker(connectionFd, skipIndex))
+    if (m_toWorkers && offers < m_workers.size() && sendToWorker(connectionFd, skipIndex, offers))
         return;
     m_inProcess.adoptSocket(connectionFd);
 }
@@ -79,8 +79,8 @@ void ConnectionDispatcher::adopted(int index, uint32_t id)
     auto worker = m_unconfirmed.find(index);
     if (worker == m_unconfirmed.end())
         return;
-    if (const int fd = worker->take(id); fd > 0)
-        ::close(fd);
+    if (const Passed passed = worker->take(id); passed.fd > 0)
+        ::close(passed.fd);
 }
 
 void ConnectionDispatcher::declined(int index, uint32_t id)
@@ -88,15 +88,15 @@ void ConnectionDispatcher::declined(int index, uint32_t id)
     auto worker = m_unconfirmed.find(index);
     if (worker == m_unconfirmed.end())
         return;
-    if (const int fd = worker->take(id); fd > 0)
-        place(fd, index);
+    if (const Passed passed = worker->take(id); passed.fd > 0)
+        place(passed.fd, index, passed.offers);
 }
 
 void ConnectionDispatcher::workerGone(int index)
 {
-    const QHash<uint32_t, int> orphans = m_unconfirmed.take(index);
-    for (const int fd : orphans)
-        place(fd, index);
+    const QHash<uint32_t, Passed> orphans = m_unconfirmed.take(index);
+    for (const Passed &passed : orphans)
+        place(passed.fd, index, passed.offers);
 }
 
 } // namespace taxicore

@@ -39,8 +39,16 @@ public Q_SLOTS:
     void workerGone(int index);
 
 private:
-    bool sendToWorker(int connectionFd, int skipIndex);
-    void place(int connectionFd, int skipIndex);
+    // A connection passed to a worker and not yet adopted: our duplicate, and how many workers
+    // were offered it (each declines at most once, so two declining workers cannot pass it back
+    // and forth for ever).
+    struct Passed {
+        int fd = -1;
+        int offers = 0;
+    };
+
+    bool sendToWorker(int connectionFd, int skipIndex, int offers);
+    void place(int connectionFd, int skipIndex, int offers = 0);
     void closeLinks();
 
     ConnectionGuard &m_inProcess;
@@ -49,8 +57,8 @@ private:
     bool m_toWorkers = false;
     qsizetype m_next = 0;
     uint32_t m_nextId = 0;
-    // Our duplicate of each connection passed to a worker and not yet adopted, per worker.
-    QHash<int, QHash<uint32_t, int>> m_unconfirmed;
+    // Each connection passed to a worker and not yet adopted, per worker.
+    QHash<int, QHash<uint32_t, Passed>> m_unconfirmed;
 };
 
 } // namespace taxicore

@@ -1,6 +1,7 @@
 #include "runtime/ListenerGroup.h"
 
-#include <QSocketNotifier>
+#include "runtime/AcceptLoop.h"
+
 #include <QThread>
 #include <arpa/inet.h>
 #include <cerrno>
@@ -13,8 +14,6 @@ namespace taxicore {
 
 namespace {
 constexpr int kListenBacklog = 4096;
-// Connections taken per readiness event before going back to the event loop.
-constexpr int kAcceptBatch = 64;
 } // namespace
 
 ListenerGroup::ListenerGroup(Acceptor acceptor, QObject *parent)
@@ -25,7 +24,7 @@ ListenerGroup::ListenerGroup(Acceptor acceptor, QObject *parent)
 
 ListenerGroup::~ListenerGroup()
 {
-    qDeleteAll(m_notifiers);
+    qDeleteAll(m_loops);
     for (int fd : m_fds)
         ::close(fd);
 }
@@ -111,6 +110,10 @@ bool ListenerGroup::listen(const QHostAddress &address, quint16 port, QString &e
 bool ListenerGroup::ensureListeners(int count, QString &error)
 {
     QMutexLocker lock(&m_mutex);
+    if (m_shutDown) {
+        error = QStringLiteral("the server is shutting down");
+        return false;
+    }
     while (int(m_fds.size()) < count) {
         const int fd = openSocket(error);
         if (fd < 0)
@@ -127,34 +130,42 @@ bool ListenerGroup::ensureListeners(int count, QString &error)
 
 void ListenerGroup::watch(int index, int fd)
 {
-    if (int(m_notifiers.size()) <= index)
-        m_notifiers.resize(std::size_t(index) + 1, nullptr);
-    auto *notifier = new QSocketNotifier(fd, QSocketNotifier::Read, this);
-    connect(notifier, &QSocketNotifier::activated, this, [this, fd] { acceptAll(fd); });
-    m_notifiers[std::size_t(index)] = notifier;
+    if (int(m_loops.size()) <= index)
+        m_loops.resize(std::size_t(index) + 1, nullptr);
+    m_loops[std::size_t(index)] = new AcceptLoop(fd, m_acceptor, this);
 }
 
 void ListenerGroup::setPrimaryAccepts(int index, bool accepts)
 {
-    if (index >= 0 && index < int(m_notifiers.size()) && m_notifiers[std::size_t(index)])
-        m_notifiers[std::size_t(index)]->setEnabled(accepts);
+    if (index >= 0 && index < int(m_loops.size()) && m_loops[std::size_t(index)])
+        m_loops[std::size_t(index)]->setAccepting(accepts);
 }
 
 void ListenerGroup::stopAccepting()
 {
-    for (QSocketNotifier *n : m_notifiers)
-        if (n)
-            n->setEnabled(false);
+    for (AcceptLoop *loop : m_loops)
+        if (loop)
+            loop->stop();
 }
 
-void ListenerGroup::acceptAll(int fd)
+void ListenerGroup::shutDown()
 {
-    for (int i = 0; i < kAcceptBatch; ++i) {
-        const int connection = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (connection < 0)
-            return; // EAGAIN: the queue is empty (or a worker took it first); EMFILE: retry later
-        m_acceptor(connection);
+    QMutexLocker lock(&m_mutex);
+    if (m_shutDown)
+        return;
+    m_shutDown = true;
+    for (int fd : m_fds) {
+        // Connections already in the queue were accepted by the kernel: serve them, not reset them.
+        for (;;) {
+            const int connection = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (connection < 0)
+                break;
+            QMetaObject::invokeMethod(this, [this, connection] { m_acceptor(connection); }, Qt::QueuedConnection);
+        }
+        // shutdown(), not close(): a worker holding a copy of this socket stops listening too.
+        ::shutdown(fd, SHUT_RDWR);
     }
+    QMetaObject::invokeMethod(this, &ListenerGroup::stopAccepting, Qt::QueuedConnection);
 }
 
 } // namespace taxicore

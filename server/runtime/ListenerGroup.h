@@ -6,15 +6,17 @@
 #include <functional>
 #include <vector>
 
-class QSocketNotifier;
-
 namespace taxicore {
+
+class AcceptLoop;
 
 // The primary's listening sockets, open for the whole run whatever the mode (docs/ARCHITECTURE.md
 // §2). Socket 0 is the one the user asked for; clones on the same port join its
 // SO_REUSEPORT group for the `kernel` policy, one per worker. Because the primary never closes
 // one, a connection waiting in any accept queue is never dropped (docs/QT64.md §9): when a
-// worker stops accepting on its clone, the primary accepts there again.
+// worker stops accepting on its clone, the primary accepts there again. Each socket is accepted
+// by an AcceptLoop (back-off when out of descriptors). shutDown() ends listening for good when the
+// server drains: new connection attempts are then refused by the kernel.
 class ListenerGroup : public QObject {
     Q_OBJECT
 public:
@@ -34,18 +36,23 @@ public:
     void setPrimaryAccepts(int index, bool accepts);
     // Stops accepting anywhere (shutdown). I/O thread.
     void stopAccepting();
+    // Draining starts: takes the connections the kernel already queued (handed to the acceptor on
+    // the I/O thread), then shuts every listening socket down, which also ends a worker's accepting
+    // on its copy, so a client connecting from now on is refused instead of accepted and reset.
+    // Any thread: the I/O thread may be busy with a request.
+    void shutDown();
 
 private:
     int openSocket(QString &error);
     void watch(int index, int fd);
-    void acceptAll(int fd);
 
     Acceptor m_acceptor;
     QHostAddress m_address;
     quint16 m_port = 0;
-    mutable QMutex m_mutex;      // guards m_fds: read from the control thread too
+    mutable QMutex m_mutex;      // guards m_fds and m_shutDown: read from the control thread too
     std::vector<int> m_fds;
-    std::vector<QSocketNotifier *> m_notifiers; // I/O thread only
+    bool m_shutDown = false;
+    std::vector<AcceptLoop *> m_loops; // I/O thread only
 };
 
 } // namespace taxicore

@@ -207,6 +207,10 @@ RuntimeSettings ServerHost::runtime() const
 
 void ServerHost::stop(int graceMs)
 {
+    // Draining starts now: refuse new clients (instead of letting the kernel accept them and
+    // resetting them at exit), in the primary and in the workers, before anything waits.
+    if (m_thread)
+        m_thread->closeListeners();
     if (m_controller) {
         // Workers drain first (their connections finish), then the in-process server.
         QMetaObject::invokeMethod(m_controller.get(), [c = m_controller.get(), graceMs] { c->shutdown(graceMs); },

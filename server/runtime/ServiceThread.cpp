@@ -89,6 +89,12 @@ void ServiceThread::run()
     slot.state.store(Exited, std::memory_order_relaxed);
 }
 
+void ServiceThread::closeListeners()
+{
+    if (auto *listeners = static_cast<ListenerGroup *>(m_stopTarget.load()))
+        listeners->shutDown();
+}
+
 void ServiceThread::drainAndStop(int graceMs)
 {
     auto *listeners = static_cast<ListenerGroup *>(m_stopTarget.load());

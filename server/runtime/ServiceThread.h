@@ -38,6 +38,9 @@ public:
 
     // Starts the thread and waits until it listens or fails.
     Started startAndWait();
+    // Shuts the listening sockets down, so new clients are refused from now on (any thread, even
+    // while the I/O thread is busy with a request).
+    void closeListeners();
     // Stops accepting, lets in-flight requests finish (up to graceMs), then ends the thread.
     void drainAndStop(int graceMs);
 

@@ -6,6 +6,7 @@
 #include "http/ConnectionGuard.h"
 #include "http/OperatorAccess.h"
 #include "ledger/Ledger.h"
+#include "runtime/AcceptLoop.h"
 #include "runtime/AccessSettings.h"
 #include "runtime/ServiceStack.h"
 #include "runtime/WorkerChannel.h"
@@ -15,6 +16,7 @@
 #include <QSocketNotifier>
 #include <QTimer>
 #include <cstdio>
+#include <memory>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -90,6 +92,18 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     });
     heartbeat.start();
 
+    // A kernel-policy listener the primary gave us: accepted with the same loop as the primary's
+    // (back-off when out of descriptors). The descriptor is our copy; closing it leaves the
+    // primary's open.
+    std::unique_ptr<AcceptLoop> listener;
+    const auto stopListening = [&] {
+        if (!listener)
+            return;
+        const int fd = listener->fd();
+        listener.reset();
+        ::close(fd);
+    };
+
     bool draining = false;
     const auto drain = [&] {
         if (draining)
@@ -98,7 +112,8 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         slot.state.store(Draining, std::memory_order_relaxed);
         QObject::connect(&guard, &ConnectionGuard::allConnectionsClosed, qApp, &QCoreApplication::quit);
         QTimer::singleShot(kDrainTimeoutMs, qApp, &QCoreApplication::quit);
-        guard.startDraining(); // also closes our copy of a kernel-policy listener
+        stopListening();
+        guard.startDraining();
     };
 
     const WorkerChannel channel(kChannelFd);
@@ -114,20 +129,28 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
             }
             switch (message->type) {
             case WorkerChannel::Type::Connection:
-                if (draining || guard.openConnections() >= kMaxConnectionsPerWorker) {
+                // fd < 0: we are out of descriptors and the kernel dropped it; the primary still
+                // holds its copy and places it elsewhere.
+                if (draining || message->fd < 0 || guard.openConnections() >= kMaxConnectionsPerWorker) {
                     channel.send(WorkerChannel::Type::Declined, -1, message->id);
-                    ::close(message->fd);
+                    if (message->fd >= 0)
+                        ::close(message->fd);
                 } else {
                     guard.adoptSocket(message->fd);
                     channel.send(WorkerChannel::Type::Adopted, -1, message->id);
                 }
                 break;
             case WorkerChannel::Type::Listen:
-                if (draining || !guard.setSocketDescriptor(message->fd))
-                    ::close(message->fd);
+                stopListening();
+                if (draining || message->fd < 0) {
+                    if (message->fd >= 0)
+                        ::close(message->fd);
+                    break;
+                }
+                listener = std::make_unique<AcceptLoop>(message->fd, [&guard](int fd) { guard.adoptSocket(fd); });
                 break;
             case WorkerChannel::Type::StopListening:
-                guard.close();
+                stopListening();
                 break;
             case WorkerChannel::Type::Drain:
                 drain();

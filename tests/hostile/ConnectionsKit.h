@@ -18,15 +18,19 @@
 
 namespace taxicore::test::hostile {
 
-// The server's pid and its worker processes (direct children), read from /proc.
+// The server's pid and its worker processes (direct children), read from /proc. Children are
+// listed per thread, and the workers are started from the control thread, so every task counts.
 inline QList<qint64> processTree(qint64 pid)
 {
     QList<qint64> pids{pid};
-    QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
-    if (children.open(QIODevice::ReadOnly))
-        for (const QByteArray &child : children.readAll().simplified().split(' '))
-            if (child.toLongLong() > 0)
-                pids.append(child.toLongLong());
+    const QStringList tasks = QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &task : tasks) {
+        QFile children(QStringLiteral("/proc/%1/task/%2/children").arg(pid).arg(task));
+        if (children.open(QIODevice::ReadOnly))
+            for (const QByteArray &child : children.readAll().simplified().split(' '))
+                if (child.toLongLong() > 0)
+                    pids.append(child.toLongLong());
+    }
     return pids;
 }
 

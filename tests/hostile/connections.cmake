@@ -11,6 +11,8 @@ target_link_libraries(taxicore_clock_step_shim PRIVATE ${CMAKE_DL_LIBS})
 
 # One line per test file tst_<name>.cpp; ctest names them hostile_<name>.
 set(TAXICORE_HOSTILE_CONNECTION_TESTS
+  accept_backoff
+  drain_refuses
   clock_step
 )
 foreach(_test IN LISTS TAXICORE_HOSTILE_CONNECTION_TESTS)
