@@ -70,7 +70,9 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
     QCOMPARE(recorded.status, 201);
     const qint64 skewMs = qint64(recorded.json().value(QStringLiteral("at_ms")).toDouble())
         - QDateTime::currentMSecsSinceEpoch();
-    QVERIFY2(skewMs > (kSteps - 1) * kStepMs, qPrintable(QStringLiteral("server clock ahead by only %1 ms").arg(skewMs)));
+    // At least one step: the shim counts its steps from a process's first wall-clock read after
+    // the trigger, and a worker now reads the wall clock rarely.
+    QVERIFY2(skewMs > kStepMs / 2, qPrintable(QStringLiteral("server clock ahead by only %1 ms").arg(skewMs)));
 
     QVERIFY2(failures.isEmpty(), qPrintable(failures.mid(0, 5).join(QLatin1Char('\n'))));
     for (const QString &kind : {QStringLiteral("stall"), QStringLiteral("crash"), QStringLiteral("respawn"),
