@@ -129,7 +129,6 @@ private:
     long long m_bodyBytes = 0;    // chunk data so far
     long long m_framingBytes = 0; // chunk-size lines and CRLFs so far
     int m_chunkLineBytes = 0;
-    bool m_chunkDigitsSeen = false;
 
     // Complete heads waiting for the dispatcher, oldest first.
     std::array<RequestTraits, kMaxHeadsAhead> m_heads{};
