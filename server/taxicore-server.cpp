@@ -43,13 +43,15 @@ int main(int argc, char *argv[])
     QString error;
     if (parser.isSet(workerOption)) {
         taxicore::ConnectionLimits limits;
-        if (!taxicore::readConnectionLimits(parser, limits, error)) {
+        int feedIdleTimeoutMs = 0;
+        if (!taxicore::readConnectionLimits(parser, limits, error)
+            || !taxicore::readFeedIdleTimeout(parser, feedIdleTimeoutMs, error)) {
             std::fprintf(stderr, "taxicore-server worker: %s\n", qPrintable(error));
             return 2;
         }
         return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")),
                                    parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")),
-                                   limits);
+                                   limits, feedIdleTimeoutMs);
     }
 
     taxicore::ServerOptions options;

@@ -74,7 +74,8 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     connect(socket, &QTcpSocket::readyRead, this, [this, socket] { inspect(socket); });
     connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-    if (m_states.size() > m_limits.maxConnections) {
+    m_upgraded.removeIf([](const QPointer<QTcpSocket> &s) { return s.isNull(); });
+    if (m_states.size() + m_upgraded.size() > m_limits.maxConnections) {
         refuseWith(socket, state, 503, "too_many_connections",
                    QStringLiteral("the server has too many open connections; retry shortly"));
         return;
@@ -295,6 +296,7 @@ void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)
     socket->setReadBufferSize(0);
     socket->disconnect(this);
     forget(socket);
+    m_upgraded.append(socket);
 }
 
 void ConnectionGuard::startDraining()

@@ -4,6 +4,7 @@
 #include "http/ConnectionState.h"
 
 #include <QHash>
+#include <QPointer>
 #include <QTcpServer>
 #include <QTimer>
 #include <atomic>
@@ -53,7 +54,8 @@ public:
     const ConnectionLimits &limits() const { return m_limits; }
 
     // A socket upgraded to WebSocket leaves the guard (no timeouts, no bookkeeping): Qt
-    // disconnects every signal of it, so the guard would never hear of its end.
+    // disconnects every signal of it, so the guard would never hear of its end. It still counts
+    // toward maxConnections until it is destroyed.
     void releaseUpgraded(QTcpSocket *socket);
 
 Q_SIGNALS:
@@ -78,6 +80,7 @@ private:
     qint64 m_readBufferBytes; // the most a connection's input buffer holds (a whole request fits)
     MetricsRecorder &m_metrics;
     QHash<QTcpSocket *, ConnectionState> m_states;
+    QList<QPointer<QTcpSocket>> m_upgraded; // null once the feed is done with the socket
     std::vector<char> m_peekBuffer; // reused for every peek: no allocation per read
     QTimer m_sweepTimer;
     std::atomic<bool> m_draining{false};

@@ -164,6 +164,12 @@ void LiveFeed::acceptPending() {
         });
         connect(socket, &QWebSocket::disconnected, this,
                 [this, socket] { m_clients.remove(socket); });
+        // A socket that never subscribes costs a descriptor and a connection slot for nothing.
+        QTimer::singleShot(m_idleTimeoutMs, socket, [this, socket] {
+            if (auto it = m_clients.find(socket); it != m_clients.end() && !(*it)->subscribed)
+                drop(socket, QWebSocketProtocol::CloseCodePolicyViolated,
+                     QStringLiteral("no subscribe within %1 ms").arg(m_idleTimeoutMs));
+        });
         send(*client, compact({
                           {QStringLiteral("type"), QStringLiteral("hello")},
                           {QStringLiteral("interval_ms"), m_timer.interval()},

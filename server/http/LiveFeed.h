@@ -27,11 +27,15 @@ class TripEstimator;
 // Server → client: {"type":"hello",...}, {"type":"update","cars":[...],"booking":{...}},
 //                  {"type":"error","error":code,"message":text}.
 // Bounded: at most maxClients() sockets; a client whose unsent bytes exceed maxPendingBytes()
-// is dropped. Reads FleetStore only; lives on the server's (I/O) thread.
+// is dropped; one that has not subscribed within idleTimeoutMs() is closed (1008). Upgraded
+// sockets still count toward the connection guard's --max-connections (ConnectionGuard::
+// releaseUpgraded). Reads FleetStore only; lives on the server's (I/O) thread.
 class LiveFeed : public QObject {
     Q_OBJECT
 public:
     static constexpr const char *kPath = "/api/v1/stream";
+    // --feed-idle-timeout-ms: how long an upgraded client may stay without subscribing.
+    static constexpr int kDefaultIdleTimeoutMs = 30'000;
 
     LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent = nullptr);
     ~LiveFeed() override;
@@ -44,6 +48,8 @@ public:
     void setMaxPendingBytes(qint64 bytes) { m_maxPendingBytes = bytes; }
     qint64 maxPendingBytes() const { return m_maxPendingBytes; }
     void setIntervalMs(int ms) { m_timer.setInterval(ms); }
+    void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
+    int idleTimeoutMs() const { return m_idleTimeoutMs; }
     int clientCount() const { return int(m_clients.size()); }
 
     // True for a WebSocket upgrade request to kPath: the HTTP layer must then return true from
@@ -82,6 +88,7 @@ private:
     QTimer m_timer;
     int m_maxClients = 1000;
     qint64 m_maxPendingBytes = 256 * 1024;
+    int m_idleTimeoutMs = kDefaultIdleTimeoutMs;
 };
 
 } // namespace taxicore

@@ -169,7 +169,8 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
     WorkerSupervisor::Settings workers;
     workers.program = QCoreApplication::applicationDirPath() + QStringLiteral("/taxicore-server");
     workers.extraArgs = {QStringLiteral("--city"), m_cityPath, QStringLiteral("--data-dir"), m_ledger->options().dataDir,
-                         QStringLiteral("--durability"), m_options.durability};
+                         QStringLiteral("--durability"), m_options.durability, QStringLiteral("--feed-idle-timeout-ms"),
+                         QString::number(m_options.feedIdleTimeoutMs)};
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
     workers.limits = m_options.limits;

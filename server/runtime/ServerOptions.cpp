@@ -114,6 +114,9 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("per-minute"), QStringLiteral("60")},
         {QStringLiteral("booking-burst"), QStringLiteral("Bookings a client may create at once (default 20)."),
          QStringLiteral("n"), QStringLiteral("20")},
+        {QStringLiteral("feed-idle-timeout-ms"),
+         QStringLiteral("Milliseconds a live-feed WebSocket may stay open without subscribing (default 30000)."),
+         QStringLiteral("ms"), QStringLiteral("30000")},
     });
     addConnectionLimitOptions(parser);
     addPricingOptions(parser);
@@ -222,6 +225,8 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     if (!readPricingOptions(parser, options, error))
         return false;
+    if (!readFeedIdleTimeout(parser, options.feedIdleTimeoutMs, error))
+        return false;
     options.dataDir = parser.value(QStringLiteral("data-dir"));
     options.cityPath = parser.value(QStringLiteral("city"));
     return readConnectionLimits(parser, options.limits, error);
@@ -239,6 +244,11 @@ bool readConnectionLimits(const QCommandLineParser &parser, ConnectionLimits &li
             limits.*flag.field = value;
     }
     return true;
+}
+
+bool readFeedIdleTimeout(const QCommandLineParser &parser, int &ms, QString &error)
+{
+    return readInt(parser, "feed-idle-timeout-ms", 100, 3'600'000, ms, error);
 }
 
 QStringList connectionLimitArguments(const ConnectionLimits &limits)

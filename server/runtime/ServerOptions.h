@@ -36,6 +36,7 @@ struct ServerOptions {
     bool trustLoopback = true; // loopback clients are operators without a token, and not rate limited
     double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
     int bookingBurst = 20;
+    int feedIdleTimeoutMs = 30'000; // --feed-idle-timeout-ms: a feed client that does not subscribe is closed
 };
 
 // Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.
@@ -48,5 +49,7 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
 bool readConnectionLimits(const QCommandLineParser &parser, ConnectionLimits &limits, QString &error);
 // The same limits as flags, for starting a worker process with what the primary was given.
 QStringList connectionLimitArguments(const ConnectionLimits &limits);
+// --feed-idle-timeout-ms alone (workers read it too); false names the bad flag.
+bool readFeedIdleTimeout(const QCommandLineParser &parser, int &ms, QString &error);
 
 } // namespace taxicore

@@ -35,6 +35,7 @@ public:
     ConnectionGuard &guard() const { return *m_guard; }
     HttpService &service() const { return *m_service; }
     const Router &router() const { return *m_router; }
+    LiveFeed &feed() const { return *m_feed; }
     MetricsRecorder &metrics() { return m_metrics; }
 
 private:

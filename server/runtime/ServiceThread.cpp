@@ -3,6 +3,7 @@
 #include "fleet/FleetStore.h"
 #include "http/ConnectionGuard.h"
 #include "http/HttpService.h"
+#include "http/LiveFeed.h"
 #include "ledger/Ledger.h"
 #include "runtime/ConnectionDispatcher.h"
 #include "runtime/ListenerGroup.h"
@@ -54,6 +55,7 @@ ServiceThread::Started ServiceThread::startAndWait()
 void ServiceThread::run()
 {
     ServiceStack stack(m_fleet, m_city, m_ledger, 0, m_limits);
+    stack.feed().setIdleTimeoutMs(m_options.feedIdleTimeoutMs);
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
     slot.startedMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);

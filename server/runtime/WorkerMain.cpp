@@ -4,6 +4,7 @@
 #include "fleet/FleetStore.h"
 #include "fleet/SharedRegion.h"
 #include "http/ConnectionGuard.h"
+#include "http/LiveFeed.h"
 #include "http/OperatorAccess.h"
 #include "ledger/Ledger.h"
 #include "runtime/AcceptLoop.h"
@@ -42,7 +43,7 @@ void fail(const QString &message)
 } // namespace
 
 int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
-              ConnectionLimits limits)
+              ConnectionLimits limits, int feedIdleTimeoutMs)
 {
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
@@ -74,6 +75,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         return 1;
     }
     ServiceStack stack(fleet, city, ledger.ledger.get(), workerIndex, limits);
+    stack.feed().setIdleTimeoutMs(feedIdleTimeoutMs);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);

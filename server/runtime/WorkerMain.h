@@ -10,6 +10,6 @@ namespace taxicore {
 // serves the connections the primary passes over its channel (descriptor 4) or accepts on a
 // listening socket it is given, beats its heartbeat, and drains and exits when told to.
 int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
-              ConnectionLimits limits = {});
+              ConnectionLimits limits, int feedIdleTimeoutMs);
 
 } // namespace taxicore

@@ -14,6 +14,7 @@ set(TAXICORE_HOSTILE_CONNECTION_TESTS
   accept_backoff
   drain_refuses
   clock_step
+  feed_limits
 )
 foreach(_test IN LISTS TAXICORE_HOSTILE_CONNECTION_TESTS)
   taxicore_add_test(hostile_${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_${_test}.cpp
@@ -24,3 +25,4 @@ endforeach()
 add_dependencies(hostile_clock_step taxicore_clock_step_shim)
 target_compile_definitions(hostile_clock_step PRIVATE
   TAXICORE_CLOCK_STEP_SHIM="$<TARGET_FILE:taxicore_clock_step_shim>")
+target_link_libraries(hostile_feed_limits PRIVATE Qt6::WebSockets)
