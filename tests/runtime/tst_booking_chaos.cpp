@@ -5,6 +5,7 @@
 // (its rider boards once the car is there and leaves) or expires within its pickup timeout —
 // orphans whose 201 was lost included — and no car stays reserved without a live booking.
 
+#include "LedgerValue.h"
 #include "HttpBatch.h"
 #include "RiderToken.h"
 #include "RuntimeKit.h"
@@ -38,24 +39,7 @@ struct Acknowledged {
     qint64 createdMs = 0;
 };
 
-// Runs `sql` (one value) on the ledger in `dir`, as another process would read it.
-QVariant ledgerValue(const QTemporaryDir &dir, const QString &sql)
-{
-    const QString name = QStringLiteral("chaos-%1").arg(quintptr(&dir));
-    QVariant value;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(dir.filePath(QStringLiteral("ledger.sqlite")));
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec(sql) && q.next())
-                value = q.value(0);
-        }
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(name);
-    return value;
-}
+using taxicore::test::ledgerValue;
 
 bool isOpenState(const QString &state)
 {

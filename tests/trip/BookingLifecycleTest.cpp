@@ -6,6 +6,7 @@
 // riders are new each run; /api/v1/trips gives distances to 0.1 m. Real taxicore-server processes
 // with fast simulated time, the ledger read from its SQLite file.
 
+#include "LedgerValue.h"
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "RiderToken.h"
@@ -35,24 +36,7 @@ QStringList serverArgs(const QTemporaryDir &dir, const QStringList &extra)
     return QStringList{QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--seed"), QStringLiteral("5")} + extra;
 }
 
-// Runs `sql` (one value) on the ledger of `dir`, as another process would read it.
-QVariant ledgerValue(const QTemporaryDir &dir, const QString &sql)
-{
-    const QString name = QStringLiteral("lifecycle-%1").arg(quintptr(&dir));
-    QVariant value;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(dir.filePath(QStringLiteral("ledger.sqlite")));
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec(sql) && q.next())
-                value = q.value(0);
-        }
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(name);
-    return value;
-}
+using taxicore::test::ledgerValue;
 
 // Polls `probe` until it is true or kWaitMs passed.
 bool eventually(const std::function<bool()> &probe)

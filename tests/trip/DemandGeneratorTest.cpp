@@ -3,6 +3,7 @@
 // drop-off; everything lands in the ledger, the cars' arrivals included. The same seed books the
 // same rides; the rate can be changed at runtime (PUT /admin/v1/demand).
 
+#include "LedgerValue.h"
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "ServerProcess.h"
@@ -30,24 +31,7 @@ QStringList serverArgs(const QTemporaryDir &dir, const QString &rate, const QStr
             dir.path()};
 }
 
-// Runs `sql` (one value) on the ledger of `dir`.
-QVariant ledgerValue(const QTemporaryDir &dir, const QString &sql)
-{
-    const QString name = QStringLiteral("demand-%1").arg(quintptr(&dir));
-    QVariant value;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(dir.filePath(QStringLiteral("ledger.sqlite")));
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec(sql) && q.next())
-                value = q.value(0);
-        }
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(name);
-    return value;
-}
+using taxicore::test::ledgerValue;
 
 // The pickups of the first `count` bookings, in order, as text.
 QString firstPickups(const QTemporaryDir &dir, int count)
