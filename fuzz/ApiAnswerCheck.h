@@ -2,7 +2,7 @@
 // What the HTTP body fuzz targets assert about a refusal.
 
 #include "FuzzChecks.h"
-#include "http/HttpTypes.h"
+#include "wire/HttpTypes.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -2,8 +2,8 @@
 // The city importer fuzz targets share this: write the input to a file with the importer's
 // expected suffix, import it, and require that what the importer writes the loader accepts.
 
-#include "CityImporter.h"
-#include "CityLoader.h"
+#include "city/CityImporter.h"
+#include "city/CityLoader.h"
 #include "FuzzChecks.h"
 
 #include <QFile>

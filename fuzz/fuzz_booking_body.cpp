@@ -2,8 +2,8 @@
 // (server/http/RequestInput): either a 400 naming the problem or an order the fleet can take.
 
 #include "ApiAnswerCheck.h"
-#include "fleet/RegionLayout.h"
-#include "http/RequestInput.h"
+#include "region/RegionLayout.h"
+#include "wire/RequestInput.h"
 
 using namespace taxicore;
 

@@ -2,7 +2,7 @@
 // the graph, hierarchy and file writer) end to end, as taxicore-import-city runs it on a .osm file.
 
 #include "CityImportCheck.h"
-#include "OsmImporter.h"
+#include "city/OsmImporter.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

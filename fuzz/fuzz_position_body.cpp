@@ -2,7 +2,7 @@
 // uses (server/http/RequestInput): either a 400 naming the problem or a report within range.
 
 #include "ApiAnswerCheck.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 
 #include <cmath>
 

@@ -5,7 +5,7 @@
 // bytes say: the verdict and the heads must not depend on where the reads end.
 
 #include "FuzzChecks.h"
-#include "http/RequestFraming.h"
+#include "wire/RequestFraming.h"
 
 #include <algorithm>
 #include <vector>

@@ -2,8 +2,8 @@
 // readJsonObject, then RuntimeSettings::mergedWith on top of the current settings.
 
 #include "ApiAnswerCheck.h"
-#include "http/RequestInput.h"
-#include "runtime/RuntimeSettings.h"
+#include "wire/RequestInput.h"
+#include "control/RuntimeSettings.h"
 
 using namespace taxicore;
 

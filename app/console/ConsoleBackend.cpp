@@ -2,14 +2,14 @@
 
 #include "settings/ConsoleSettings.h"
 
-#include "City.h"
-#include "fleet/BookingReassign.h"
-#include "fleet/FleetLedger.h"
+#include "city/City.h"
+#include "dispatch/BookingReassign.h"
+#include "dispatch/FleetLedger.h"
 #include "fleet/FleetStore.h"
 #include "ledger/Ledger.h"
 #include "pricing/RoadTripEstimator.h"
 #include "pricing/TariffJson.h"
-#include "runtime/EventLog.h"
+#include "control/EventLog.h"
 #include "runtime/ServerHost.h"
 
 #include <QJSEngine>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "runtime/RuntimeSettings.h"
+#include "control/RuntimeSettings.h"
 #include "runtime/ServerOptions.h"
 
 #include <QElapsedTimer>

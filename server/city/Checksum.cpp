@@ -1,4 +1,4 @@
-#include "Checksum.h"
+#include "city/Checksum.h"
 
 #include <cstring>
 

@@ -1,10 +1,10 @@
-#include "City.h"
+#include "city/City.h"
 
-#include "CityLoader.h"
-#include "EtaSearch.h"
-#include "MapEncoding.h"
-#include "Router.h"
-#include "Snapper.h"
+#include "city/CityLoader.h"
+#include "city/EtaSearch.h"
+#include "city/MapEncoding.h"
+#include "city/Router.h"
+#include "city/Snapper.h"
 
 #include <QFile>
 #include <algorithm>

@@ -3,8 +3,8 @@
 // fastest routes, one-to-many ETAs and map geometry. Every const function is safe to call from
 // many threads at once (searches keep their state per call). Load once per process and share.
 
-#include "CityData.h"
-#include "CityTypes.h"
+#include "city/CityData.h"
+#include "city/CityTypes.h"
 
 #include <QByteArray>
 #include <QString>

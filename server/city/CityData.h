@@ -1,8 +1,8 @@
 #pragma once
 // Read-only views of the sections of a loaded (memory-mapped, validated) city file.
 
-#include "CityFormat.h"
-#include "Geo.h"
+#include "city/CityFormat.h"
+#include "city/Geo.h"
 
 #include <span>
 #include <string_view>

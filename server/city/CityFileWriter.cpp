@@ -1,7 +1,7 @@
-#include "CityFileWriter.h"
+#include "city/CityFileWriter.h"
 
-#include "Checksum.h"
-#include "SpatialGridBuilder.h"
+#include "city/Checksum.h"
+#include "city/SpatialGridBuilder.h"
 
 #include <QSaveFile>
 #include <algorithm>

@@ -1,8 +1,8 @@
 #pragma once
 // Serialises an imported road graph and its contraction hierarchy into a city file.
 
-#include "ContractionHierarchyBuilder.h"
-#include "RoadGraph.h"
+#include "city/ContractionHierarchyBuilder.h"
+#include "city/RoadGraph.h"
 
 #include <QByteArray>
 #include <QString>

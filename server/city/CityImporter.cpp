@@ -1,11 +1,11 @@
-#include "CityImporter.h"
+#include "city/CityImporter.h"
 
-#include "CityFileWriter.h"
-#include "ContractionHierarchyBuilder.h"
-#include "Geo.h"
-#include "GeoJsonImporter.h"
-#include "OsmImporter.h"
-#include "RoadGraphBuilder.h"
+#include "city/CityFileWriter.h"
+#include "city/ContractionHierarchyBuilder.h"
+#include "city/Geo.h"
+#include "city/GeoJsonImporter.h"
+#include "city/OsmImporter.h"
+#include "city/RoadGraphBuilder.h"
 
 #include <QElapsedTimer>
 #include <algorithm>

@@ -2,7 +2,7 @@
 // The import pipeline behind taxicore-import-city: read ways (GeoJSON, .osm, .osm.pbf by file
 // name), build the road graph and its contraction hierarchy, write the city file.
 
-#include "RoadGraph.h"
+#include "city/RoadGraph.h"
 
 #include <QString>
 

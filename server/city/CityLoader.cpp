@@ -1,7 +1,7 @@
-#include "CityLoader.h"
+#include "city/CityLoader.h"
 
-#include "Checksum.h"
-#include "RoadClass.h"
+#include "city/Checksum.h"
+#include "city/RoadClass.h"
 
 #include <QFileInfo>
 #include <cmath>

@@ -2,7 +2,7 @@
 // Maps a city file and validates every count, offset and index in it, so that routing code can
 // trust the data without further checks. Errors name the file and the problem.
 
-#include "CityData.h"
+#include "city/CityData.h"
 
 #include <QFile>
 #include <QString>

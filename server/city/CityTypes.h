@@ -1,8 +1,8 @@
 #pragma once
 // Value types of the public city API (see City.h).
 
-#include "Geo.h"
-#include "RoadClass.h"
+#include "city/Geo.h"
+#include "city/RoadClass.h"
 
 #include <cstdint>
 #include <limits>

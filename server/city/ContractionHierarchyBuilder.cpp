@@ -1,4 +1,4 @@
-#include "ContractionHierarchyBuilder.h"
+#include "city/ContractionHierarchyBuilder.h"
 
 #include <algorithm>
 #include <functional>

@@ -3,8 +3,8 @@
 // nodes are contracted one by one in order of importance; a shortcut replaces a path u-v-x
 // through the contracted node v unless a bounded "witness" search finds a path at least as short.
 
-#include "CityFormat.h"
-#include "RoadGraph.h"
+#include "city/CityFormat.h"
+#include "city/RoadGraph.h"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
-#include "EtaSearch.h"
+#include "city/EtaSearch.h"
 
-#include "Router.h"
-#include "SearchLabels.h"
+#include "city/Router.h"
+#include "city/SearchLabels.h"
 
 #include <algorithm>
 #include <functional>

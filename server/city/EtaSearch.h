@@ -6,8 +6,8 @@
 // sources (a whole fleet) one plain reverse Dijkstra over the road arcs, bounded by the time
 // limit, is cheaper than a search per source, and is used instead.
 
-#include "CityData.h"
-#include "CityTypes.h"
+#include "city/CityData.h"
+#include "city/CityTypes.h"
 
 #include <span>
 #include <vector>

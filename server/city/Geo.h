@@ -23,7 +23,13 @@ inline constexpr double kMetersPerDegreeLat = 111194.93; // kEarthRadiusMeters *
 // Coordinates are stored as integers of 1e-7 degree, OpenStreetMap's own precision.
 inline constexpr double kCoordUnitsPerDegree = 1e7;
 
+// Great-circle distance in metres.
 double haversineMeters(GeoPoint a, GeoPoint b);
+// Initial bearing from a to b, degrees clockwise from north in [0, 360).
+double bearingDeg(GeoPoint a, GeoPoint b);
+// The point `metres` from `from` towards `to` (clamped at `to`).
+GeoPoint moveTowards(GeoPoint from, GeoPoint to, double metres);
+bool isValidCoordinate(double lat, double lng);
 
 // A local flat projection (equirectangular around a reference latitude): metres east/north.
 // Within a city (tens of km) its error is far below the accuracy of the data.
@@ -44,3 +50,8 @@ inline double fromCoordUnits(int32_t units) {
 }
 
 } // namespace taxicore::city
+
+namespace taxicore {
+// The fleet, pricing and the API call a position a LatLng; it is the city's point.
+using LatLng = city::GeoPoint;
+} // namespace taxicore

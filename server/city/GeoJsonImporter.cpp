@@ -1,6 +1,6 @@
-#include "GeoJsonImporter.h"
+#include "city/GeoJsonImporter.h"
 
-#include "Geo.h"
+#include "city/Geo.h"
 
 #include <QFile>
 #include <QJsonArray>

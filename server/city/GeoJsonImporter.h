@@ -3,7 +3,7 @@
 // LineString/MultiLineString features; properties carry the OSM tags). Polygons are areas and
 // skipped. GeoJSON has no node ids: points with identical coordinates are the same node.
 
-#include "WayReadResult.h"
+#include "city/WayReadResult.h"
 
 namespace taxicore::city {
 

@@ -2,7 +2,7 @@
 // Conversions between the plain geo structs of the hot paths and Qt Positioning's vocabulary
 // (QGeoCoordinate, QGeoRectangle, QGeoPath) used at API edges and in QML.
 
-#include "Geo.h"
+#include "city/Geo.h"
 
 #include <QGeoCoordinate>
 #include <QGeoPath>

@@ -1,4 +1,4 @@
-#include "MapEncoding.h"
+#include "city/MapEncoding.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -11,7 +11,7 @@
 // the last point of the road before; the very first to 0,0). class indexes "classes".
 // Consecutive points that round to the same integers are dropped (a road keeps >= 2 points).
 
-#include "CityTypes.h"
+#include "city/CityTypes.h"
 
 #include <QByteArray>
 #include <optional>

@@ -1,6 +1,6 @@
-#include "OsmImporter.h"
+#include "city/OsmImporter.h"
 
-#include "Geo.h"
+#include "city/Geo.h"
 
 #include <QFileInfo>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Reads highway ways from OpenStreetMap .osm (XML) and .osm.pbf files through libosmium.
 
-#include "WayReadResult.h"
+#include "city/WayReadResult.h"
 
 namespace taxicore::city {
 

@@ -1,7 +1,7 @@
 #pragma once
 // One OpenStreetMap way as an importer reads it, before any filtering.
 
-#include "CityFormat.h"
+#include "city/CityFormat.h"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "RoadClass.h"
+#include "city/RoadClass.h"
 
 #include <array>
 

@@ -1,8 +1,8 @@
 #pragma once
 // The drivable road network as the importer builds it, before it is written to a city file.
 
-#include "CityFormat.h"
-#include "RoadClass.h"
+#include "city/CityFormat.h"
+#include "city/RoadClass.h"
 
 #include <string>
 #include <vector>

@@ -1,8 +1,8 @@
-#include "RoadGraphBuilder.h"
+#include "city/RoadGraphBuilder.h"
 
-#include "Geo.h"
-#include "StronglyConnected.h"
-#include "WayRules.h"
+#include "city/Geo.h"
+#include "city/StronglyConnected.h"
+#include "city/WayRules.h"
 
 #include <algorithm>
 #include <cmath>

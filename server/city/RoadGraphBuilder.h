@@ -3,8 +3,8 @@
 // (intersections) into segments, applies one-way and speed rules, and keeps only the largest
 // strongly connected component so that every snapped point can reach every other.
 
-#include "RawWay.h"
-#include "RoadGraph.h"
+#include "city/RawWay.h"
+#include "city/RoadGraph.h"
 
 namespace taxicore::city {
 

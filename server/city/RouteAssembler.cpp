@@ -1,4 +1,4 @@
-#include "RouteAssembler.h"
+#include "city/RouteAssembler.h"
 
 #include <cmath>
 

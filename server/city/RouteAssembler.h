@@ -2,8 +2,8 @@
 // Turns the result of a search (which way the route leaves the start segment, the road arcs in
 // between, which way it enters the end segment) into a polyline and a distance.
 
-#include "CityData.h"
-#include "CityTypes.h"
+#include "city/CityData.h"
+#include "city/CityTypes.h"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
-#include "Router.h"
+#include "city/Router.h"
 
-#include "SearchLabels.h"
+#include "city/SearchLabels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,9 +4,9 @@
 // the end, stall-on-demand), then shortcuts unpacked into road segments. Const and
 // allocation-local: safe to call from many threads at once.
 
-#include "CityData.h"
-#include "CityTypes.h"
-#include "RouteAssembler.h"
+#include "city/CityData.h"
+#include "city/CityTypes.h"
+#include "city/RouteAssembler.h"
 
 namespace taxicore::city {
 

@@ -1,4 +1,4 @@
-#include "Snapper.h"
+#include "city/Snapper.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,8 +2,8 @@
 // Snaps a coordinate to the nearest point of any road, searching the spatial grid ring by ring
 // outwards from the coordinate's cell until no closer piece can exist.
 
-#include "CityData.h"
-#include "CityTypes.h"
+#include "city/CityData.h"
+#include "city/CityTypes.h"
 
 namespace taxicore::city {
 

@@ -1,6 +1,6 @@
-#include "SpatialGridBuilder.h"
+#include "city/SpatialGridBuilder.h"
 
-#include "Geo.h"
+#include "city/Geo.h"
 
 #include <algorithm>
 #include <cmath>

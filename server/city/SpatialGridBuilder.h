@@ -2,8 +2,8 @@
 // Buckets every straight piece of every road shape into a uniform lat/lng grid, so that
 // snapping a coordinate only looks at the few cells around it.
 
-#include "CityFormat.h"
-#include "RoadGraph.h"
+#include "city/CityFormat.h"
+#include "city/RoadGraph.h"
 
 #include <vector>
 

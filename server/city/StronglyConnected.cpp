@@ -1,4 +1,4 @@
-#include "StronglyConnected.h"
+#include "city/StronglyConnected.h"
 
 #include <algorithm>
 

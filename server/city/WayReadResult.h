@@ -1,6 +1,6 @@
 #pragma once
 
-#include "RawWay.h"
+#include "city/RawWay.h"
 
 #include <QString>
 #include <vector>

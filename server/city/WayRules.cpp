@@ -1,4 +1,4 @@
-#include "WayRules.h"
+#include "city/WayRules.h"
 
 #include <array>
 #include <cctype>

@@ -1,8 +1,8 @@
 #pragma once
 // Which ways a car may drive, in which direction and how fast: the tag rules of the importer.
 
-#include "RawWay.h"
-#include "RoadClass.h"
+#include "city/RawWay.h"
+#include "city/RoadClass.h"
 
 #include <optional>
 #include <string_view>

@@ -1,12 +1,13 @@
 #include "fleet/FleetStore.h"
 
-#include "fleet/SharedRegion.h"
-#include "fleet/SlotLock.h"
-#include "geo/GeoMath.h"
+#include "region/SharedRegion.h"
+#include "region/SlotLock.h"
+#include "city/Geo.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numbers>
 #include <cstring>
 #include <ctime>
 #include <signal.h>
@@ -101,19 +102,6 @@ FleetStore::FleetStore(SharedRegion &region)
 {
 }
 
-int64_t FleetStore::nowMs()
-{
-    using namespace std::chrono;
-    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-int64_t FleetStore::monotonicMs()
-{
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return int64_t(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
-}
-
 double FleetStore::simSpeed() const
 {
     const double speed = control().simSpeed.load(std::memory_order_relaxed);
@@ -187,14 +175,14 @@ void FleetStore::writePosition(CarSlot &slot, LatLng position, float heading, fl
     std::atomic_thread_fence(std::memory_order_release);
     if (moved) {
         const LatLng previous{slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
-        const double step = geo::distanceM(previous, position);
+        const double step = city::haversineMeters(previous, position);
         slot.odometerM.store(slot.odometerM.load(std::memory_order_relaxed) + step, std::memory_order_relaxed);
     }
     slot.lat.store(position.lat, std::memory_order_relaxed);
     slot.lng.store(position.lng, std::memory_order_relaxed);
     slot.heading.store(heading, std::memory_order_relaxed);
     slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
-    slot.updatedMs.store(nowMs(), std::memory_order_relaxed);
+    slot.updatedMs.store(clock::wallMs(), std::memory_order_relaxed);
     PackedPosition &packed = packedPositions()[&slot - reinterpret_cast<CarSlot *>(m_base + RegionOffsets::cars)];
     packed.lat.store(float(position.lat), std::memory_order_relaxed);
     packed.lng.store(float(position.lng), std::memory_order_relaxed);
@@ -208,7 +196,7 @@ std::optional<CarSnapshot> FleetStore::updatePosition(int id, LatLng position, f
     if (!slot)
         return std::nullopt;
     if (fromDevice)
-        slot->deviceUntilMs.store(monotonicMs() + kDevicePauseMs, std::memory_order_relaxed);
+        slot->deviceUntilMs.store(clock::monotonicMs() + kDevicePauseMs, std::memory_order_relaxed);
     writePosition(*slot, position, heading, speedKmh, true);
     const auto state = static_cast<CarState>(slot->state.load(std::memory_order_acquire));
     const uint64_t bookingId = slot->bookingId.load(std::memory_order_acquire);
@@ -220,7 +208,7 @@ std::optional<CarSnapshot> FleetStore::updatePosition(int id, LatLng position, f
 bool FleetStore::isDeviceDriven(int id) const
 {
     const CarSlot *slot = carSlot(id);
-    return slot && slot->deviceUntilMs.load(std::memory_order_relaxed) > monotonicMs();
+    return slot && slot->deviceUntilMs.load(std::memory_order_relaxed) > clock::monotonicMs();
 }
 
 void FleetStore::markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position)
@@ -230,10 +218,10 @@ void FleetStore::markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng pos
     if (slot.id.load(std::memory_order_relaxed) != bookingId || slot.carId != carId
         || static_cast<BookingState>(slot.state) != BookingState::Assigned)
         return;
-    if (geo::distanceM(position, {slot.pickupLat, slot.pickupLng}) > kArrivalRadiusM)
+    if (city::haversineMeters(position, {slot.pickupLat, slot.pickupLng}) > kArrivalRadiusM)
         return;
     slot.state = static_cast<uint32_t>(BookingState::Arriving);
-    slot.arrivedMs = nowMs();
+    slot.arrivedMs = clock::wallMs();
     slot.etaS = 0;
     // The car now waits at the pickup for its rider (what it does, for the map and the API).
     if (CarSlot *car = carSlot(carId)) {
@@ -271,10 +259,10 @@ std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int lim
     // Two passes. First the packed float positions: a box test, then a planar distance (within a
     // metre of the great-circle one at city scale) ranks the cars. Only the few that can be among
     // the `limit` nearest have their slot read and their exact distance computed.
-    constexpr double kMetresPerDegree = 111'195.0;
+    constexpr double kMetresPerDegree = city::kMetersPerDegreeLat;
     constexpr double kApproxToleranceM = 2.0; // float rounding of the packed copy + planar error
     const double metresPerLngDeg =
-        kMetresPerDegree * std::max(0.01, std::cos(centre.lat * 3.141592653589793 / 180.0));
+        kMetresPerDegree * std::max(0.01, std::cos(centre.lat * std::numbers::pi / 180.0));
     const double reachM = radiusM + kApproxToleranceM;
     const float south = float(centre.lat - reachM / kMetresPerDegree);
     const float north = float(centre.lat + reachM / kMetresPerDegree);
@@ -319,7 +307,7 @@ std::vector<NearbyCar> FleetStore::nearby(LatLng centre, double radiusM, int lim
     found.reserve(candidates.size());
     for (const Candidate &c : candidates) {
         CarSnapshot car = readCar(carSlots[c.index], c.index + 1);
-        const double d = geo::distanceM(centre, car.position);
+        const double d = city::haversineMeters(centre, car.position);
         if (d <= radiusM)
             found.push_back({car, d});
     }
@@ -390,7 +378,7 @@ FleetStore::Booking FleetStore::book(const QString &riderId, LatLng pickup,
         slot.dropoffLat = dropoff ? dropoff->lat : 0;
         slot.dropoffLng = dropoff ? dropoff->lng : 0;
         slot.etaS = uint32_t(std::lround(reserved.etaS));
-        slot.createdMs = nowMs();
+        slot.createdMs = clock::wallMs();
         slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
         slot.pendingMove = 0;
         slot.startOdometerM = slot.distanceM = slot.fare = 0;
@@ -435,7 +423,7 @@ bool FleetStore::restoreBooking(const BookingSnapshot &b, const TripProgress &pr
         writePosition(*car, b.pickup, 0, 0, false);
     else if (progress.valid)
         writePosition(*car, progress.carAt, 0, 0, false);
-    const int64_t now = nowMs();
+    const int64_t now = clock::wallMs();
     BookingSlot &slot = bookingSlot(b.id);
     SlotLock lock(slot.lock);
     const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
@@ -524,7 +512,7 @@ FleetStore::Transition FleetStore::beginPickup(uint64_t id)
 {
     return beginTransition(id, BookingState::OnTrip, [this](BookingSnapshot &b) {
         const CarSlot *car = carSlot(b.carId);
-        b.pickupMs = nowMs();
+        b.pickupMs = clock::wallMs();
         b.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
     });
 }
@@ -535,7 +523,7 @@ FleetStore::Transition FleetStore::beginComplete(uint64_t id,
     return beginTransition(id, BookingState::Completed, [this, &fareFor](BookingSnapshot &b) {
         const CarSlot *car = carSlot(b.carId);
         const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : b.startOdometerM;
-        b.endedMs = nowMs();
+        b.endedMs = clock::wallMs();
         b.distanceM = std::max(0.0, odometer - b.startOdometerM);
         b.durationS = simulatedSeconds(b.pickupMs, b.endedMs); // one time base: simulated
         b.fare = fareFor(b.distanceM, b.durationS);
@@ -544,7 +532,7 @@ FleetStore::Transition FleetStore::beginComplete(uint64_t id,
 
 FleetStore::Transition FleetStore::beginCancel(uint64_t id)
 {
-    return beginTransition(id, BookingState::Cancelled, [](BookingSnapshot &b) { b.endedMs = nowMs(); });
+    return beginTransition(id, BookingState::Cancelled, [](BookingSnapshot &b) { b.endedMs = clock::wallMs(); });
 }
 
 FleetStore::Transition FleetStore::settle(const Transition &move, bool committed)
@@ -588,7 +576,7 @@ FleetStore::Transition FleetStore::settle(const Transition &move, bool committed
 
 FleetStore::Transition FleetStore::beginExpire(uint64_t id)
 {
-    return beginTransition(id, BookingState::Expired, [](BookingSnapshot &b) { b.endedMs = nowMs(); });
+    return beginTransition(id, BookingState::Expired, [](BookingSnapshot &b) { b.endedMs = clock::wallMs(); });
 }
 
 FleetStore::Reassignment FleetStore::reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)

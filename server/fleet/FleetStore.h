@@ -1,7 +1,8 @@
 #pragma once
 
 #include "fleet/FleetTypes.h"
-#include "fleet/RegionLayout.h"
+#include "region/Clock.h"
+#include "region/RegionLayout.h"
 
 #include <functional>
 #include <optional>
@@ -101,13 +102,6 @@ public:
     // Tariff, surge grid, demand rate and booking prices (pricing/PricingBoard reads and writes it).
     PricingBlock &pricing() const;
 
-    // Wall-clock milliseconds since the epoch: only for instants that are shown or stored
-    // (bookings, events, car updates). It jumps when the clock is set.
-    static int64_t nowMs();
-    // CLOCK_MONOTONIC milliseconds: for every duration, deadline and age (heartbeats, backoffs,
-    // rate buckets). The same clock in every process on the host, so values in the shared region
-    // compare across processes, and a clock step does not move it.
-    static int64_t monotonicMs();
     // Simulated seconds per real second of this run (--sim-speed; 1 until the primary sets it).
     double simSpeed() const;
     // Simulated seconds between two wall-clock times: the one time base of ETAs, trip durations

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "city/Geo.h"
 #include "fleet/BookingState.h"
 #include "fleet/CarState.h"
 
@@ -8,11 +9,6 @@
 #include <cstdint>
 
 namespace taxicore {
-
-struct LatLng {
-    double lat = 0;
-    double lng = 0;
-};
 
 // A consistent copy of one car's slot.
 struct CarSnapshot {

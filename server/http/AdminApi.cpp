@@ -1,15 +1,15 @@
 #include "http/AdminApi.h"
 
-#include "fleet/BookingReassign.h"
+#include "dispatch/BookingReassign.h"
 #include "fleet/FleetStore.h"
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
-#include "runtime/EventLog.h"
-#include "runtime/ProcessStats.h"
-#include "runtime/RuntimeMailbox.h"
+#include "control/EventLog.h"
+#include "metrics/ProcessStats.h"
+#include "control/RuntimeMailbox.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -40,7 +40,7 @@ QJsonObject workerJson(int index, const WorkerSlot &slot)
     static const char *const states[] = {"unused", "starting", "serving", "draining", "exited"};
     const int pid = slot.pid.load(relaxed);
     const uint32_t state = std::min<uint32_t>(slot.state.load(relaxed), 4);
-    const int64_t now = FleetStore::monotonicMs();
+    const int64_t now = clock::monotonicMs();
     const ProcessStats stats = sampleProcess(pid);
     return {
         {QStringLiteral("index"), index},

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "fleet/FleetTypes.h"
-#include "http/HttpTypes.h"
+#include "wire/HttpTypes.h"
 
 namespace taxicore {
 

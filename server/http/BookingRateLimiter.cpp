@@ -1,6 +1,6 @@
 #include "http/BookingRateLimiter.h"
 
-#include "fleet/SlotLock.h"
+#include "region/SlotLock.h"
 
 #include <algorithm>
 #include <climits>

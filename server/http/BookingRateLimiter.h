@@ -1,6 +1,6 @@
 #pragma once
 
-#include "fleet/RegionLayout.h"
+#include "region/RegionLayout.h"
 
 #include <QHostAddress>
 

@@ -1,10 +1,10 @@
 #include "http/CityApi.h"
 
-#include "City.h"
-#include "http/ApiError.h"
-#include "http/GzipBody.h"
+#include "city/City.h"
+#include "wire/ApiError.h"
+#include "wire/GzipBody.h"
 #include "http/JsonViews.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
 
 #include <QCryptographicHash>

@@ -1,9 +1,10 @@
 #include "http/ConnectionGuard.h"
 
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/GuardedSocket.h"
-#include "http/ResponseWriter.h"
+#include "wire/ResponseWriter.h"
 #include "metrics/MetricsRecorder.h"
+#include "region/Clock.h"
 
 #include <QPointer>
 #include <QTcpSocket>
@@ -24,13 +25,6 @@ constexpr qint64 kPausedReadBufferBytes = 1;
 // Reading resumes once the unsent output fell to this fraction of --max-pending-output, so a
 // connection at the bound is not paused and resumed on every answer.
 constexpr int kResumeOutputDivisor = 2;
-
-long long monotonicMs()
-{
-    // Durations only: a step of the wall clock must neither close every connection nor keep one.
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 QString describe(const FramingError &error)
 {
@@ -68,7 +62,7 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     // client waits on TCP flow control instead of filling our memory.
     socket->setReadBufferSize(m_readBufferBytes);
     ConnectionState &state = m_states.emplace(socket, m_limits).value();
-    state.lastActivityMs = monotonicMs();
+    state.lastActivityMs = clock::monotonicMs();
     m_metrics.connectionOpened();
     // Connected before QHttpServer sees the socket, so this slot runs first on every read.
     connect(socket, &QTcpSocket::readyRead, this, [this, socket] { inspect(socket); });
@@ -104,7 +98,7 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
     if (it == m_states.end())
         return;
     ConnectionState &state = it.value();
-    state.lastActivityMs = monotonicMs();
+    state.lastActivityMs = clock::monotonicMs();
     const qint64 buffered = socket->receivedBytes();
     state.bufferedBytes = buffered;
     const qint64 unchecked = buffered - state.checkedBytes;
@@ -260,7 +254,7 @@ void ConnectionGuard::updateFlow(GuardedSocket *socket, ConnectionState &state)
             auto it = m_states.find(socket);
             if (it == m_states.end())
                 return;
-            it->lastActivityMs = monotonicMs(); // the client is reading: not idle
+            it->lastActivityMs = clock::monotonicMs(); // the client is reading: not idle
             updateFlow(socket, it.value());
         });
         return;
@@ -302,14 +296,14 @@ void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)
 void ConnectionGuard::startDraining()
 {
     m_draining = true;
-    m_drainStartedMs = monotonicMs();
+    m_drainStartedMs = clock::monotonicMs();
     close(); // stop listening; connections already accepted are still served
     sweep();
 }
 
 void ConnectionGuard::sweep()
 {
-    const long long now = monotonicMs();
+    const long long now = clock::monotonicMs();
     QList<QTcpSocket *> toClose;
     for (auto it = m_states.begin(); it != m_states.end(); ++it) {
         const ConnectionState &s = it.value();

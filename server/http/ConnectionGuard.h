@@ -1,6 +1,6 @@
 #pragma once
 
-#include "http/ConnectionLimits.h"
+#include "wire/ConnectionLimits.h"
 #include "http/ConnectionState.h"
 
 #include <QHash>

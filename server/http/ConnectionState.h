@@ -1,6 +1,6 @@
 #pragma once
 
-#include "http/RequestFraming.h"
+#include "wire/RequestFraming.h"
 
 #include <QByteArray>
 #include <QMetaObject>

@@ -1,9 +1,9 @@
 #include "http/EventsApi.h"
 
 #include "fleet/FleetStore.h"
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/OperatorAccess.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
 #include "ledger/Ledger.h"
 
@@ -51,7 +51,7 @@ void registerEventRoutes(Router &router, Ledger &ledger)
     router.add(HttpMethod::Post, "/admin/v1/events", [&ledger](const ApiRequest &request) {
         requireOperator(request);
         const QJsonObject body = readJsonObject(request);
-        EventRecord event{readKind(body), readDetail(body), FleetStore::nowMs()};
+        EventRecord event{readKind(body), readDetail(body), clock::wallMs()};
         const ApiResponse stored = jsonResponse({{QStringLiteral("kind"), event.kind},
                                                  {QStringLiteral("at_ms"), event.atMs},
                                                  {QStringLiteral("detail"), event.detail}},

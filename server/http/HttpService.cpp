@@ -1,10 +1,10 @@
 #include "http/HttpService.h"
 
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
-#include "http/RequestInput.h"
-#include "http/ResponseWriter.h"
+#include "wire/RequestInput.h"
+#include "wire/ResponseWriter.h"
 #include "http/Router.h"
 #include "metrics/MetricsRecorder.h"
 

@@ -1,10 +1,10 @@
 #include "http/LiveFeed.h"
 
 #include "fleet/FleetStore.h"
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/BookingView.h"
 #include "http/JsonViews.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
 #include "pricing/PricedRide.h"
 #include "pricing/PricingBoard.h"
@@ -246,7 +246,7 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text) {
     client->bookingId = bookingId;
     // The first picture now, not after a tick; a client re-subscribing faster than this gets
     // its answer with the next tick, so subscribe messages cannot buy extra queries.
-    const qint64 now = FleetStore::monotonicMs();
+    const qint64 now = clock::monotonicMs();
     if (now - client->lastImmediateMs >= kMinImmediateGapMs) {
         client->lastImmediateMs = now;
         TickCache cache;
@@ -319,7 +319,7 @@ QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const {
 
 void LiveFeed::sendUpdate(Client &client, TickCache &carsCache) {
     QByteArray message = QByteArrayLiteral("{\"type\":\"update\",\"t\":");
-    message += QByteArray::number(qlonglong(FleetStore::nowMs()));
+    message += QByteArray::number(qlonglong(clock::wallMs()));
     message += ",\"cars\":";
     message += carsJson(client, carsCache);
     if (client.bookingId) {

@@ -1,8 +1,8 @@
 #include "http/OperatorAccess.h"
 
-#include "http/ApiError.h"
-#include "http/RequestInput.h"
-#include "http/SecretToken.h"
+#include "wire/ApiError.h"
+#include "wire/RequestInput.h"
+#include "wire/SecretToken.h"
 
 namespace taxicore {
 

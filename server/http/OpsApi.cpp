@@ -1,7 +1,7 @@
 #include "http/OpsApi.h"
 
 #include "fleet/FleetStore.h"
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/Router.h"
 #include "metrics/PrometheusText.h"
 
@@ -28,7 +28,7 @@ void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QB
             {QStringLiteral("status"), QStringLiteral("ok")},
             {QStringLiteral("version"), QStringLiteral(TAXICORE_VERSION)},
             {QStringLiteral("mode"), QString::fromLatin1(mode())},
-            {QStringLiteral("uptime_s"), double(FleetStore::monotonicMs() - started) / 1000.0},
+            {QStringLiteral("uptime_s"), double(clock::monotonicMs() - started) / 1000.0},
             {QStringLiteral("cars"), fleet.carCount()},
         });
     });

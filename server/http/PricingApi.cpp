@@ -1,9 +1,9 @@
 #include "http/PricingApi.h"
 
 #include "fleet/FleetStore.h"
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/OperatorAccess.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
 #include "pricing/PricingBoard.h"
 #include "pricing/TariffJson.h"

@@ -1,9 +1,9 @@
 #include "http/ReportApi.h"
 
 #include "fleet/FleetStore.h"
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "http/OperatorAccess.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
 #include "ledger/LedgerReader.h"
 
@@ -37,7 +37,7 @@ qint64 readTime(const ApiRequest &request, const char *name, qint64 fallback)
 
 std::pair<qint64, qint64> readSpan(const ApiRequest &request)
 {
-    const qint64 to = readTime(request, "to", FleetStore::nowMs() + 1);
+    const qint64 to = readTime(request, "to", clock::wallMs() + 1);
     const qint64 from = readTime(request, "from", to - kDefaultSpanMs);
     if (from >= to)
         throwApiError(400, "bad_span", QStringLiteral("from must be before to"));

@@ -1,6 +1,6 @@
 #include "http/Router.h"
 
-#include "http/ApiError.h"
+#include "wire/ApiError.h"
 #include "metrics/MetricsLimits.h"
 
 namespace taxicore {

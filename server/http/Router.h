@@ -1,6 +1,6 @@
 #pragma once
 
-#include "http/HttpTypes.h"
+#include "wire/HttpTypes.h"
 
 #include <functional>
 #include <vector>

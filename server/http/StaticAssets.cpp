@@ -1,7 +1,7 @@
 #include "http/StaticAssets.h"
 
-#include "http/ApiError.h"
-#include "http/GzipBody.h"
+#include "wire/ApiError.h"
+#include "wire/GzipBody.h"
 #include "http/Router.h"
 
 #include <QCryptographicHash>

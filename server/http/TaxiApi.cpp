@@ -1,16 +1,16 @@
 #include "http/TaxiApi.h"
 
-#include "fleet/FleetLedger.h"
+#include "dispatch/FleetLedger.h"
 #include "fleet/FleetStore.h"
-#include "geo/GeoMath.h"
-#include "http/ApiError.h"
+#include "city/Geo.h"
+#include "wire/ApiError.h"
 #include "http/BookingOwnership.h"
 #include "http/BookingView.h"
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
-#include "http/RequestInput.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
-#include "http/SecretToken.h"
+#include "wire/SecretToken.h"
 #include "ledger/Ledger.h"
 #include "pricing/PricedRide.h"
 #include "pricing/PricingBoard.h"
@@ -131,7 +131,7 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
     if (!isTrustedLoopback(request) && !carriesAdminToken(request)) {
-        if (const int retryAfterS = m_rateLimiter.take(request.remote, FleetStore::monotonicMs()); retryAfterS > 0) {
+        if (const int retryAfterS = m_rateLimiter.take(request.remote, clock::monotonicMs()); retryAfterS > 0) {
             ApiResponse tooMany = errorResponse(
                 429, "too_many_bookings",
                 QStringLiteral("this client created bookings too fast; try again in %1 s").arg(retryAfterS),

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "http/BookingRateLimiter.h"
-#include "http/HttpTypes.h"
+#include "wire/HttpTypes.h"
 #include "ledger/LedgerRecords.h"
 #include "pricing/Tariff.h"
 

@@ -1,7 +1,7 @@
 #include "http/WorkloadApi.h"
 
-#include "http/ApiError.h"
-#include "http/RequestInput.h"
+#include "wire/ApiError.h"
+#include "wire/RequestInput.h"
 #include "http/Router.h"
 
 #include <QJsonObject>

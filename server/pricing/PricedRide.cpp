@@ -1,6 +1,6 @@
 #include "pricing/PricedRide.h"
 
-#include "geo/GeoMath.h"
+#include "city/Geo.h"
 
 #include <cmath>
 
@@ -47,7 +47,7 @@ FareBreakdown rideFare(const PricingBoard &pricing, const Tariff &tariff, const 
         const bool chargedTheQuote = booking.state == BookingState::Completed
             && std::abs(booking.fare - price->quote.total) < 0.005;
         const bool atDropoff = booking.state != BookingState::Completed && booking.hasDropoff && carAt
-            && geo::distanceM(*carAt, booking.dropoff) <= kAtDropoffM;
+            && city::haversineMeters(*carAt, booking.dropoff) <= kAtDropoffM;
         if (chargedTheQuote || atDropoff)
             return price->quote;
     }

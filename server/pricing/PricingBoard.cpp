@@ -1,8 +1,8 @@
 #include "pricing/PricingBoard.h"
 
 #include "fleet/FleetStore.h"
-#include "fleet/RegionLayout.h"
-#include "fleet/SlotLock.h"
+#include "region/RegionLayout.h"
+#include "region/SlotLock.h"
 
 #include <algorithm>
 #include <cmath>
@@ -80,7 +80,7 @@ void PricingBoard::publishSurge(const std::vector<double> &surge)
     const std::size_t cells = std::min<std::size_t>(surge.size(), kMaxSurgeCells);
     for (std::size_t i = 0; i < cells; ++i)
         slot.surge[i].store(float(surge[i]), relaxed);
-    slot.updatedMs.store(FleetStore::nowMs(), std::memory_order_release);
+    slot.updatedMs.store(clock::wallMs(), std::memory_order_release);
 }
 
 SurgeGrid PricingBoard::grid() const

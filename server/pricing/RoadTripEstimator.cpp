@@ -1,6 +1,6 @@
 #include "pricing/RoadTripEstimator.h"
 
-#include "City.h"
+#include "city/City.h"
 
 namespace taxicore {
 

@@ -1,6 +1,6 @@
 #include "pricing/TripEstimator.h"
 
-#include "geo/GeoMath.h"
+#include "city/Geo.h"
 
 namespace taxicore {
 
@@ -16,7 +16,7 @@ std::vector<double> TripEstimator::etasTo(LatLng target, const std::vector<LatLn
 TripEstimate StraightLineEstimator::estimate(LatLng from, LatLng to) const
 {
     TripEstimate e;
-    e.distanceM = geo::distanceM(from, to) * kDetourFactor;
+    e.distanceM = city::haversineMeters(from, to) * kDetourFactor;
     e.durationS = e.distanceM / (kAverageSpeedKmh / 3.6);
     return e;
 }

@@ -1,6 +1,6 @@
 #include "runtime/AdminTokenFile.h"
 
-#include "http/SecretToken.h"
+#include "wire/SecretToken.h"
 
 #include <QDir>
 #include <QFile>

@@ -43,7 +43,7 @@ void ConnectionDispatcher::setWorkers(const QList<WorkerLink> &workers)
 bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex, int offers)
 {
     const qsizetype count = m_workers.size();
-    const int64_t now = FleetStore::monotonicMs();
+    const int64_t now = clock::monotonicMs();
     for (qsizetype tried = 0; tried < count; ++tried) {
         const WorkerLink &link = m_workers[(m_next + tried) % count];
         if (link.index == skipIndex)

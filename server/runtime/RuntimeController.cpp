@@ -5,9 +5,9 @@
 #include "http/HttpService.h"
 #include "runtime/ConnectionDispatcher.h"
 #include "ledger/Ledger.h"
-#include "runtime/EventLog.h"
+#include "control/EventLog.h"
 #include "runtime/ListenerGroup.h"
-#include "runtime/RuntimeMailbox.h"
+#include "control/RuntimeMailbox.h"
 #include "runtime/WorkerChannel.h"
 
 #include <QJsonObject>
@@ -98,7 +98,7 @@ QString RuntimeController::apply(const RuntimeSettings &wanted)
     }, Qt::QueuedConnection);
     // Connections move to the workers once all of them serve (or after a deadline), so the
     // reconnecting clients spread over every worker instead of piling onto the first one up.
-    m_workersDeadline = processes ? FleetStore::monotonicMs() + kAllWorkersReadyWaitMs : 0;
+    m_workersDeadline = processes ? clock::monotonicMs() + kAllWorkersReadyWaitMs : 0;
     if (processes)
         QTimer::singleShot(kAllWorkersReadyWaitMs + 10, this, &RuntimeController::onWorkersChanged);
     m_supervisor->setCount(processes ? next.workers : 0);
@@ -119,7 +119,7 @@ void RuntimeController::onWorkersChanged()
     for (const WorkerSupervisor::Ready &r : m_supervisor->readyWorkers())
         links.append({r.index, ::fcntl(r.channelFd, F_DUPFD_CLOEXEC, 0)});
     const bool processes = m_settings.mode == RuntimeMode::Processes;
-    const bool allReady = links.size() >= m_settings.workers || FleetStore::monotonicMs() >= m_workersDeadline;
+    const bool allReady = links.size() >= m_settings.workers || clock::monotonicMs() >= m_workersDeadline;
     // The in-process server stops taking keep-alive requests once the workers serve.
     const bool toWorkers = processes && !links.isEmpty() && allReady;
     QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, links, g = m_in.guard, toWorkers] {

@@ -1,10 +1,10 @@
 #include "runtime/ServerHost.h"
 
-#include "City.h"
-#include "fleet/FleetLedger.h"
-#include "fleet/FleetSimulator.h"
+#include "city/City.h"
+#include "dispatch/FleetLedger.h"
+#include "dispatch/FleetSimulator.h"
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 #include "ledger/Ledger.h"
 #include "metrics/PrometheusText.h"
 #include "pricing/PricingBoard.h"
@@ -13,9 +13,9 @@
 #include "runtime/AdminTokenFile.h"
 #include "runtime/CityLocator.h"
 #include "runtime/DataDirLock.h"
-#include "runtime/EventLog.h"
+#include "control/EventLog.h"
 #include "runtime/RuntimeController.h"
-#include "runtime/RuntimeMailbox.h"
+#include "control/RuntimeMailbox.h"
 #include "runtime/ServiceThread.h"
 
 #include <QCoreApplication>
@@ -64,7 +64,7 @@ bool ServerHost::start(QString &error)
     if (!m_region)
         return false;
     m_fleet = std::make_unique<FleetStore>(*m_region);
-    m_fleet->control().startedMs.store(FleetStore::monotonicMs());
+    m_fleet->control().startedMs.store(clock::monotonicMs());
     // Before bookings are restored and workers start: both time trips in simulated seconds.
     m_fleet->control().simSpeed.store(m_options.simSpeed);
     m_fleet->control().pickupTimeoutS.store(m_options.pickupTimeoutS);

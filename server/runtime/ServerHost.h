@@ -1,7 +1,7 @@
 #pragma once
 
 #include "runtime/RuntimeController.h"
-#include "runtime/RuntimeSettings.h"
+#include "control/RuntimeSettings.h"
 #include "runtime/ServerOptions.h"
 
 #include <QObject>

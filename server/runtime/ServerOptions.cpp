@@ -1,8 +1,8 @@
 #include "runtime/ServerOptions.h"
 
-#include "fleet/RegionLayout.h"
+#include "region/RegionLayout.h"
 #include "runtime/PricingOptions.h"
-#include "runtime/RuntimeSettings.h"
+#include "control/RuntimeSettings.h"
 
 #include <QCommandLineParser>
 #include <QHostAddress>

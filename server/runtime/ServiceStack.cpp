@@ -1,6 +1,6 @@
 #include "runtime/ServiceStack.h"
 
-#include "City.h"
+#include "city/City.h"
 #include "fleet/FleetStore.h"
 #include "http/AdminApi.h"
 #include "http/CityApi.h"
@@ -17,7 +17,7 @@
 #include "http/TaxiApi.h"
 #include "http/WorkloadApi.h"
 #include "runtime/QtWarningFilter.h"
-#include "runtime/RuntimeSettings.h"
+#include "control/RuntimeSettings.h"
 
 namespace taxicore {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "http/ConnectionLimits.h"
+#include "wire/ConnectionLimits.h"
 #include "metrics/MetricsRecorder.h"
 #include "pricing/RoadTripEstimator.h"
 #include "pricing/TripEstimator.h"

@@ -58,7 +58,7 @@ void ServiceThread::run()
     stack.feed().setIdleTimeoutMs(m_options.feedIdleTimeoutMs);
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
-    slot.startedMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
+    slot.startedMs.store(clock::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(Serving, std::memory_order_relaxed);
 
     QThreadPool pool;
@@ -74,7 +74,7 @@ void ServiceThread::run()
     // The heartbeat of this loop, as workers have theirs: the console shows its lag.
     QTimer heartbeat;
     heartbeat.setInterval(100);
-    QObject::connect(&heartbeat, &QTimer::timeout, [&slot] { slot.heartbeatMs.store(FleetStore::monotonicMs()); });
+    QObject::connect(&heartbeat, &QTimer::timeout, [&slot] { slot.heartbeatMs.store(clock::monotonicMs()); });
     heartbeat.start();
 
     m_stopTarget = &listeners;

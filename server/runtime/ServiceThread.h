@@ -1,6 +1,6 @@
 #pragma once
 
-#include "http/ConnectionLimits.h"
+#include "wire/ConnectionLimits.h"
 #include "runtime/RuntimeController.h"
 #include "runtime/ServerOptions.h"
 

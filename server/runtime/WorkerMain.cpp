@@ -1,8 +1,8 @@
 #include "runtime/WorkerMain.h"
 
-#include "City.h"
+#include "city/City.h"
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
 #include "http/OperatorAccess.h"
@@ -79,7 +79,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
-    slot.startedMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
+    slot.startedMs.store(clock::monotonicMs(), std::memory_order_relaxed);
 
     // The heartbeat comes from this event loop, so a stalled loop stops it; lag is how late it is.
     QTimer heartbeat;
@@ -87,7 +87,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     sinceBeat.start();
     heartbeat.setInterval(kHeartbeatMs);
     QObject::connect(&heartbeat, &QTimer::timeout, [&] {
-        slot.heartbeatMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
+        slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
         slot.loopLagUs.store(std::max<int64_t>(0, (sinceBeat.nsecsElapsed() / 1000) - kHeartbeatMs * 1000),
                              std::memory_order_relaxed);
         sinceBeat.restart();
@@ -163,7 +163,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
             }
         }
     });
-    slot.heartbeatMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
+    slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(Serving, std::memory_order_release);
     const int code = QCoreApplication::exec();
     // Commits still in flight reply through the stack: let them finish while it exists (the

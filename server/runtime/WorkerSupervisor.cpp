@@ -1,7 +1,7 @@
 #include "runtime/WorkerSupervisor.h"
 
 #include "fleet/FleetStore.h"
-#include "runtime/EventLog.h"
+#include "control/EventLog.h"
 #include "runtime/ServerOptions.h"
 #include "runtime/WorkerChannel.h"
 
@@ -67,8 +67,8 @@ void WorkerSupervisor::spawn(int index)
     WorkerSlot &slot = m_fleet.workerSlot(index);
     slot.state.store(Starting, std::memory_order_relaxed);
     slot.pid.store(0, std::memory_order_relaxed);
-    slot.heartbeatMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
-    slot.startedMs.store(FleetStore::monotonicMs(), std::memory_order_relaxed);
+    slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
+    slot.startedMs.store(clock::monotonicMs(), std::memory_order_relaxed);
 
     Worker worker;
     worker.index = index;
@@ -110,7 +110,7 @@ void WorkerSupervisor::spawn(int index)
 void WorkerSupervisor::drain(Worker &worker)
 {
     worker.state = State::Draining;
-    worker.drainDeadline = FleetStore::monotonicMs() + m_settings.drainTimeoutMs;
+    worker.drainDeadline = clock::monotonicMs() + m_settings.drainTimeoutMs;
     WorkerChannel(worker.channelFd).send(WorkerChannel::Type::Drain);
     Q_EMIT readyChanged();
 }
@@ -185,7 +185,7 @@ void WorkerSupervisor::onFinished(int index)
     }
     log.append("crash", QStringLiteral("worker %1 (pid %2) %3").arg(index).arg(pid)
                             .arg(crashed ? QStringLiteral("crashed") : QStringLiteral("exited with %1").arg(exitCode)));
-    const qint64 now = FleetStore::monotonicMs();
+    const qint64 now = clock::monotonicMs();
     m_crashTimes.append(now);
     while (!m_crashTimes.isEmpty() && now - m_crashTimes.first() > m_settings.crashLoopWindowMs)
         m_crashTimes.removeFirst();
@@ -214,7 +214,7 @@ void WorkerSupervisor::onFinished(int index)
 
 void WorkerSupervisor::tick()
 {
-    const qint64 now = FleetStore::monotonicMs();
+    const qint64 now = clock::monotonicMs();
     bool changed = false;
     for (Worker &w : m_workers) {
         WorkerSlot &slot = m_fleet.workerSlot(w.index);

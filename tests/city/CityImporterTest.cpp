@@ -2,12 +2,12 @@
 // non-drivable classes and unreachable islands are dropped; ways split at shared nodes; one-way
 // and maxspeed rules applied; the written file loads and routes around the one-way street.
 
-#include "CityImporter.h"
-#include "City.h"
+#include "city/CityImporter.h"
+#include "city/City.h"
 #include "CityTestSupport.h"
-#include "GeoJsonImporter.h"
-#include "OsmImporter.h"
-#include "RoadGraphBuilder.h"
+#include "city/GeoJsonImporter.h"
+#include "city/OsmImporter.h"
+#include "city/RoadGraphBuilder.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -2,9 +2,9 @@
 // counts or indices are out of range (with a valid checksum), is refused with the file name and
 // the problem; never a crash.
 
-#include "Checksum.h"
-#include "City.h"
-#include "CityImporter.h"
+#include "city/Checksum.h"
+#include "city/City.h"
+#include "city/CityImporter.h"
 #include "CityTestSupport.h"
 
 #include <QFile>

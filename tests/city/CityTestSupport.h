@@ -1,7 +1,7 @@
 #pragma once
 // Paths and a reference shortest-path search shared by the city test suites.
 
-#include "City.h"
+#include "city/City.h"
 
 #include <QString>
 #include <cmath>

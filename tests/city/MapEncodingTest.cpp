@@ -1,8 +1,8 @@
 // The /api/v1/map encoding round-trips: every road of the bundled city decodes to its points
 // within the 1e-5 degree quantisation, with its class; the bytes are built once and shared.
 
-#include "MapEncoding.h"
-#include "City.h"
+#include "city/MapEncoding.h"
+#include "city/City.h"
 #include "CityTestSupport.h"
 
 #include <QTest>

@@ -2,10 +2,10 @@
 // snapping finds the nearest road piece, one-to-many ETAs equal single routes, and concurrent
 // queries agree with sequential ones.
 
-#include "City.h"
+#include "city/City.h"
 #include "CityTestSupport.h"
-#include "EtaSearch.h"
-#include "GeoQt.h"
+#include "city/EtaSearch.h"
+#include "city/GeoQt.h"
 
 #include <QTest>
 #include <thread>

@@ -1,6 +1,6 @@
 // The importer's tag rules: drivable classes, one-way, maxspeed, access.
 
-#include "WayRules.h"
+#include "city/WayRules.h"
 
 #include <QTest>
 

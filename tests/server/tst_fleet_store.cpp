@@ -3,8 +3,8 @@
 
 #include "fleet/BookingState.h"
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
-#include "geo/GeoMath.h"
+#include "region/SharedRegion.h"
+#include "city/Geo.h"
 
 #include <QTest>
 #include <atomic>
@@ -89,7 +89,7 @@ void FleetStoreTest::init()
     m_region = SharedRegion::create(error);
     QVERIFY2(m_region, qPrintable(error));
     m_fleet = std::make_unique<FleetStore>(*m_region);
-    m_fleet->control().startedMs.store(FleetStore::nowMs());
+    m_fleet->control().startedMs.store(clock::wallMs());
 }
 
 void FleetStoreTest::cleanup()
@@ -157,7 +157,7 @@ void FleetStoreTest::nearbyMatchesABruteForceSearch()
             const auto car = m_fleet->car(id);
             if (availableOnly && car->state != CarState::Available)
                 continue;
-            const double d = geo::distanceM(centre, car->position);
+            const double d = city::haversineMeters(centre, car->position);
             if (d <= radiusM)
                 expected.push_back({d, id});
         }

@@ -6,9 +6,9 @@
 #include "HttpClient.h"
 #include "ServerProcess.h"
 
-#include "City.h"
+#include "city/City.h"
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 #include "http/Router.h"
 #include "runtime/CityLocator.h"
 #include "ledger/Ledger.h"

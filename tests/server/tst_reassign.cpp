@@ -8,7 +8,7 @@
 #include "ServerProcess.h"
 
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>

@@ -4,9 +4,9 @@
 // kSeqlockWriterGiveUp (a process that died mid-update) is, and then within a bounded time.
 
 #include "fleet/FleetStore.h"
-#include "fleet/RegionLayout.h"
-#include "fleet/SharedRegion.h"
-#include "fleet/SlotLock.h"
+#include "region/RegionLayout.h"
+#include "region/SharedRegion.h"
+#include "region/SlotLock.h"
 
 #include <QElapsedTimer>
 #include <QTest>

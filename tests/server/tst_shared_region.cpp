@@ -1,7 +1,7 @@
 // The shared region holds every car, booking and worker slot: only the processes the primary
 // starts as workers may map it. Any other child (the console starts taxicore-bench) must not
 // inherit a writable descriptor of it.
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 
 #include <QProcess>
 #include <QtTest>

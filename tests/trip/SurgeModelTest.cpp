@@ -4,7 +4,7 @@
 
 #include "pricing/SurgeModel.h"
 #include "pricing/Tariff.h"
-#include "geo/GeoMath.h"
+#include "city/Geo.h"
 
 #include <QTest>
 #include <cmath>
@@ -27,8 +27,8 @@ private Q_SLOTS:
         QVERIFY(grid.rows >= 20 && grid.rows <= 30);
         QVERIFY(grid.cols >= 25 && grid.cols <= 32);
         const LatLng corner{grid.south, grid.west};
-        QVERIFY(std::abs(geo::distanceM(corner, {grid.south + grid.cellLatDeg, grid.west}) - 500) < 5);
-        QVERIFY(std::abs(geo::distanceM(corner, {grid.south, grid.west + grid.cellLngDeg}) - 500) < 10);
+        QVERIFY(std::abs(city::haversineMeters(corner, {grid.south + grid.cellLatDeg, grid.west}) - 500) < 5);
+        QVERIFY(std::abs(city::haversineMeters(corner, {grid.south, grid.west + grid.cellLngDeg}) - 500) < 10);
         // Every point of the box is in a cell; outside is -1.
         QCOMPARE(grid.cellOf(kSouthWest), 0);
         QVERIFY(grid.cellOf({57.7599, 12.0899}) >= 0);

@@ -4,8 +4,8 @@
 // rider gets in, the car drives to the drop-off, the rider leaves, and the fare charged is the
 // quote, which follows max(minimum, base + per_km·km + per_min·min) × surge.
 
-#include "City.h"
-#include "geo/GeoMath.h"
+#include "city/City.h"
+#include "city/Geo.h"
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -109,8 +109,8 @@ void WholeTripTest::bookRideAndPay()
         const city::RoadPoint b = m_city->randomRoadPoint(random);
         pickup = {a.point.lat, a.point.lng};
         dropoff = {b.point.lat, b.point.lng};
-        const double d = geo::distanceM(pickup, dropoff);
-        if (d > 1500 && d < 4000 && geo::distanceM(pickup, {57.7, 11.97}) < 3000)
+        const double d = city::haversineMeters(pickup, dropoff);
+        if (d > 1500 && d < 4000 && city::haversineMeters(pickup, {57.7, 11.97}) < 3000)
             break;
     }
     const HttpResponse tariffAnswer = http.get("/admin/v1/tariff");
@@ -164,8 +164,8 @@ void WholeTripTest::bookRideAndPay()
     QVERIFY2(pollUntil(QStringLiteral("arriving"), kArriveTimeoutMs, current, offRoadM, positions),
              QJsonDocument(current).toJson().constData());
     const LatLng arrived = latLng(current.value("car").toObject());
-    QVERIFY2(geo::distanceM(start, arrived) > 50, "the car did not move");
-    QVERIFY(geo::distanceM(arrived, pickup) <= 40);
+    QVERIFY2(city::haversineMeters(start, arrived) > 50, "the car did not move");
+    QVERIFY(city::haversineMeters(arrived, pickup) <= 40);
     QVERIFY2(offRoadM < kOnRoadM, qPrintable(QStringLiteral("a position was %1 m off the road").arg(offRoadM)));
     QVERIFY(positions >= 3);
 
@@ -182,7 +182,7 @@ void WholeTripTest::bookRideAndPay()
         const QJsonObject car = r.json().value("car").toObject();
         const LatLng at = latLng(car);
         offRoadM = std::max(offRoadM, m_city->snap({at.lat, at.lng}).distanceM);
-        atDropoff = geo::distanceM(at, dropoff) < 15 && car.value("speed_kmh").toDouble() == 0;
+        atDropoff = city::haversineMeters(at, dropoff) < 15 && car.value("speed_kmh").toDouble() == 0;
         if (!atDropoff)
             QThread::msleep(kPollMs);
     }

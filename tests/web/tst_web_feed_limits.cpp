@@ -5,7 +5,7 @@
 // disconnected, none left dangling).
 
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 #include "http/LiveFeed.h"
 
 #include <QAbstractHttpServer>

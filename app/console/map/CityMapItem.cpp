@@ -218,7 +218,7 @@ void CityMapItem::readFleet()
         return;
     }
     const int count = fleet->carCount();
-    const int64_t now = taxicore::FleetStore::nowMs();
+    const int64_t now = taxicore::clock::wallMs();
     m_cars.resize(size_t(count));
     m_stateCounts.fill(0);
     size_t n = 0;

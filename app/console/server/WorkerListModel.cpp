@@ -3,7 +3,7 @@
 #include "ConsoleBackend.h"
 
 #include "fleet/FleetStore.h"
-#include "runtime/ProcessStats.h"
+#include "metrics/ProcessStats.h"
 
 #include <cmath>
 #include <csignal>
@@ -101,7 +101,7 @@ void WorkerListModel::sample()
     taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
     std::vector<Row> rows;
     Buckets allLatency{};
-    const qint64 now = taxicore::FleetStore::monotonicMs();
+    const qint64 now = taxicore::clock::monotonicMs();
     const double seconds = kSampleIntervalMs / 1000.0;
     for (int slot = 0; fleet && slot < taxicore::kMaxWorkers; ++slot) {
         const taxicore::WorkerSlot &s = fleet->workerSlot(slot);

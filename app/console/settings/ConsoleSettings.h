@@ -1,7 +1,7 @@
 #pragma once
 
 #include "pricing/Tariff.h"
-#include "runtime/RuntimeSettings.h"
+#include "control/RuntimeSettings.h"
 
 #include <optional>
 

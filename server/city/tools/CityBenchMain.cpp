@@ -2,7 +2,7 @@
 // Measures load time and resident memory of a loaded city, snapping, route queries (p50/p99,
 // queries/s) and one-to-many ETAs. --one-query runs a single route (for callgrind). Not a test.
 
-#include "City.h"
+#include "city/City.h"
 
 #include <QCoreApplication>
 #include <QFile>

@@ -1,7 +1,7 @@
 // taxicore-import-city IN OUT: converts OpenStreetMap roads (GeoJSON, .osm, .osm.pbf) into a
 // TaxiCore city file.
 
-#include "CityImporter.h"
+#include "city/CityImporter.h"
 
 #include <QCoreApplication>
 #include <QTextStream>

@@ -3,10 +3,10 @@
 // radius 1 km, 20 nearest) with N cars spread over the city's roads, and the surge update the
 // primary runs once per simulated second (count per cell + smoothing + publish). Not a test.
 
-#include "City.h"
-#include "fleet/FleetSimulator.h"
+#include "city/City.h"
+#include "dispatch/FleetSimulator.h"
 #include "fleet/FleetStore.h"
-#include "fleet/SharedRegion.h"
+#include "region/SharedRegion.h"
 #include "pricing/SurgePublisher.h"
 
 #include <QCoreApplication>

@@ -1,0 +1,135 @@
+#include "dispatch/FleetLedger.h"
+
+#include "fleet/FleetStore.h"
+#include "ledger/LedgerReader.h"
+
+#include <algorithm>
+
+namespace taxicore {
+
+BookingRecord bookingRecord(const BookingSnapshot &b, const BookingPrice &price)
+{
+    BookingRecord r;
+    r.bookingId = b.id;
+    r.state = QString(bookingStateName(b.state));
+    r.carId = b.carId;
+    r.riderId = b.riderId;
+    r.pickup = {b.pickup.lat, b.pickup.lng};
+    if (b.hasDropoff)
+        r.dropoff = LedgerPoint{b.dropoff.lat, b.dropoff.lng};
+    r.createdMs = b.createdMs;
+    r.atMs = b.createdMs;
+    r.riderTokenHash = b.riderTokenHash;
+    r.surge = price.surge;
+    if (price.hasQuote) {
+        const FareBreakdown &q = price.quote;
+        r.quote = LedgerQuote{{q.base, q.distanceCharge, q.timeCharge, q.minimum, q.surge, q.total, {}},
+                              price.quotedDistanceM,
+                              price.quotedDurationS};
+    }
+    return r;
+}
+
+ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &b, LatLng carAt, double odometerM)
+{
+    ProgressRecord r;
+    r.bookingId = b.id;
+    r.progress.atMs = clock::wallMs();
+    r.progress.carAt = {carAt.lat, carAt.lng};
+    if (b.hasDestination)
+        r.progress.destination = LedgerPoint{b.destination.lat, b.destination.lng};
+    if (b.state == BookingState::OnTrip) {
+        r.progress.tripDistanceM = std::max(0.0, odometerM - b.startOdometerM);
+        r.progress.tripElapsedS = std::max(0.0, fleet.simulatedSeconds(b.pickupMs, r.progress.atMs));
+    }
+    return r;
+}
+
+TransitionRecord transitionRecord(const BookingSnapshot &b)
+{
+    TransitionRecord r;
+    r.bookingId = b.id;
+    r.state = QString(bookingStateName(b.state));
+    r.carId = b.carId;
+    // Each move carries the time it happened, not the time it is recorded: the ledger uses it to
+    // ignore an arrival recorded after an operator already gave the booking another car.
+    r.atMs = b.endedMs   ? b.endedMs
+             : b.pickupMs  ? b.pickupMs
+             : b.arrivedMs ? b.arrivedMs
+                           : clock::wallMs();
+    return r;
+}
+
+TripRecord tripRecord(const BookingSnapshot &b, const FareBreakdown &fare, const Tariff &tariff)
+{
+    TripRecord r;
+    r.bookingId = b.id;
+    r.carId = b.carId;
+    r.riderId = b.riderId;
+    r.startedMs = b.pickupMs;
+    r.endedMs = b.endedMs;
+    r.distanceM = b.distanceM;
+    r.durationS = b.durationS;
+    r.fare = {fare.base, fare.distanceCharge, fare.timeCharge, fare.minimum, fare.surge, fare.total, tariff.currency};
+    return r;
+}
+
+int restoreFromLedger(FleetStore &fleet, const LedgerReader &reader, QString &error)
+{
+    const auto maxId = reader.maxBookingId();
+    if (!maxId.ok()) {
+        error = maxId.error;
+        return -1;
+    }
+    fleet.control().nextBookingId.store(maxId.value, std::memory_order_release);
+    const auto open = reader.openBookings();
+    if (!open.ok()) {
+        error = open.error;
+        return -1;
+    }
+    int restored = 0;
+    for (const BookingRecord &r : open.value) {
+        BookingSnapshot b;
+        b.id = r.bookingId;
+        b.state = r.state == QStringLiteral("on_trip") ? BookingState::OnTrip
+            : r.state == QStringLiteral("arriving") ? BookingState::Arriving
+                                                     : BookingState::Assigned;
+        b.carId = r.carId;
+        b.riderId = r.riderId;
+        b.pickup = {r.pickup.lat, r.pickup.lng};
+        b.hasDropoff = r.dropoff.has_value();
+        if (r.dropoff)
+            b.dropoff = {r.dropoff->lat, r.dropoff->lng};
+        b.createdMs = r.createdMs;
+        b.riderTokenHash = r.riderTokenHash; // the same rider keeps the booking after a restart
+        if (b.state == BookingState::OnTrip)
+            b.pickupMs = r.atMs;
+        TripProgress progress;
+        if (r.progress) {
+            progress.valid = true;
+            progress.carAt = {r.progress->carAt.lat, r.progress->carAt.lng};
+            progress.hasDestination = r.progress->destination.has_value();
+            if (r.progress->destination)
+                progress.destination = {r.progress->destination->lat, r.progress->destination->lng};
+            progress.tripDistanceM = r.progress->tripDistanceM;
+            progress.tripElapsedS = r.progress->tripElapsedS;
+        }
+        if (!fleet.restoreBooking(b, progress))
+            continue;
+        ++restored;
+        // Its fare: the quote it was answered, or metered with the surge it was booked at.
+        BookingPrice price;
+        price.surge = r.surge.value_or(1.0);
+        if (r.quote) {
+            const LedgerFare &q = r.quote->fare;
+            price.hasQuote = true;
+            price.quotedDistanceM = r.quote->distanceM;
+            price.quotedDurationS = r.quote->durationS;
+            price.quote = {q.base, q.distanceCharge, q.timeCharge, q.minimum, price.surge, q.total};
+        }
+        PricingBoard(fleet.pricing()).recordBookingPrice(b.id, price);
+    }
+    return restored;
+}
+
+} // namespace taxicore

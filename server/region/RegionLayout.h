@@ -1,0 +1,223 @@
+#pragma once
+
+// The layout of the shared-memory region every process maps (docs/ARCHITECTURE.md
+// §5). Only fixed-size slots of lock-free atomics and plain data, addressed by offsets:
+// the region is mapped at a different address in each process.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace taxicore {
+
+inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
+inline constexpr uint32_t kRegionVersion = 5;
+inline constexpr int kMaxCars = 16384;
+inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
+inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
+inline constexpr int kRiderIdBytes = 64;
+
+static_assert(std::atomic<double>::is_always_lock_free, "shared memory needs lock-free atomics");
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared memory needs lock-free atomics");
+
+// One car. Position fields are written under a seqlock (seq odd while a writer is inside) so a
+// reader gets lat, lng, heading and speed from the same update.
+struct alignas(64) CarSlot {
+    std::atomic<uint32_t> seq;
+    std::atomic<uint32_t> state; // CarState; booking is a CAS Available → ToPickup
+    std::atomic<double> lat;
+    std::atomic<double> lng;
+    std::atomic<float> heading;
+    std::atomic<float> speedKmh;
+    std::atomic<uint64_t> bookingId;
+    std::atomic<int64_t> updatedMs;
+    std::atomic<double> odometerM;      // metres driven since start; fares use its deltas
+    std::atomic<int64_t> deviceUntilMs; // a real device reported: the simulator leaves it alone
+};
+
+// One booking. Fields after `lock` are guarded by it (a cross-process spinlock).
+struct BookingSlot {
+    std::atomic<uint32_t> lock;
+    std::atomic<uint64_t> id; // 0 = never used; slot = id % kBookingCapacity
+    uint32_t state;
+    int32_t carId;
+    char riderId[kRiderIdBytes];
+    double pickupLat, pickupLng;
+    double dropoffLat, dropoffLng;
+    uint32_t hasDropoff;
+    uint32_t etaS;
+    uint32_t pendingMove; // BookingState a pickup/complete/cancel awaits the ledger for; 0 = none
+    int64_t createdMs, arrivedMs, pickupMs, endedMs;
+    double startOdometerM;
+    double distanceM; // final, when completed
+    double fare;      // final, when completed
+    // First bytes of SHA-256 of the rider token the booking was answered with (all zero: none,
+    // e.g. restored from a ledger older than schema 3): only its holder may move the booking.
+    uint8_t riderTokenHash[16];
+    // Where the car heads on a trip booked without a drop-off (the simulator chooses it).
+    uint32_t hasDestination;
+    double destinationLat, destinationLng;
+    double durationS; // simulated seconds on board, when completed
+};
+
+// Per-process serving counters; the console and /metrics sum them over every slot.
+inline constexpr int kLatencyBuckets = 64; // bucket i holds latencies < 2^(i/2) µs (half-octaves)
+inline constexpr int kStatusKinds = 16;    // see metrics/MetricsLimits.h (kCountedStatuses)
+inline constexpr int kRouteKinds = 64;     // route ids (Router: 1 + registration order); 0 = unmatched
+
+struct alignas(64) WorkerSlot {
+    std::atomic<int32_t> pid;
+    std::atomic<uint32_t> state; // WorkerState: 0 unused, 1 starting, 2 serving, 3 draining, 4 exited
+    std::atomic<uint32_t> restarts;
+    std::atomic<int64_t> startedMs;
+    std::atomic<int64_t> heartbeatMs;
+    std::atomic<int64_t> loopLagUs;
+    std::atomic<uint64_t> requests;
+    std::atomic<uint64_t> inFlight;
+    std::atomic<uint64_t> openConnections;
+    std::atomic<uint64_t> latencySumUs;
+    std::atomic<uint64_t> latency[kLatencyBuckets];
+    std::atomic<uint64_t> byRouteStatus[kRouteKinds][kStatusKinds];
+};
+
+inline constexpr int kEventSlots = 256;
+inline constexpr int kEventTextBytes = 160;
+
+// One entry of the run's event log (mode switches, crashes, respawns), a ring in the region.
+struct EventSlot {
+    std::atomic<uint64_t> sequence; // 0 = empty; written last
+    int64_t timeMs;
+    char kind[24];
+    char text[kEventTextBytes];
+};
+
+// Operator access and the booking rate limit, the same for every process: the primary writes
+// the settings before any worker starts; the buckets are shared so the limit holds across workers.
+inline constexpr int kAdminTokenBytes = 160;
+inline constexpr int kRateBuckets = 4096; // clients tracked at once; the stalest is evicted
+
+struct RateBucket {
+    uint8_t client[16]; // the peer address (IPv4 mapped into IPv6); all zero = free
+    double tokens;
+    int64_t updatedMs;
+};
+
+struct AccessBlock {
+    char adminToken[kAdminTokenBytes]; // NUL-terminated
+    char deviceToken[kAdminTokenBytes]; // PUT /api/v1/cars/{id}/position; NUL-terminated
+    uint32_t trustLoopback;
+    double bookingRatePerMinute;
+    double bookingBurst;
+    std::atomic<uint32_t> bucketsLock; // one cross-process lock: a booking is far costlier
+    RateBucket buckets[kRateBuckets];
+};
+
+// Run-wide control: the runtime settings applied now (published by the primary, read by
+// anyone), a mailbox through which a worker asks the primary to apply new ones, the event log.
+struct ControlBlock {
+    std::atomic<uint32_t> mode; // RuntimeMode
+    std::atomic<uint32_t> generation;
+    std::atomic<uint64_t> nextBookingId;
+    std::atomic<int32_t> carCount;
+    std::atomic<int64_t> startedMs;
+    std::atomic<int32_t> workers;
+    std::atomic<int32_t> threads;
+    std::atomic<uint32_t> policy; // DistributionPolicy
+
+    std::atomic<uint32_t> mailboxLock;
+    std::atomic<uint64_t> requestSequence; // bumped by the asker after writing the request
+    std::atomic<uint64_t> appliedSequence; // set by the primary after applying it
+    // One change at a time (RuntimeMailbox): the mailbox is busy until the asker of the newest
+    // request took its answer or withdrew (collectedSequence), or until requestDeadlineMs passed.
+    std::atomic<uint64_t> collectedSequence;
+    int64_t requestDeadlineMs; // clock::monotonicMs()
+    int32_t requestMode, requestWorkers, requestThreads, requestPolicy; // -1 = unchanged
+    uint64_t replySequence;                                             // the request answered
+    int32_t replyMode, replyWorkers, replyThreads, replyPolicy;         // what it put in force
+    uint32_t replyGeneration;
+    char replyError[kEventTextBytes]; // empty = applied
+
+    std::atomic<uint64_t> nextEvent;
+    EventSlot events[kEventSlots];
+
+    // Run-wide simulation settings, written by the primary before any worker starts: simulated
+    // seconds per real second (the one time base of ETAs, durations and time charges) and the
+    // simulated seconds a booking may wait for its pickup before it expires.
+    std::atomic<double> simSpeed;
+    std::atomic<int32_t> pickupTimeoutS;
+
+    AccessBlock access;
+};
+
+// Pricing shared by every process (issue 4): the tariff in force (the operator may change it
+// at runtime), the demand generator's rate, the surge grid the primary publishes, and what each
+// booking was quoted (its surge captured at booking time, so the fare equals the quote).
+inline constexpr int kMaxSurgeCells = 4096;
+inline constexpr int kCurrencyBytes = 8;
+
+struct TariffSlot {
+    std::atomic<uint32_t> lock;    // a SlotLock; fields below are guarded by it
+    std::atomic<uint64_t> version; // 0 = never set: the built-in defaults apply
+    char currency[kCurrencyBytes];
+    double base, perKm, perMinute, minimum;
+    double surgeCap, surgePerExcess, surgeSmoothingS;
+};
+
+struct SurgeGridSlot {
+    std::atomic<int32_t> rows; // 0 = not published yet (surge 1 everywhere)
+    std::atomic<int32_t> cols;
+    std::atomic<double> south, west, cellLatDeg, cellLngDeg;
+    std::atomic<int64_t> updatedMs;
+    std::atomic<float> surge[kMaxSurgeCells]; // row-major, south-west first
+};
+
+struct BookingPriceSlot {
+    std::atomic<uint64_t> bookingId; // written last; 0 while being written. slot = id % kBookingCapacity
+    std::atomic<double> surge;
+    std::atomic<uint32_t> hasQuote;
+    std::atomic<double> quotedDistanceM, quotedDurationS;
+    std::atomic<double> base, distanceCharge, timeCharge, minimum, total; // the quote's breakdown
+};
+
+struct PricingBlock {
+    TariffSlot tariff;
+    std::atomic<double> demandRidesPerMinute;
+    SurgeGridSlot surge;
+    BookingPriceSlot bookings[kBookingCapacity];
+};
+
+// A packed copy of each car's position that nearby() scans first: 8 bytes a car, so 10,000 cars
+// are 80 KB to read instead of 640 KB of CarSlots. A float is exact to about half a metre here;
+// the copy only pre-selects cars, the CarSlot holds the position that counts.
+struct PackedPosition {
+    std::atomic<float> lat;
+    std::atomic<float> lng;
+};
+
+struct RegionHeader {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t totalBytes;
+    uint64_t controlOffset;
+    uint64_t carsOffset;
+    uint64_t bookingsOffset;
+    uint64_t workersOffset;
+};
+
+// Byte offsets of each part, computed once; the same in every process.
+constexpr std::size_t alignToPage(std::size_t n)
+{
+    return (n + 4095) & ~std::size_t(4095);
+}
+
+struct RegionOffsets {
+    static constexpr std::size_t control = alignToPage(sizeof(RegionHeader));
+    static constexpr std::size_t cars = control + alignToPage(sizeof(ControlBlock));
+    static constexpr std::size_t bookings = cars + alignToPage(sizeof(CarSlot) * kMaxCars);
+    static constexpr std::size_t workers = bookings + alignToPage(sizeof(BookingSlot) * kBookingCapacity);
+    static constexpr std::size_t pricing = workers + alignToPage(sizeof(WorkerSlot) * kMaxWorkers);
+    static constexpr std::size_t positions = pricing + alignToPage(sizeof(PricingBlock));
+    static constexpr std::size_t total = positions + alignToPage(sizeof(PackedPosition) * kMaxCars);
+};
+
+} // namespace taxicore
