@@ -9,6 +9,7 @@
 #include "http/Router.h"
 #include "control/EventLog.h"
 #include "metrics/ProcessStats.h"
+#include "region/WorkerProtocol.h"
 #include "control/RuntimeMailbox.h"
 
 #include <QCoreApplication>
@@ -22,7 +23,6 @@ namespace taxicore {
 
 namespace {
 
-constexpr int kApplyTimeoutMs = 5000;
 constexpr int kEventsShown = 100;
 // Time for a worker's own answer to reach the client before it kills itself.
 constexpr int kSelfKillDelayMs = 200;
@@ -37,15 +37,14 @@ QJsonObject runtimeJson(const FleetStore &fleet)
 QJsonObject workerJson(int index, const WorkerSlot &slot)
 {
     constexpr auto relaxed = std::memory_order_relaxed;
-    static const char *const states[] = {"unused", "starting", "serving", "draining", "exited"};
     const int pid = slot.pid.load(relaxed);
-    const uint32_t state = std::min<uint32_t>(slot.state.load(relaxed), 4);
+    const WorkerSlotState state = slot.state.load(relaxed);
     const int64_t now = clock::monotonicMs();
     const ProcessStats stats = sampleProcess(pid);
     return {
         {QStringLiteral("index"), index},
         {QStringLiteral("pid"), pid},
-        {QStringLiteral("state"), QLatin1StringView(states[state])},
+        {QStringLiteral("state"), QLatin1StringView(workerSlotStateName(state))},
         {QStringLiteral("uptime_s"), double(now - slot.startedMs.load(relaxed)) / 1000.0},
         {QStringLiteral("restarts"), qint64(slot.restarts.load(relaxed))},
         {QStringLiteral("requests"), qint64(slot.requests.load(relaxed))},
@@ -130,13 +129,14 @@ void registerAdminRoutes(Router &router, FleetStore &fleet, const TripEstimator 
         const auto wanted = mailbox.current().mergedWith(readJsonObject(request), error);
         if (!wanted)
             throwApiError(400, "invalid_runtime", error);
-        const RuntimeMailbox::Answer answer = mailbox.ask(*wanted, kApplyTimeoutMs);
+        const RuntimeMailbox::Answer answer = mailbox.ask(*wanted, kRuntimeApplyTimeoutMs);
         if (answer.busy)
             throwApiError(409, "switch_in_progress",
                           QStringLiteral("another runtime change is being applied; ask again when it is done"),
                           {{QStringLiteral("runtime"), runtimeJson(fleet)}});
         if (!answer.answered)
-            throwApiError(503, "primary_unavailable", QStringLiteral("the primary did not answer within 5 s"));
+            throwApiError(503, "primary_unavailable",
+                          QStringLiteral("the primary did not answer within %1 s").arg(kRuntimeApplyTimeoutMs / 1000));
         if (!answer.error.isEmpty())
             throwApiError(409, "runtime_refused", answer.error);
         // What this request applied, not what is in force by now (another change may follow).
@@ -149,8 +149,7 @@ void registerAdminRoutes(Router &router, FleetStore &fleet, const TripEstimator 
         QJsonArray workers;
         for (int i = 1; i < kMaxWorkers; ++i) {
             const WorkerSlot &slot = fleet.workerSlot(i);
-            const uint32_t state = slot.state.load(std::memory_order_relaxed);
-            if (state != 0 && state != 4)
+            if (isLiveWorkerSlotState(slot.state.load(std::memory_order_relaxed)))
                 workers.append(workerJson(i, slot));
         }
         return jsonResponse({{QStringLiteral("primary"), workerJson(0, fleet.workerSlot(0))},
@@ -161,8 +160,7 @@ void registerAdminRoutes(Router &router, FleetStore &fleet, const TripEstimator 
         const auto index = pathId(request, 0, "worker");
         const WorkerSlot *slot = index < uint64_t(kMaxWorkers) ? &fleet.workerSlot(int(index)) : nullptr;
         const int pid = slot ? slot->pid.load(std::memory_order_relaxed) : 0;
-        const uint32_t state = slot ? slot->state.load(std::memory_order_relaxed) : 0;
-        if (pid <= 0 || state == 0 || state == 4)
+        if (pid <= 0 || !isLiveWorkerSlotState(slot->state.load(std::memory_order_relaxed)))
             throwApiError(404, "worker_not_found", QStringLiteral("there is no running worker %1").arg(index));
         EventLog(fleet.control()).append("kill", QStringLiteral("operator killed worker %1 (pid %2)").arg(index).arg(pid));
         if (pid == ::getpid()) {

@@ -4,6 +4,8 @@
 // §5). Only fixed-size slots of lock-free atomics and plain data, addressed by offsets:
 // the region is mapped at a different address in each process.
 
+#include "region/WorkerProtocol.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -67,7 +69,7 @@ inline constexpr int kRouteKinds = 64;     // route ids (Router: 1 + registratio
 
 struct alignas(64) WorkerSlot {
     std::atomic<int32_t> pid;
-    std::atomic<uint32_t> state; // WorkerState: 0 unused, 1 starting, 2 serving, 3 draining, 4 exited
+    std::atomic<WorkerSlotState> state; // region/WorkerProtocol.h
     std::atomic<uint32_t> restarts;
     std::atomic<int64_t> startedMs;
     std::atomic<int64_t> heartbeatMs;

@@ -2,17 +2,12 @@
 
 #include "fleet/FleetStore.h"
 #include "http/ConnectionGuard.h"
+#include "region/WorkerProtocol.h"
 #include "runtime/WorkerChannel.h"
 
 #include <unistd.h>
 
 namespace taxicore {
-
-namespace {
-// A worker whose heartbeat is older than this is not offered connections: it may be stopped,
-// and what it holds would be lost when the supervisor replaces it.
-constexpr int64_t kStaleHeartbeatMs = 500;
-} // namespace
 
 ConnectionDispatcher::ConnectionDispatcher(ConnectionGuard &inProcess, const FleetStore &fleet, QObject *parent)
     : QObject(parent)
@@ -48,7 +43,7 @@ bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex, int off
         const WorkerLink &link = m_workers[(m_next + tried) % count];
         if (link.index == skipIndex)
             continue;
-        if (now - m_fleet.workerSlot(link.index).heartbeatMs.load(std::memory_order_relaxed) > kStaleHeartbeatMs)
+        if (now - m_fleet.workerSlot(link.index).heartbeatMs.load(std::memory_order_relaxed) > kWorkerStaleHeartbeatMs)
             continue;
         const uint32_t id = ++m_nextId;
         if (WorkerChannel(link.channelFd).send(WorkerChannel::Type::Connection, connectionFd, id)) {

@@ -8,7 +8,7 @@
 #include "control/EventLog.h"
 #include "runtime/ListenerGroup.h"
 #include "control/RuntimeMailbox.h"
-#include "runtime/WorkerChannel.h"
+#include "region/WorkerProtocol.h"
 
 #include <QJsonObject>
 #include <QThreadPool>
@@ -19,8 +19,6 @@ namespace taxicore {
 
 namespace {
 constexpr int kMailboxPollMs = 20;
-// How long a switch to processes waits for every worker before using those that are ready.
-constexpr int kAllWorkersReadyWaitMs = 3000;
 }
 
 RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
@@ -159,14 +157,14 @@ void RuntimeController::assignListeners()
         const int listener = it.value();
         QMetaObject::invokeMethod(m_in.listeners, [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, true); },
                                   Qt::QueuedConnection);
-        m_supervisor->send(it.key(), uint32_t(WorkerChannel::Type::StopListening));
+        m_supervisor->send(it.key(), WorkerMessageType::StopListening);
         it = m_listenerOfWorker.erase(it);
     }
     for (auto it = wanted.begin(); it != wanted.end(); ++it) {
         if (m_listenerOfWorker.value(it.key(), -1) == it.value())
             continue;
         const int listener = it.value();
-        if (m_supervisor->send(it.key(), uint32_t(WorkerChannel::Type::Listen), m_in.listeners->listenerFd(listener))) {
+        if (m_supervisor->send(it.key(), WorkerMessageType::Listen, m_in.listeners->listenerFd(listener))) {
             m_listenerOfWorker.insert(it.key(), listener);
             QMetaObject::invokeMethod(m_in.listeners,
                                       [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, false); },

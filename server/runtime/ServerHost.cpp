@@ -5,6 +5,7 @@
 #include "dispatch/FleetSimulator.h"
 #include "fleet/FleetStore.h"
 #include "region/SharedRegion.h"
+#include "region/WorkerProtocol.h"
 #include "ledger/Ledger.h"
 #include "metrics/PrometheusText.h"
 #include "pricing/PricingBoard.h"
@@ -26,7 +27,6 @@
 namespace taxicore {
 
 namespace {
-constexpr int kApplyTimeoutMs = 5000;
 constexpr int kBusyRetryMs = 5; // between asks while another runtime change is being applied
 }
 
@@ -186,7 +186,7 @@ QString ServerHost::applyRuntime(const RuntimeSettings &settings)
     if (!m_fleet)
         return QStringLiteral("the server is not running");
     // The console's change waits its turn behind one an operator is applying over HTTP.
-    QDeadlineTimer deadline(kApplyTimeoutMs);
+    QDeadlineTimer deadline(kRuntimeApplyTimeoutMs);
     RuntimeMailbox::Answer answer;
     for (;;) {
         answer = RuntimeMailbox(m_fleet->control()).ask(settings, int(std::max<qint64>(1, deadline.remainingTime())));
@@ -197,7 +197,8 @@ QString ServerHost::applyRuntime(const RuntimeSettings &settings)
     if (answer.busy)
         return QStringLiteral("another runtime change is still being applied");
     if (!answer.answered)
-        return QStringLiteral("the runtime controller did not answer within 5 s");
+        return QStringLiteral("the runtime controller did not answer within %1 s")
+            .arg(kRuntimeApplyTimeoutMs / 1000);
     return answer.error;
 }
 

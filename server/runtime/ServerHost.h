@@ -35,8 +35,9 @@ public:
     // Stops accepting, lets in-flight requests finish (up to graceMs), then stops the I/O thread.
     void stop(int graceMs = 5000);
 
-    // Switches mode, workers, threads or policy while serving (any thread; waits ≤ 5 s for the
-    // controller). Empty on success, else why not.
+    // Switches mode, workers, threads or policy while serving (any thread; waits at most
+    // kRuntimeApplyTimeoutMs, region/WorkerProtocol.h, for the controller). Empty on success,
+    // else why not.
     QString applyRuntime(const RuntimeSettings &settings);
     RuntimeSettings runtime() const;
 

@@ -99,8 +99,9 @@ void addServerOptions(QCommandLineParser &parser)
         {QStringLiteral("policy"), QStringLiteral("Connection distribution in processes mode: round-robin | kernel."),
          QStringLiteral("policy"), QStringLiteral("round-robin")},
         {QStringLiteral("heartbeat-timeout"),
-         QStringLiteral("Milliseconds a worker's event loop may stay silent before it is replaced (default 10000)."),
-         QStringLiteral("ms"), QStringLiteral("10000")},
+         QStringLiteral("Milliseconds a worker's event loop may stay silent before it is replaced (default %1).")
+             .arg(kWorkerHeartbeatTimeoutMs),
+         QStringLiteral("ms"), QString::number(kWorkerHeartbeatTimeoutMs)},
         {QStringLiteral("admin-token"),
          QStringLiteral("Bearer token for /admin/* (default: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token)."),
          QStringLiteral("token")},

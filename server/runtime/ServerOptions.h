@@ -3,6 +3,7 @@
 #include "wire/ConnectionLimits.h"
 
 #include "pricing/Tariff.h"
+#include "region/WorkerProtocol.h"
 
 #include <QString>
 #include <QStringList>
@@ -26,7 +27,7 @@ struct ServerOptions {
     int workers = 0;  // processes mode; 0 = number of cores
     int threads = 0;  // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin"); // round-robin | kernel
-    int heartbeatTimeoutMs = 10'000; // a worker whose event loop is silent this long is replaced
+    int heartbeatTimeoutMs = kWorkerHeartbeatTimeoutMs; // a worker silent this long is replaced
     QString tariffPath;              // --tariff FILE; empty: the built-in tariff
     Tariff tariff;                   // read from tariffPath by readServerOptions
     double demandRatePerMinute = 0;  // --demand-rate: generated rides per minute, 0 = off

@@ -5,6 +5,7 @@
 #include "http/HttpService.h"
 #include "http/LiveFeed.h"
 #include "ledger/Ledger.h"
+#include "region/WorkerProtocol.h"
 #include "runtime/ConnectionDispatcher.h"
 #include "runtime/ListenerGroup.h"
 #include "runtime/ServiceStack.h"
@@ -21,7 +22,6 @@ namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(10);
 // At shutdown, how long the ledger may take to answer the records already appended.
 constexpr int kLedgerIdleWaitMs = 5000;
-enum SlotState : uint32_t { Serving = 2, Exited = 4 };
 } // namespace
 
 ServiceThread::ServiceThread(const ServerOptions &options, FleetStore &fleet,
@@ -59,7 +59,7 @@ void ServiceThread::run()
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
     slot.startedMs.store(clock::monotonicMs(), std::memory_order_relaxed);
-    slot.state.store(Serving, std::memory_order_relaxed);
+    slot.state.store(WorkerSlotState::Serving, std::memory_order_relaxed);
 
     QThreadPool pool;
     ConnectionDispatcher dispatcher(stack.guard(), m_fleet);
@@ -73,7 +73,7 @@ void ServiceThread::run()
     }
     // The heartbeat of this loop, as workers have theirs: the console shows its lag.
     QTimer heartbeat;
-    heartbeat.setInterval(100);
+    heartbeat.setInterval(kWorkerHeartbeatMs);
     QObject::connect(&heartbeat, &QTimer::timeout, [&slot] { slot.heartbeatMs.store(clock::monotonicMs()); });
     heartbeat.start();
 
@@ -88,7 +88,7 @@ void ServiceThread::run()
     // Commits still in flight reply through the stack: let them finish while it exists.
     if (m_ledger)
         m_ledger->waitUntilIdle(kLedgerIdleWaitMs);
-    slot.state.store(Exited, std::memory_order_relaxed);
+    slot.state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
 }
 
 void ServiceThread::closeListeners()

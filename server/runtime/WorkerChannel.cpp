@@ -7,14 +7,6 @@
 
 namespace taxicore {
 
-namespace {
-struct Wire {
-    uint32_t type;
-    uint32_t hasFd;
-    uint32_t id;
-};
-} // namespace
-
 bool WorkerChannel::createPair(int fds[2])
 {
     return ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) == 0;
@@ -22,7 +14,7 @@ bool WorkerChannel::createPair(int fds[2])
 
 bool WorkerChannel::send(Type type, int fd, uint32_t id) const
 {
-    Wire wire{uint32_t(type), fd >= 0 ? 1u : 0u, id};
+    WorkerMessageWire wire{uint32_t(type), fd >= 0 ? 1u : 0u, id};
     iovec iov{&wire, sizeof wire};
     msghdr msg{};
     msg.msg_iov = &iov;
@@ -49,7 +41,7 @@ bool WorkerChannel::send(Type type, int fd, uint32_t id) const
 
 std::optional<WorkerChannel::Message> WorkerChannel::receive() const
 {
-    Wire wire{};
+    WorkerMessageWire wire{};
     iovec iov{&wire, sizeof wire};
     msghdr msg{};
     msg.msg_iov = &iov;

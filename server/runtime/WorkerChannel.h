@@ -1,22 +1,18 @@
 #pragma once
 
+#include "region/WorkerProtocol.h"
+
 #include <cstdint>
 #include <optional>
 
 namespace taxicore {
 
 // The primary–worker channel: a Unix SEQPACKET socket carrying small messages and, with
-// SCM_RIGHTS, file descriptors (accepted connections, listening sockets).
+// SCM_RIGHTS, file descriptors (accepted connections, listening sockets). The message types and
+// their bytes are the worker protocol's (region/WorkerProtocol.h).
 class WorkerChannel {
 public:
-    enum class Type : uint32_t {
-        Connection = 1,    // primary → worker: serve this accepted connection (fd)
-        Declined = 2,      // worker → primary: give this connection (fd) to someone else
-        Listen = 3,        // primary → worker: accept on this listening socket yourself (fd)
-        StopListening = 4, // primary → worker: stop accepting on your listening socket
-        Drain = 5,         // primary → worker: finish what you have, then exit
-        Adopted = 6,       // worker → primary: connection `id` is mine now
-    };
+    using Type = WorkerMessageType;
     struct Message {
         Type type;
         int fd = -1;     // when the message carries one

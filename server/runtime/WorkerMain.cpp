@@ -3,6 +3,7 @@
 #include "city/City.h"
 #include "fleet/FleetStore.h"
 #include "region/SharedRegion.h"
+#include "region/WorkerProtocol.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
 #include "http/OperatorAccess.h"
@@ -25,15 +26,10 @@ namespace taxicore {
 
 namespace {
 
-constexpr int kRegionFd = 3;
-constexpr int kChannelFd = 4;
-constexpr int kHeartbeatMs = 100;
-constexpr int kDrainTimeoutMs = 10'000;
 // At exit, how long the ledger may take to answer the records already appended.
 constexpr int kLedgerIdleWaitMs = 5000;
 // A worker with this many open connections declines more; the primary offers them elsewhere.
 constexpr int kMaxConnectionsPerWorker = 15'000;
-enum SlotState : uint32_t { Serving = 2, Draining = 3, Exited = 4 };
 
 void fail(const QString &message)
 {
@@ -48,7 +44,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
     QString error;
-    auto region = SharedRegion::attach(kRegionFd, error);
+    auto region = SharedRegion::attach(kWorkerRegionFd, error);
     if (!region) {
         fail(error);
         return 1;
@@ -85,10 +81,10 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     QTimer heartbeat;
     QElapsedTimer sinceBeat;
     sinceBeat.start();
-    heartbeat.setInterval(kHeartbeatMs);
+    heartbeat.setInterval(kWorkerHeartbeatMs);
     QObject::connect(&heartbeat, &QTimer::timeout, [&] {
         slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
-        slot.loopLagUs.store(std::max<int64_t>(0, (sinceBeat.nsecsElapsed() / 1000) - kHeartbeatMs * 1000),
+        slot.loopLagUs.store(std::max<int64_t>(0, (sinceBeat.nsecsElapsed() / 1000) - kWorkerHeartbeatMs * 1000),
                              std::memory_order_relaxed);
         sinceBeat.restart();
     });
@@ -111,21 +107,21 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         if (draining)
             return;
         draining = true;
-        slot.state.store(Draining, std::memory_order_relaxed);
+        slot.state.store(WorkerSlotState::Draining, std::memory_order_relaxed);
         QObject::connect(&guard, &ConnectionGuard::allConnectionsClosed, qApp, &QCoreApplication::quit);
-        QTimer::singleShot(kDrainTimeoutMs, qApp, &QCoreApplication::quit);
+        QTimer::singleShot(kWorkerDrainTimeoutMs, qApp, &QCoreApplication::quit);
         stopListening();
         guard.startDraining();
     };
 
-    const WorkerChannel channel(kChannelFd);
-    QSocketNotifier notifier(kChannelFd, QSocketNotifier::Read);
+    const WorkerChannel channel(kWorkerChannelFd);
+    QSocketNotifier notifier(kWorkerChannelFd, QSocketNotifier::Read);
     QObject::connect(&notifier, &QSocketNotifier::activated, [&] {
         for (;;) {
             const auto message = channel.receive();
             if (!message) {
                 char probe;
-                if (::recv(kChannelFd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+                if (::recv(kWorkerChannelFd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
                     drain(); // the primary is gone
                 return;
             }
@@ -164,12 +160,12 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         }
     });
     slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
-    slot.state.store(Serving, std::memory_order_release);
+    slot.state.store(WorkerSlotState::Serving, std::memory_order_release);
     const int code = QCoreApplication::exec();
     // Commits still in flight reply through the stack: let them finish while it exists (the
     // ledger outlives it, and its destructor would run their callbacks after the stack is gone).
     ledger.ledger->waitUntilIdle(kLedgerIdleWaitMs);
-    slot.state.store(Exited, std::memory_order_relaxed);
+    slot.state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
     return code;
 }
 

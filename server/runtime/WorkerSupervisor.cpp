@@ -19,14 +19,6 @@ namespace {
 constexpr int kTickMs = 100;
 constexpr int kBackoffBaseMs = 100;
 constexpr int kBackoffMaxMs = 5000;
-// A starting worker loads the city and opens the ledger before its first heartbeat.
-constexpr qint64 kStartTimeoutMs = 30'000;
-// Descriptor numbers a worker finds its region and channel at (see WorkerMain).
-constexpr int kWorkerRegionFd = 3;
-constexpr int kWorkerChannelFd = 4;
-
-enum SlotState : uint32_t { Unused = 0, Starting = 1, Serving = 2, Draining = 3, Exited = 4 };
-
 } // namespace
 
 WorkerSupervisor::WorkerSupervisor(FleetStore &fleet, Settings settings, QObject *parent)
@@ -65,7 +57,7 @@ void WorkerSupervisor::spawn(int index)
         return;
     }
     WorkerSlot &slot = m_fleet.workerSlot(index);
-    slot.state.store(Starting, std::memory_order_relaxed);
+    slot.state.store(WorkerSlotState::Starting, std::memory_order_relaxed);
     slot.pid.store(0, std::memory_order_relaxed);
     slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
     slot.startedMs.store(clock::monotonicMs(), std::memory_order_relaxed);
@@ -125,10 +117,10 @@ QList<WorkerSupervisor::Ready> WorkerSupervisor::readyWorkers() const
     return ready;
 }
 
-bool WorkerSupervisor::send(int index, uint32_t type, int fd)
+bool WorkerSupervisor::send(int index, WorkerMessageType type, int fd)
 {
     const auto it = m_workers.constFind(index);
-    return it != m_workers.constEnd() && WorkerChannel(it->channelFd).send(WorkerChannel::Type(type), fd);
+    return it != m_workers.constEnd() && WorkerChannel(it->channelFd).send(type, fd);
 }
 
 void WorkerSupervisor::onChannel(int index)
@@ -173,7 +165,7 @@ void WorkerSupervisor::onFinished(int index)
     const bool crashed = worker.process->exitStatus() == QProcess::CrashExit;
     const qint64 pid = m_fleet.workerSlot(index).pid.load(std::memory_order_relaxed);
     release(worker);
-    m_fleet.workerSlot(index).state.store(Exited, std::memory_order_relaxed);
+    m_fleet.workerSlot(index).state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
     Q_EMIT readyChanged();
     EventLog log(m_fleet.control());
     if (planned) {
@@ -219,14 +211,15 @@ void WorkerSupervisor::tick()
     for (Worker &w : m_workers) {
         WorkerSlot &slot = m_fleet.workerSlot(w.index);
         const qint64 silentMs = now - slot.heartbeatMs.load(std::memory_order_relaxed);
-        if (w.state == State::Starting && slot.state.load(std::memory_order_acquire) == Serving) {
+        if (w.state == State::Starting
+            && slot.state.load(std::memory_order_acquire) == WorkerSlotState::Serving) {
             w.state = State::Ready;
             m_recentCrashes.remove(w.index);
             changed = true;
         } else if (w.state == State::Starting
-                   && now - slot.startedMs.load(std::memory_order_relaxed) > kStartTimeoutMs) {
+                   && now - slot.startedMs.load(std::memory_order_relaxed) > kWorkerStartTimeoutMs) {
             EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 did not start within %2 s: killed")
-                                                            .arg(w.index).arg(kStartTimeoutMs / 1000));
+                                                            .arg(w.index).arg(kWorkerStartTimeoutMs / 1000));
             w.process->kill();
         } else if (w.state == State::Ready && silentMs > m_settings.heartbeatTimeoutMs) {
             EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 silent for %2 ms: killed")
@@ -260,7 +253,7 @@ void WorkerSupervisor::shutdown(int graceMs)
         Worker w = *it;
         m_workers.erase(it);
         release(w);
-        m_fleet.workerSlot(index).state.store(Exited, std::memory_order_relaxed);
+        m_fleet.workerSlot(index).state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
     }
 }
 

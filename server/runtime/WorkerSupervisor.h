@@ -1,5 +1,6 @@
 #pragma once
 
+#include "region/WorkerProtocol.h"
 #include "wire/ConnectionLimits.h"
 
 #include <QHash>
@@ -28,10 +29,10 @@ public:
         QStringList extraArgs;   // e.g. --city PATH
         ConnectionLimits limits; // passed on as flags, so workers enforce what the primary was given
         int regionFd = -1;
-        int heartbeatTimeoutMs = 10'000;
+        int heartbeatTimeoutMs = kWorkerHeartbeatTimeoutMs;
         int crashLoopCrashes = 5;     // this many crashes ...
         int crashLoopWindowMs = 30'000; // ... within this window trip the breaker
-        int drainTimeoutMs = 10'000;
+        int drainTimeoutMs = kWorkerDrainTimeoutMs;
     };
 
     WorkerSupervisor(FleetStore &fleet, Settings settings, QObject *parent = nullptr);
@@ -49,7 +50,7 @@ public:
     };
     QList<Ready> readyWorkers() const;
     // Sends a message with an optional descriptor to worker `index`; false if it is not there.
-    bool send(int index, uint32_t type, int fd = -1);
+    bool send(int index, WorkerMessageType type, int fd = -1);
 
     // Stops every worker at once (shutdown): drain, then kill what is left after `graceMs`.
     void shutdown(int graceMs);

@@ -9,19 +9,6 @@
 #include <csignal>
 #include <unistd.h>
 
-namespace {
-QString stateName(uint32_t state)
-{
-    switch (state) {
-    case 1: return QStringLiteral("starting");
-    case 2: return QStringLiteral("serving");
-    case 3: return QStringLiteral("draining");
-    case 4: return QStringLiteral("exited");
-    }
-    return QStringLiteral("unused");
-}
-}
-
 WorkerListModel::WorkerListModel(QObject *parent)
     : QAbstractListModel(parent)
 {
@@ -45,7 +32,7 @@ QVariant WorkerListModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
     case SlotRole: return r.slot;
     case PidRole: return r.pid;
-    case StateRole: return stateName(r.state);
+    case StateRole: return QString::fromLatin1(taxicore::workerSlotStateName(r.state));
     case RequestsPerSecondRole: return r.requestsPerSecond;
     case P99MsRole: return r.p99Ms;
     case CpuPercentRole: return r.cpuPercent;
@@ -105,8 +92,8 @@ void WorkerListModel::sample()
     const double seconds = kSampleIntervalMs / 1000.0;
     for (int slot = 0; fleet && slot < taxicore::kMaxWorkers; ++slot) {
         const taxicore::WorkerSlot &s = fleet->workerSlot(slot);
-        const uint32_t state = s.state.load(std::memory_order_relaxed);
-        if (state == 0)
+        const taxicore::WorkerSlotState state = s.state.load(std::memory_order_relaxed);
+        if (state == taxicore::WorkerSlotState::Unused)
             continue;
         Row row;
         row.slot = slot;
@@ -126,7 +113,7 @@ void WorkerListModel::sample()
         row.requestsPerSecond =
             samePid && row.requests >= previous.requests ? double(row.requests - previous.requests) / seconds : 0;
         row.p99Ms = percentileUs(delta, 0.99) / 1000.0;
-        if (row.pid > 0 && state != 4) {
+        if (row.pid > 0 && state != taxicore::WorkerSlotState::Exited) {
             const taxicore::ProcessStats stats = taxicore::sampleProcess(row.pid);
             row.cpuPercent = stats.cpuPercent;
             row.rssMb = double(stats.rssKb) / 1024.0;

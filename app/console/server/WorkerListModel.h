@@ -25,7 +25,7 @@ public:
     enum Roles {
         SlotRole = Qt::UserRole,
         PidRole,
-        StateRole, // starting, serving, draining, exited
+        StateRole, // taxicore::workerSlotStateName: starting, serving, draining, exited
         RequestsPerSecondRole,
         P99MsRole,
         CpuPercentRole,
@@ -65,7 +65,7 @@ private:
     struct Row {
         int slot = 0;
         int pid = 0;
-        uint32_t state = 0;
+        taxicore::WorkerSlotState state = taxicore::WorkerSlotState::Unused;
         double requestsPerSecond = 0;
         double p99Ms = 0;
         double cpuPercent = 0;
