@@ -1,17 +1,67 @@
-# taxicore_add_test(NAME SOURCES ... LIBS ... [TIMEOUT s] [LABELS ...])
-# One Qt Test executable, registered with ctest under its own name.
-function(taxicore_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
-  qt_add_executable(${name} ${T_SOURCES})
+# How tests are named (one scheme for every kind of test):
+#   tests/<area>/<area>_<what>_test.cpp   a Qt Test executable
+#   tests/<area>/<area>_<what>_test.sh    a script (shell; it may drive Node.js or Python)
+# The ctest name and the executable are the file's stem (`ctest -R server_booking_flow_test`
+# runs tests/server/server_booking_flow_test.cpp), so the two cannot drift apart. A test run
+# once per mode adds the mode after a dot: hostile_framing_test.single. Helpers keep CamelCase
+# names (tests/support/Wait.h, tests/bench/TestHttpServer.cpp) and are never a test.
+
+# taxicore_add_test(FILE.cpp [SOURCES more...] [LIBS ...] [DEPENDS targets...] [TIMEOUT s]
+#                   [LABELS ...] [ENVIRONMENT VAR=value...] [WINDOWED WRAPPER command...]
+#                   [VARIANTS v... VARIANT_ENV VAR])
+# One Qt Test executable named after FILE.cpp's stem, registered with ctest under that name.
+# Runs on the offscreen platform unless WINDOWED (then WRAPPER gives it a display: xvfb-run).
+# DEPENDS: programs the test starts (built with it). VARIANTS: one ctest test per value,
+# <stem>.<value>, with VARIANT_ENV set to it.
+function(taxicore_add_test source)
+  cmake_parse_arguments(T "WINDOWED" "TIMEOUT;VARIANT_ENV" "SOURCES;LIBS;DEPENDS;LABELS;ENVIRONMENT;WRAPPER;VARIANTS" ${ARGN})
+  get_filename_component(name ${source} NAME_WE)
+  if(NOT name MATCHES "_test$")
+    message(FATAL_ERROR "${source}: a test file is named <area>_<what>_test.cpp (tests/TaxiCoreTest.cmake)")
+  endif()
+  qt_add_executable(${name} ${source} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  add_test(NAME ${name} COMMAND ${name})
+  if(T_DEPENDS)
+    add_dependencies(${name} ${T_DEPENDS})
+  endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "TAXICORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin;QT_QPA_PLATFORM=offscreen"
-    LABELS "${T_LABELS}")
+  set(environment "TAXICORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin" ${T_ENVIRONMENT})
+  if(NOT T_WINDOWED)
+    list(APPEND environment "QT_QPA_PLATFORM=offscreen")
+  endif()
+  if(T_VARIANTS)
+    foreach(variant IN LISTS T_VARIANTS)
+      _taxicore_register_test(${name}.${variant} "${T_TIMEOUT}" "${T_LABELS}"
+        "${environment};${T_VARIANT_ENV}=${variant}" ${T_WRAPPER} $<TARGET_FILE:${name}>)
+    endforeach()
+  else()
+    _taxicore_register_test(${name} "${T_TIMEOUT}" "${T_LABELS}" "${environment}"
+      ${T_WRAPPER} $<TARGET_FILE:${name}>)
+  endif()
+endfunction()
+
+# taxicore_add_script_test(FILE [ARGS ...] [TIMEOUT s] [LABELS ...] [ENVIRONMENT VAR=value...])
+# A script test (shell, or a shell script driving Node.js/Python), named after FILE's stem.
+function(taxicore_add_script_test script)
+  cmake_parse_arguments(T "" "TIMEOUT" "ARGS;LABELS;ENVIRONMENT" ${ARGN})
+  get_filename_component(name ${script} NAME_WE)
+  if(NOT name MATCHES "_test$")
+    message(FATAL_ERROR "${script}: a test script is named <area>_<what>_test.sh (tests/TaxiCoreTest.cmake)")
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  _taxicore_register_test(${name} "${T_TIMEOUT}" "${T_LABELS}" "${T_ENVIRONMENT}"
+    ${CMAKE_CURRENT_SOURCE_DIR}/${script} ${T_ARGS})
+endfunction()
+
+function(_taxicore_register_test name timeout labels environment)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}"
+    ENVIRONMENT "${environment}")
   taxicore_isolate_test(${name})
 endfunction()
 

@@ -1,4 +1,4 @@
-// LD_PRELOAD shim for tst_clock_step: steps the wall clock (CLOCK_REALTIME, gettimeofday, time)
+// LD_PRELOAD shim for hostile_clock_step_test: steps the wall clock (CLOCK_REALTIME, gettimeofday, time)
 // forward while leaving CLOCK_MONOTONIC alone, as NTP or an operator setting the date would.
 //
 // TAXICORE_TEST_CLOCK_STEP_FILE  the steps begin once this file exists (checked at most every

@@ -9,20 +9,16 @@ endif()
 add_library(taxicore_clock_step_shim SHARED ${CMAKE_CURRENT_SOURCE_DIR}/ClockStepShim.cpp)
 target_link_libraries(taxicore_clock_step_shim PRIVATE ${CMAKE_DL_LIBS})
 
-# One line per test file tst_<name>.cpp; ctest names them hostile_<name>.
-set(TAXICORE_HOSTILE_CONNECTION_TESTS
-  accept_backoff
-  drain_refuses
-  clock_step
-  feed_limits
-)
-foreach(_test IN LISTS TAXICORE_HOSTILE_CONNECTION_TESTS)
-  taxicore_add_test(hostile_${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_${_test}.cpp
-                    ${CMAKE_CURRENT_SOURCE_DIR}/ConnectionsKit.h
-                    LIBS taxicore_server taxicore_testsupport TIMEOUT 120 LABELS hostile)
-  add_dependencies(hostile_${_test} taxicore-server)
+foreach(source IN ITEMS
+    hostile_accept_backoff_test.cpp
+    hostile_drain_refuses_test.cpp
+    hostile_clock_step_test.cpp
+    hostile_feed_limits_test.cpp)
+  taxicore_add_test(${CMAKE_CURRENT_SOURCE_DIR}/${source} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ConnectionsKit.h
+                    LIBS taxicore_server taxicore_testsupport DEPENDS taxicore-server
+                    TIMEOUT 120 LABELS hostile)
 endforeach()
-add_dependencies(hostile_clock_step taxicore_clock_step_shim)
-target_compile_definitions(hostile_clock_step PRIVATE
+add_dependencies(hostile_clock_step_test taxicore_clock_step_shim)
+target_compile_definitions(hostile_clock_step_test PRIVATE
   TAXICORE_CLOCK_STEP_SHIM="$<TARGET_FILE:taxicore_clock_step_shim>")
-target_link_libraries(hostile_feed_limits PRIVATE Qt6::WebSockets)
+target_link_libraries(hostile_feed_limits_test PRIVATE Qt6::WebSockets)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# layering: the server's folders include each other only downwards (scripts/check-layers.sh).
+# layering_test: the server's folders include each other only downwards (scripts/check-layers.sh).
 # First proves the check can fail: a copy of server/ with one back edge planted must be refused,
 # naming the file; then the real tree must pass.
 set -euo pipefail
@@ -25,4 +25,4 @@ if "$check" "$scratch/server" 2>/dev/null; then
 fi
 
 "$check" "$root/server"
-echo "PASS: layering"
+echo "PASS: layering_test"

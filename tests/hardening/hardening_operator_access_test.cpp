@@ -1,0 +1,167 @@
+// Operator access (issue 9): /admin/* is answered to trusted loopback clients without a token or
+// to anyone with the admin token; a wrong token is 401 even from loopback; --trust-loopback off
+// makes loopback clients need the token too. The token is made at first start in the data
+// directory (mode 0600) and kept across restarts; --admin-token overrides it. Riders (with their
+// rider token) can never switch modes or kill workers. Real taxicore-server children.
+
+#include "HardeningKit.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <sys/stat.h>
+
+using namespace taxicore::test;
+using namespace taxicore::test::hardening;
+
+namespace {
+
+QByteArray readTokenFile(const QString &dataDir)
+{
+    QFile file(dataDir + QStringLiteral("/admin-token"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll().trimmed() : QByteArray();
+}
+
+// 401 naming the problem, with a Bearer challenge.
+#define TC_VERIFY_UNAUTHORIZED(response, code)                                                       \
+    do {                                                                                             \
+        const HttpResponse &tcU_ = (response);                                                       \
+        TC_VERIFY_ERROR(tcU_, 401, code);                                                            \
+        QVERIFY2(tcU_.header("WWW-Authenticate").startsWith("Bearer"), tcU_.describe().constData()); \
+    } while (false)
+
+} // namespace
+
+class OperatorAccessTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void loopbackIsTrustedButAWrongTokenIsNot()
+    {
+        QTemporaryDir data;
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/runtime"), 200);
+        TC_VERIFY_UNAUTHORIZED(send(server, "GET", "/admin/v1/runtime", "not-the-admin-token"), "invalid_admin_token");
+        const QByteArray token = readTokenFile(data.path());
+        QVERIFY(!token.isEmpty());
+        TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/runtime", token), 200);
+        QCOMPARE(server.stop(), 0);
+    }
+
+    void tokenFileIsPrivateAndKeptAcrossRestarts()
+    {
+        QTemporaryDir data;
+        const QStringList args{QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
+                               QStringLiteral("--trust-loopback"), QStringLiteral("off")};
+        QByteArray first;
+        {
+            ServerProcess server(args);
+            QVERIFY2(server.start(), qPrintable(server.error()));
+            first = readTokenFile(data.path());
+            QVERIFY2(first.size() >= 32, first.constData()); // at least 128 bits, hex
+            QVERIFY2(QByteArray::fromHex(first).toHex() == first, first.constData());
+            struct stat info {};
+            QCOMPARE(::stat(qPrintable(data.path() + QStringLiteral("/admin-token")), &info), 0);
+            QCOMPARE(info.st_mode & 0777, mode_t(0600));
+            TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/workers", first), 200);
+            QCOMPARE(server.stop(), 0);
+        }
+        ServerProcess again(args);
+        QVERIFY2(again.start(), qPrintable(again.error()));
+        QCOMPARE(readTokenFile(data.path()), first);
+        TC_VERIFY_STATUS(send(again, "GET", "/admin/v1/workers", first), 200);
+        QCOMPARE(again.stop(), 0);
+    }
+
+    void adminTokenFlagOverridesTheFile()
+    {
+        QTemporaryDir data;
+        QFile file(data.path() + QStringLiteral("/admin-token"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("token-from-the-file-0123456789\n");
+        file.close();
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
+                              QStringLiteral("--trust-loopback"), QStringLiteral("off"), QStringLiteral("--admin-token"),
+                              QString::fromLatin1(kAdminToken)});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/runtime", kAdminToken), 200);
+        TC_VERIFY_UNAUTHORIZED(send(server, "GET", "/admin/v1/runtime", "token-from-the-file-0123456789"),
+                               "invalid_admin_token");
+        QCOMPARE(readTokenFile(data.path()), QByteArray("token-from-the-file-0123456789")); // left alone
+        QCOMPARE(server.stop(), 0);
+    }
+
+    void untrustedLoopbackNeedsTheToken()
+    {
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--trust-loopback"),
+                              QStringLiteral("off"), QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken)});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        for (const QByteArray path : {"/admin/v1/runtime", "/admin/v1/workers", "/admin/v1/events", "/admin/v1/report"}) {
+            TC_VERIFY_UNAUTHORIZED(send(server, "GET", path), "admin_token_required");
+            TC_VERIFY_UNAUTHORIZED(send(server, "GET", path, kAdminToken + "x"), "invalid_admin_token");
+            TC_VERIFY_STATUS(send(server, "GET", path, kAdminToken), 200);
+        }
+        // Lower-case scheme is the same scheme (RFC 7235).
+        HttpClient http(server.host(), server.port());
+        TC_VERIFY_STATUS(http.request("GET", "/admin/v1/runtime", {}, {{"authorization", "bearer " + kAdminToken}}), 200);
+        // The public API stays public.
+        TC_VERIFY_STATUS(send(server, "GET", "/healthz"), 200);
+        QCOMPARE(server.stop(), 0);
+    }
+
+    void ridersCannotSwitchModesOrKillWorkers()
+    {
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("20"), QStringLiteral("--mode"),
+                              QStringLiteral("processes"), QStringLiteral("--workers"), QStringLiteral("2"),
+                              QStringLiteral("--trust-loopback"), QStringLiteral("off"), QStringLiteral("--admin-token"),
+                              QString::fromLatin1(kAdminToken)});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        QVERIFY2(waitUntil([&] { return servingWorkers(server, kAdminToken) == 2; }, 20'000),
+                 server.stderrText().constData());
+        const HttpResponse booked = book(server, QStringLiteral("rider-with-a-token"));
+        TC_VERIFY_STATUS(booked, 201);
+        const QByteArray rider = riderToken(booked.json());
+        QVERIFY(!rider.isEmpty());
+        const HttpResponse before = send(server, "GET", "/admin/v1/workers", kAdminToken);
+        TC_VERIFY_STATUS(before, 200);
+
+        for (const QByteArray &token : {rider, QByteArray()}) {
+            TC_VERIFY_UNAUTHORIZED(send(server, "PUT", "/admin/v1/runtime", token, R"({"mode":"single"})"),
+                                   token.isEmpty() ? "admin_token_required" : "invalid_admin_token");
+            for (const QByteArray index : {"0", "1"})
+                TC_VERIFY_UNAUTHORIZED(send(server, "POST", "/admin/v1/workers/" + index + "/kill", token),
+                                       token.isEmpty() ? "admin_token_required" : "invalid_admin_token");
+        }
+        // Nothing changed: same mode, same worker processes, none restarted.
+        const HttpResponse runtime = send(server, "GET", "/admin/v1/runtime", kAdminToken);
+        TC_VERIFY_STATUS(runtime, 200);
+        QCOMPARE(runtime.json().value("mode").toString(), QStringLiteral("processes"));
+        const HttpResponse after = send(server, "GET", "/admin/v1/workers", kAdminToken);
+        TC_VERIFY_STATUS(after, 200);
+        const auto pids = [](const HttpResponse &r) {
+            QList<qint64> out;
+            for (const QJsonValue &v : r.json().value("workers").toArray())
+                out.append(qint64(v.toObject().value("pid").toDouble()));
+            return out;
+        };
+        QCOMPARE(pids(after), pids(before));
+        QCOMPARE(server.stop(), 0);
+    }
+
+    void badAccessFlagsAreRefused()
+    {
+        const auto refused = [](const QStringList &args, const QString &names) {
+            const ServerProcess::RunResult r = ServerProcess::run(args);
+            return r.finished && r.exitCode != 0 && QString::fromUtf8(r.err).contains(names);
+        };
+        QVERIFY(refused({QStringLiteral("--trust-loopback"), QStringLiteral("maybe")}, QStringLiteral("--trust-loopback")));
+        QVERIFY(refused({QStringLiteral("--admin-token"), QStringLiteral("short")}, QStringLiteral("--admin-token")));
+        QVERIFY(refused({QStringLiteral("--admin-token"), QStringLiteral("has spaces in it, so no good")},
+                        QStringLiteral("--admin-token")));
+        QVERIFY(refused({QStringLiteral("--booking-rate"), QStringLiteral("0")}, QStringLiteral("--booking-rate")));
+        QVERIFY(refused({QStringLiteral("--booking-burst"), QStringLiteral("0")}, QStringLiteral("--booking-burst")));
+    }
+};
+
+QTEST_GUILESS_MAIN(OperatorAccessTest)
+#include "hardening_operator_access_test.moc"

@@ -1,0 +1,179 @@
+// Memory of a real taxicore-server under hostile clients, in one mode ($TAXICORE_HOSTILE_MODE;
+// ctest hostile_memory_test.single, .pool, .processes). Resident memory is VmRSS summed over the
+// server and its worker processes (/proc). A 300 MiB body hidden behind a bare-LF header line
+// must not be buffered; four connections pipelining GET /hello without reading the answers must
+// not grow the server without bound, and the memory must come back once they close.
+
+#include "HostileClientKit.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+#include <vector>
+
+using namespace taxicore::test;
+using namespace taxicore::test::hostile;
+
+namespace {
+
+constexpr qint64 kMiB = 1024;                        // in KiB, like VmRSS
+constexpr qint64 kHiddenBodyBytes = 300LL << 20;
+constexpr qint64 kHiddenBodyGrowthKiB = 64 * kMiB;   // at most this over the start
+constexpr int kHiddenBodyTimeoutMs = 15'000;
+constexpr int kPipelineClients = 4;
+constexpr int kPipelineMs = 6'000;
+constexpr qint64 kPipelineGrowthKiB = 128 * kMiB;
+constexpr qint64 kAfterCloseGrowthKiB = 16 * kMiB;
+constexpr int kSettleTimeoutMs = 5'000;              // for the memory to come back after close
+constexpr int kSampleMs = 100;
+
+// Waits for `fd` to take more (or `ms` to pass), so the senders do not spin.
+void waitWritable(int fd, int ms)
+{
+    pollfd p{fd, POLLOUT, 0};
+    ::poll(&p, 1, ms);
+}
+
+} // namespace
+
+class MemoryTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void hiddenBodyIsNotBuffered();
+    void unreadPipelinesStayBounded();
+
+private:
+    qint64 rss() const { return treeRssKiB(m_server->pid()); }
+
+    QString m_mode;
+    std::unique_ptr<ServerProcess> m_server;
+};
+
+void MemoryTest::initTestCase()
+{
+    m_mode = modeUnderTest();
+    qInfo("mode %s, server %s", qPrintable(m_mode), qPrintable(ServerProcess::binary()));
+    m_server = std::make_unique<ServerProcess>(serverArgs(m_mode));
+    QString error;
+    QVERIFY2(startServing(*m_server, m_mode, error), qPrintable(error));
+}
+
+void MemoryTest::cleanupTestCase()
+{
+    if (m_server)
+        m_server->stop();
+}
+
+// The guard splitting lines on CRLF only never saw this Content-Length; Qt's parser did and
+// buffered the whole body. Now the bare LF is refused (400) and the connection closed at once.
+void MemoryTest::hiddenBodyIsNotBuffered()
+{
+    const qint64 start = rss();
+    const int fd = connectRaw(m_server->port());
+    QVERIFY(fd >= 0);
+    const QByteArray head = "PUT /admin/v1/tariff HTTP/1.1\r\nHost: t\nContent-Length: "
+                            + QByteArray::number(kHiddenBodyBytes) + "\r\n\r\n";
+    QCOMPARE(sendSome(fd, head.constData(), head.size()), qint64(head.size()));
+    const QByteArray block(256 * 1024, 'x');
+    qint64 sent = 0;
+    qint64 peak = start;
+    bool refused = false;
+    QElapsedTimer clock;
+    clock.start();
+    QElapsedTimer sample;
+    sample.start();
+    while (sent < kHiddenBodyBytes && clock.elapsed() < kHiddenBodyTimeoutMs) {
+        const qint64 n = sendSome(fd, block.constData(), std::min<qint64>(block.size(), kHiddenBodyBytes - sent));
+        if (n < 0) {
+            refused = true; // the server closed the connection under us
+            break;
+        }
+        sent += n;
+        if (n == 0)
+            waitWritable(fd, kSampleMs);
+        if (sample.elapsed() >= kSampleMs) {
+            peak = std::max(peak, rss());
+            sample.restart();
+        }
+    }
+    QTest::qWait(500); // whatever the server still had to take in
+    peak = std::max(peak, rss());
+    char answer[64] = {};
+    const ssize_t got = ::recv(fd, answer, sizeof answer - 1, 0);
+    ::close(fd);
+    qInfo("hidden body: %lld MiB of %lld sent, %s, answer \"%s\"; RSS %lld → peak %lld MiB", sent >> 20,
+          kHiddenBodyBytes >> 20, refused ? "refused" : "not refused",
+          got > 0 ? QByteArray(answer, got).left(12).constData() : "", start / kMiB, peak / kMiB);
+    QVERIFY2(peak - start <= kHiddenBodyGrowthKiB,
+             qPrintable(QStringLiteral("RSS grew by %1 MiB (at most %2)").arg((peak - start) / kMiB)
+                            .arg(kHiddenBodyGrowthKiB / kMiB)));
+    QVERIFY2(refused || (got > 0 && QByteArray(answer, got).startsWith("HTTP/1.1 400")),
+             "the server took the whole hidden body");
+}
+
+// Answers nobody reads used to pile up in the server (110 MiB/s, never given back); now a
+// connection is not read while its unsent output is over --max-pending-output.
+void MemoryTest::unreadPipelinesStayBounded()
+{
+    const qint64 start = rss();
+    QByteArray pipeline;
+    while (pipeline.size() < 64 * 1024)
+        pipeline += "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+    std::vector<int> fds;
+    std::vector<qint64> offsets(kPipelineClients, 0);
+    for (int i = 0; i < kPipelineClients; ++i) {
+        fds.push_back(connectRaw(m_server->port()));
+        QVERIFY(fds.back() >= 0);
+    }
+    qint64 sent = 0;
+    qint64 peak = start;
+    QElapsedTimer clock;
+    clock.start();
+    QElapsedTimer sample;
+    sample.start();
+    while (clock.elapsed() < kPipelineMs) {
+        bool anySent = false;
+        for (int i = 0; i < kPipelineClients; ++i) {
+            const qint64 n = sendSome(fds[std::size_t(i)], pipeline.constData() + offsets[std::size_t(i)],
+                                      pipeline.size() - offsets[std::size_t(i)]);
+            if (n > 0) {
+                anySent = true;
+                sent += n;
+                offsets[std::size_t(i)] = (offsets[std::size_t(i)] + n) % pipeline.size();
+            }
+        }
+        if (!anySent)
+            waitWritable(fds.front(), 20);
+        if (sample.elapsed() >= kSampleMs) {
+            peak = std::max(peak, rss());
+            sample.restart();
+            if (peak - start > kPipelineGrowthKiB)
+                break; // already failed: no need to take more of the machine's memory
+        }
+    }
+    peak = std::max(peak, rss());
+    for (int fd : fds)
+        ::close(fd);
+    qint64 after = rss();
+    rt::waitUntil([&] {
+        after = rss();
+        return after - start <= kAfterCloseGrowthKiB;
+    }, kSettleTimeoutMs, kSampleMs);
+    qInfo("pipelines: %lld MiB of requests sent in %lld ms; RSS %lld → peak %lld → after close %lld MiB", sent >> 20,
+          clock.elapsed(), start / kMiB, peak / kMiB, after / kMiB);
+    QVERIFY2(peak - start <= kPipelineGrowthKiB,
+             qPrintable(QStringLiteral("RSS grew by %1 MiB while pipelining (at most %2)")
+                            .arg((peak - start) / kMiB).arg(kPipelineGrowthKiB / kMiB)));
+    QVERIFY2(after - start <= kAfterCloseGrowthKiB,
+             qPrintable(QStringLiteral("RSS still %1 MiB over the start after the clients closed (at most %2)")
+                            .arg((after - start) / kMiB).arg(kAfterCloseGrowthKiB / kMiB)));
+    // And the server still serves.
+    HttpClient client(QStringLiteral("127.0.0.1"), m_server->port(), 5000);
+    const HttpResponse hello = client.get("/hello");
+    QVERIFY2(hello.complete && hello.status == 200, hello.describe().constData());
+}
+
+QTEST_GUILESS_MAIN(MemoryTest)
+#include "hostile_memory_test.moc"

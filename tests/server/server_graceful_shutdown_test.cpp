@@ -1,0 +1,211 @@
+// Process life: the exact first stdout line, SIGTERM/SIGINT draining in-flight requests and
+// exiting 0 within the grace period, and clear failures for a busy port and bad flags.
+
+#include "ApiAssert.h"
+#include "HttpClient.h"
+#include "ServerProcess.h"
+
+#include <QElapsedTimer>
+#include <QTcpServer>
+#include <QTest>
+#include <csignal>
+#include <memory>
+
+using namespace taxicore::test;
+
+namespace {
+constexpr int kGraceMs = 5000; // taxicore-server's shutdown grace period
+// A request that takes a few hundred ms on this machine kind (fib 38 is ~150 ms here).
+constexpr int kSlowFib = 40;
+const QByteArray kSlowFibValue = "102334155";
+} // namespace
+
+class GracefulShutdownTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void firstStdoutLineIsExactlyListeningOn();
+    void sigtermLetsTheInFlightRequestFinishAndExitsZero_data();
+    void sigtermLetsTheInFlightRequestFinishAndExitsZero();
+    void answerFinishedWhileDrainingSaysConnectionClose();
+    void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod_data();
+    void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod();
+    void requestOnAnIdleConnectionWhileDrainingIsAnsweredWithClose();
+    void portInUseExitsNonZeroWithAClearMessage();
+    void badFlagExits2NamingTheFlag_data();
+    void badFlagExits2NamingTheFlag();
+    void versionPrintsTheVersion();
+};
+
+void GracefulShutdownTest::firstStdoutLineIsExactlyListeningOn()
+{
+    ServerProcess server({QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    QVERIFY(server.port() > 0);
+    QCOMPARE(server.firstLine(), "listening on http://127.0.0.1:" + QByteArray::number(server.port()));
+    // It really listens there.
+    HttpClient http(server.host(), server.port(), 5000);
+    TC_VERIFY_STATUS(http.get("/hello"), 200);
+    // Two servers with --port 0 get different ports.
+    ServerProcess other({QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(other.start(), qPrintable(other.error()));
+    QVERIFY(other.port() != server.port());
+    QCOMPARE(other.stop(), 0);
+    QCOMPARE(server.stop(), 0);
+}
+
+void GracefulShutdownTest::sigtermLetsTheInFlightRequestFinishAndExitsZero_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("single") << QStringLiteral("single");
+    QTest::newRow("pool") << QStringLiteral("pool");
+}
+
+void GracefulShutdownTest::sigtermLetsTheInFlightRequestFinishAndExitsZero()
+{
+    QFETCH(QString, mode);
+    ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
+    QVERIFY(slow.connectToServer());
+    QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(kSlowFib) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    QTest::qWait(100); // the request is being computed now
+    QVERIFY2(slow.socket()->bytesAvailable() == 0, "the slow request finished before SIGTERM; make it slower");
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY(server.terminate());
+
+    const QList<HttpResponse> answer = slow.readResponses(1);
+    TC_VERIFY_STATUS(answer.value(0), 200);
+    QVERIFY2(answer[0].body.contains(kSlowFibValue), answer[0].body.constData());
+    QVERIFY2(slow.waitForPeerClose(kGraceMs), "the draining server kept the connection open");
+
+    QVERIFY2(server.waitForExit(kGraceMs + 2000), "the server did not exit after SIGTERM");
+    const qint64 exitedAfter = timer.elapsed();
+    QCOMPARE(server.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(server.exitCode() == 0, qPrintable(QStringLiteral("exit code %1; stderr: %2")
+                                                     .arg(server.exitCode())
+                                                     .arg(QString::fromLocal8Bit(server.stderrText()))));
+    QVERIFY2(exitedAfter <= kGraceMs + 1000, qPrintable(QStringLiteral("exited %1 ms after SIGTERM").arg(exitedAfter)));
+}
+
+void GracefulShutdownTest::answerFinishedWhileDrainingSaysConnectionClose()
+{
+    // The server closes the connection after the in-flight answer; RFC 9112 9.6 says that answer
+    // SHOULD carry Connection: close, and clients such as wrk count a silent close as an error.
+    ServerProcess server({QStringLiteral("--mode"), QStringLiteral("pool"), QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
+    QVERIFY(slow.connectToServer());
+    QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(kSlowFib) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    QTest::qWait(100);
+    QVERIFY(server.terminate());
+    const QList<HttpResponse> answer = slow.readResponses(1);
+    TC_VERIFY_STATUS(answer.value(0), 200);
+    QVERIFY(slow.waitForPeerClose(kGraceMs));
+    QVERIFY(server.waitForExit(kGraceMs + 2000));
+    QCOMPARE(answer[0].header("Connection").toLower(), QByteArray("close"));
+}
+
+void GracefulShutdownTest::signalClosesIdleConnectionsAndExitsWithinTheGracePeriod_data()
+{
+    QTest::addColumn<int>("signalNumber");
+    QTest::newRow("SIGTERM") << int(SIGTERM);
+    QTest::newRow("SIGINT") << int(SIGINT);
+}
+
+void GracefulShutdownTest::signalClosesIdleConnectionsAndExitsWithinTheGracePeriod()
+{
+    QFETCH(int, signalNumber);
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    // An idle keep-alive connection must not hold the shutdown for the whole grace period.
+    HttpClient idle(server.host(), server.port(), 5000);
+    TC_VERIFY_STATUS(idle.get("/hello"), 200);
+    QVERIFY(idle.isConnected());
+    QElapsedTimer timer;
+    timer.start();
+    QCOMPARE(::kill(pid_t(server.pid()), signalNumber), 0);
+    QVERIFY2(server.waitForExit(kGraceMs + 2000), "the server did not exit");
+    QCOMPARE(server.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(server.exitCode(), 0);
+    // Idle connections are kept a short while (a request may be on its way), never the whole grace.
+    QVERIFY2(timer.elapsed() < kGraceMs, qPrintable(QStringLiteral("idle server took %1 ms to stop").arg(timer.elapsed())));
+    QVERIFY(idle.waitForPeerClose(2000));
+}
+
+void GracefulShutdownTest::requestOnAnIdleConnectionWhileDrainingIsAnsweredWithClose()
+{
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient idle(server.host(), server.port(), 5000);
+    TC_VERIFY_STATUS(idle.get("/hello"), 200);
+    QVERIFY(server.terminate());
+    QTest::qWait(100); // draining has begun; the connection is still open for a moment
+    QVERIFY(idle.sendRaw("GET /fib?n=10 HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const HttpResponse r = idle.readResponses(1).value(0);
+    if (r.complete) {
+        // Answered: then it says the connection ends.
+        TC_VERIFY_STATUS(r, 200);
+        QCOMPARE(r.header("Connection").toLower(), QByteArray("close"));
+    } else {
+        // Or closed before the request was read: never a hang.
+        QVERIFY2(r.error.contains(QStringLiteral("closed")), qPrintable(r.error));
+    }
+    QVERIFY(idle.waitForPeerClose(kGraceMs));
+    QVERIFY(server.waitForExit(kGraceMs + 2000));
+    QCOMPARE(server.exitCode(), 0);
+}
+
+void GracefulShutdownTest::portInUseExitsNonZeroWithAClearMessage()
+{
+    QTcpServer occupier;
+    QVERIFY(occupier.listen(QHostAddress::LocalHost, 0));
+    const QByteArray port = QByteArray::number(occupier.serverPort());
+    const auto result = ServerProcess::run({QStringLiteral("--port"), QString::fromLatin1(port), QStringLiteral("--cars"),
+                                            QStringLiteral("10")});
+    QVERIFY2(result.finished, "taxicore-server did not exit on a busy port");
+    QVERIFY2(result.exitCode != 0, result.out.constData());
+    QVERIFY2(!result.out.contains("listening on"), result.out.constData());
+    QVERIFY2(result.err.contains(port), result.err.constData());
+    const QByteArray lower = result.err.toLower();
+    QVERIFY2(lower.contains("in use") || lower.contains("cannot listen") || lower.contains("address"),
+             result.err.constData());
+}
+
+void GracefulShutdownTest::badFlagExits2NamingTheFlag_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QByteArray>("named");
+    QTest::newRow("--mode bogus") << QStringList{QStringLiteral("--mode"), QStringLiteral("bogus")} << QByteArray("--mode");
+    QTest::newRow("--port 70000") << QStringList{QStringLiteral("--port"), QStringLiteral("70000")} << QByteArray("--port");
+    QTest::newRow("--port abc") << QStringList{QStringLiteral("--port"), QStringLiteral("abc")} << QByteArray("--port");
+    QTest::newRow("--cars -1") << QStringList{QStringLiteral("--cars"), QStringLiteral("-1")} << QByteArray("--cars");
+    QTest::newRow("--sim-speed 0") << QStringList{QStringLiteral("--sim-speed"), QStringLiteral("0")} << QByteArray("--sim-speed");
+    QTest::newRow("--host nowhere") << QStringList{QStringLiteral("--host"), QStringLiteral("nowhere")} << QByteArray("--host");
+}
+
+void GracefulShutdownTest::badFlagExits2NamingTheFlag()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QByteArray, named);
+    const auto result = ServerProcess::run(args);
+    QVERIFY2(result.finished, "taxicore-server did not exit on a bad flag");
+    QVERIFY2(result.exitCode == 2, qPrintable(QStringLiteral("exit code %1, stderr: %2")
+                                                  .arg(result.exitCode)
+                                                  .arg(QString::fromLocal8Bit(result.err))));
+    QVERIFY2(result.err.contains(named), result.err.constData());
+    QVERIFY2(!result.out.contains("listening on"), result.out.constData());
+}
+
+void GracefulShutdownTest::versionPrintsTheVersion()
+{
+    const auto result = ServerProcess::run({QStringLiteral("--version")});
+    QVERIFY(result.finished);
+    QCOMPARE(result.exitCode, 0);
+    QVERIFY2(result.out.contains(TAXICORE_VERSION), result.out.constData());
+    QVERIFY(!result.out.contains("listening on"));
+}
+
+QTEST_GUILESS_MAIN(GracefulShutdownTest)
+#include "server_graceful_shutdown_test.moc"

@@ -1,0 +1,281 @@
+// The rider page's live feed, /api/v1/stream, against a real taxicore-server process: a
+// QWebSocket subscribes, receives the nearby cars every ~500 ms, follows a booking through its
+// states (the simulated car arrives, pickup, complete, and a cancel), and a foreign Origin is
+// refused.
+
+#include "ApiAssert.h"
+#include "HttpClient.h"
+#include "RiderToken.h"
+#include "ServerProcess.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTest>
+#include <QWebSocket>
+#include <functional>
+#include <memory>
+
+using namespace taxicore::test;
+
+namespace {
+
+constexpr double kLat = 57.7075;
+constexpr double kLng = 11.9675;
+
+// One WebSocket client that keeps every JSON message it receives.
+class FeedClient {
+public:
+    explicit FeedClient(const QString &origin = {})
+        : m_socket(std::make_unique<QWebSocket>(origin)) {
+        QObject::connect(m_socket.get(), &QWebSocket::textMessageReceived,
+                         [this](const QString &text) {
+                             messages.append(QJsonDocument::fromJson(text.toUtf8()).object());
+                         });
+        QObject::connect(m_socket.get(), &QWebSocket::disconnected, [this] { closed = true; });
+    }
+
+    bool open(const QUrl &url, int timeoutMs = 5000) {
+        QSignalSpy connected(m_socket.get(), &QWebSocket::connected);
+        m_socket->open(url);
+        return connected.wait(timeoutMs) || m_socket->state() == QAbstractSocket::ConnectedState;
+    }
+
+    void send(const QJsonObject &object) {
+        m_socket->sendTextMessage(
+            QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)));
+    }
+
+    void subscribe(qint64 bookingId = 0, double radius = 3000) {
+        QJsonObject sub{{"lat", kLat}, {"lng", kLng}, {"radius_m", radius}};
+        if (bookingId)
+            sub.insert("booking_id", bookingId);
+        send({{"subscribe", sub}});
+    }
+
+    // Waits (bounded) for a message, from index `from` on, that satisfies `pred`; returns it.
+    QJsonObject waitFor(const std::function<bool(const QJsonObject &)> &pred, int timeoutMs,
+                        qsizetype from = 0) {
+        QElapsedTimer timer;
+        timer.start();
+        for (;;) {
+            for (qsizetype i = from; i < messages.size(); ++i) {
+                if (pred(messages[i])) {
+                    lastIndex = i;
+                    return messages[i];
+                }
+            }
+            if (timer.elapsed() > timeoutMs || closed)
+                return {};
+            QTest::qWait(20);
+        }
+    }
+
+    bool waitClosed(int timeoutMs) {
+        QElapsedTimer timer;
+        timer.start();
+        while (!closed && timer.elapsed() < timeoutMs)
+            QTest::qWait(20);
+        return closed;
+    }
+
+    QWebSocket &socket() { return *m_socket; }
+
+    QList<QJsonObject> messages;
+    qsizetype lastIndex = 0;
+    bool closed = false;
+
+private:
+    std::unique_ptr<QWebSocket> m_socket;
+};
+
+bool isUpdate(const QJsonObject &m) {
+    return m.value("type").toString() == QLatin1String("update");
+}
+
+std::function<bool(const QJsonObject &)> bookingIn(const QString &state) {
+    return [state](const QJsonObject &m) {
+        return isUpdate(m) && m.value("booking").toObject().value("state").toString() == state;
+    };
+}
+
+} // namespace
+
+class WebFeedTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        m_server = std::make_unique<ServerProcess>(
+            QStringList{"--sim-speed", "30", "--seed", "11", "--cars", "200"});
+        QVERIFY2(m_server->start(), qPrintable(m_server->error()));
+        m_origin = QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port());
+        m_feedUrl = QUrl(
+            QStringLiteral("ws://%1:%2/api/v1/stream").arg(m_server->host()).arg(m_server->port()));
+        // Fail once, clearly, when the server has no feed (LiveFeed not wired into ServiceStack).
+        HttpClient http(m_server->host(), m_server->port());
+        QVERIFY2(http.get("/api/v1/stream").status != 404,
+                 "no route /api/v1/stream: LiveFeed is not wired into the server "
+                 "(resources/web/README.md, Wiring)");
+    }
+
+    void cleanupTestCase() {
+        if (m_server)
+            QCOMPARE(m_server->stop(), 0);
+    }
+
+    void plainGetIsUpgradeRequired() {
+        HttpClient http(m_server->host(), m_server->port());
+        const HttpResponse r = http.get("/api/v1/stream");
+        TC_VERIFY_ERROR(r, 426, "upgrade_required");
+        QCOMPARE(r.header("Upgrade").toLower(), QByteArray("websocket"));
+    }
+
+    void subscribeReceivesNearbyCars() {
+        FeedClient feed(m_origin);
+        QVERIFY(feed.open(m_feedUrl));
+        const QJsonObject hello =
+            feed.waitFor([](const QJsonObject &m) { return m.value("type") == "hello"; }, 3000);
+        QVERIFY2(!hello.isEmpty(), "no hello message");
+        QVERIFY(hello.value("interval_ms").toInt() > 0);
+
+        feed.subscribe();
+        const QJsonObject first = feed.waitFor(isUpdate, 3000);
+        QVERIFY2(!first.isEmpty(), "no update after subscribe");
+        const QJsonArray cars = first.value("cars").toArray();
+        QVERIFY2(!cars.isEmpty(), "no car within 3 km of the centre");
+        double last = -1;
+        for (const QJsonValue &v : cars) {
+            const QJsonObject car = v.toObject();
+            QVERIFY(car.value("id").toInt() > 0);
+            QVERIFY(car.value("lat").isDouble() && car.value("lng").isDouble());
+            QVERIFY(!car.value("state").toString().isEmpty());
+            QVERIFY(car.contains("eta_s"));
+            const double d = car.value("distance_m").toDouble(-1);
+            QVERIFY(d >= 0 && d <= 3000);
+            QVERIFY2(d >= last, "cars are not sorted by distance");
+            last = d;
+        }
+        // And again, by itself, about every interval: two more updates within 2.5 s.
+        const qsizetype after = feed.lastIndex + 1;
+        QVERIFY(!feed.waitFor(isUpdate, 1500, after).isEmpty());
+        QVERIFY(!feed.waitFor(isUpdate, 1500, feed.lastIndex + 1).isEmpty());
+    }
+
+    void followsTheBookingThroughItsStates() {
+        HttpClient http(m_server->host(), m_server->port());
+        const HttpResponse booked = http.postJson(
+            "/api/v1/bookings",
+            {{"rider_id", "feed-test"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
+        TC_VERIFY_STATUS(booked, 201);
+        const qint64 id = booked.json().value("booking_id").toInteger();
+        QVERIFY(id > 0);
+
+        FeedClient feed(m_origin);
+        QVERIFY(feed.open(m_feedUrl));
+        feed.subscribe(id);
+        const QJsonObject assigned = feed.waitFor(isUpdate, 3000);
+        QVERIFY2(!assigned.isEmpty(), "no update");
+        const QJsonObject booking = assigned.value("booking").toObject();
+        QCOMPARE(booking.value("booking_id").toInteger(), id);
+        QVERIFY2(booking.value("state") == "assigned" || booking.value("state") == "arriving",
+                 qPrintable(booking.value("state").toString()));
+        QVERIFY(booking.value("car").toObject().value("lat").isDouble());
+
+        // The simulated car drives to the pickup (30× speed): the feed reports its arrival.
+        const QJsonObject arriving = feed.waitFor(bookingIn("arriving"), 60'000);
+        QVERIFY2(!arriving.isEmpty(), "the car did not arrive within 60 s");
+        TC_VERIFY_STATUS(moveBooking(http, id, "pickup", riderToken(booked.json())),
+                         200);
+        QVERIFY2(!feed.waitFor(bookingIn("on_trip"), 3000, feed.lastIndex).isEmpty(),
+                 "no on_trip update");
+        TC_VERIFY_STATUS(moveBooking(http, id, "complete", riderToken(booked.json())),
+                         200);
+        const QJsonObject done = feed.waitFor(bookingIn("completed"), 3000, feed.lastIndex);
+        QVERIFY2(!done.isEmpty(), "no completed update");
+        QVERIFY(done.value("booking").toObject().contains("distance_m"));
+    }
+
+    void reportsACancelledBooking() {
+        HttpClient http(m_server->host(), m_server->port());
+        const HttpResponse booked = http.postJson(
+            "/api/v1/bookings",
+            {{"rider_id", "feed-cancel"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
+        TC_VERIFY_STATUS(booked, 201);
+        const qint64 id = booked.json().value("booking_id").toInteger();
+        FeedClient feed(m_origin);
+        QVERIFY(feed.open(m_feedUrl));
+        feed.subscribe(id);
+        QVERIFY(!feed.waitFor(isUpdate, 3000).isEmpty());
+        // The rider cancels it.
+        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())),
+                         200);
+        QVERIFY2(!feed.waitFor(bookingIn("cancelled"), 3000).isEmpty(), "no cancelled update");
+    }
+
+    void badMessagesGetAnError() {
+        FeedClient feed(m_origin);
+        QVERIFY(feed.open(m_feedUrl));
+        feed.socket().sendTextMessage("not json");
+        const QJsonObject error =
+            feed.waitFor([](const QJsonObject &m) { return m.value("type") == "error"; }, 3000);
+        QCOMPARE(error.value("error").toString(), QStringLiteral("invalid_message"));
+        feed.send({{"subscribe", QJsonObject{{"lat", 10.0}, {"lng", 10.0}}}});
+        const QJsonObject outside = feed.waitFor(
+            [](const QJsonObject &m) { return m.value("error") == "outside_service_area"; }, 3000);
+        QVERIFY2(!outside.isEmpty(), "no outside_service_area error");
+        QVERIFY(!feed.closed);
+    }
+
+    void clientWithoutOriginIsServed() {
+        FeedClient feed; // not a browser: no Origin header
+        QVERIFY(feed.open(m_feedUrl));
+        feed.subscribe();
+        QVERIFY(!feed.waitFor(isUpdate, 3000).isEmpty());
+    }
+
+    void foreignOriginIsRefused() {
+        FeedClient feed(QStringLiteral("http://evil.example"));
+        feed.open(m_feedUrl); // the handshake may complete; the feed then closes at once
+        QVERIFY2(feed.waitClosed(5000), "a foreign origin was not disconnected");
+        QVERIFY(feed.waitFor(isUpdate, 10).isEmpty());
+        if (feed.socket().closeCode() != QWebSocketProtocol::CloseCodeNormal)
+            QCOMPARE(feed.socket().closeCode(), QWebSocketProtocol::CloseCodePolicyViolated);
+
+        FeedClient otherPort(
+            QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port() + 1));
+        otherPort.open(m_feedUrl);
+        QVERIFY2(otherPort.waitClosed(5000), "another port's origin was not disconnected");
+    }
+
+    void upgradeElsewhereIsRefused() {
+        // Only the feed upgrades: elsewhere a 404 and the connection closed, never 200 then 101.
+        HttpClient http(m_server->host(), m_server->port());
+        const HttpResponse r = http.request("GET", "/hello", {},
+                                            {{"Connection", "Upgrade"},
+                                             {"Upgrade", "websocket"},
+                                             {"Sec-WebSocket-Version", "13"},
+                                             {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}});
+        TC_VERIFY_STATUS(r, 404);
+        QVERIFY2(!http.buffered().contains("101 Switching"), http.buffered().constData());
+        FeedClient feed(m_origin);
+        QVERIFY(!feed.open(
+            QUrl(QStringLiteral("ws://%1:%2/hello").arg(m_server->host()).arg(m_server->port())),
+            3000));
+    }
+
+    void serverStaysHealthy() {
+        HttpClient http(m_server->host(), m_server->port());
+        TC_VERIFY_STATUS(http.get("/healthz"), 200);
+    }
+
+private:
+    std::unique_ptr<ServerProcess> m_server;
+    QString m_origin;
+    QUrl m_feedUrl;
+};
+
+QTEST_GUILESS_MAIN(WebFeedTest)
+#include "web_feed_test.moc"
