@@ -3,13 +3,11 @@
 // /admin/* over real HTTP even with --trust-loopback off, where no token gets 401.
 #include "ConsoleBackend.h"
 
-#include "runtime/ServerOptions.h"
+#include "ConsoleKit.h"
 
-#include <QCommandLineParser>
 #include <QFile>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -17,18 +15,6 @@
 namespace {
 
 constexpr int kRequestTimeoutMs = 10'000;
-
-taxicore::ServerOptions optionsFrom(const QStringList &args)
-{
-    QCommandLineParser parser;
-    taxicore::addServerOptions(parser);
-    parser.process(QStringList{QStringLiteral("taxicore")} + args);
-    taxicore::ServerOptions options;
-    QString error;
-    if (!taxicore::readServerOptions(parser, options, error))
-        qFatal("bad test options: %s", qPrintable(error));
-    return options;
-}
 
 // GET `url` with an optional bearer token; the HTTP status, or 0 when there was no answer.
 int statusOf(QNetworkAccessManager &network, const QUrl &url, const QString &token)
@@ -55,11 +41,11 @@ private Q_SLOTS:
     void showsTheTokenTheServerAccepts()
     {
         QTemporaryDir settings, data;
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings.path());
-        ConsoleBackend backend(optionsFrom({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"),
-                                            QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
-                                            QStringLiteral("--trust-loopback"), QStringLiteral("off")}));
+        taxicore::test::useSettingsDirectory(settings.path());
+        ConsoleBackend backend(taxicore::test::consoleOptions(
+            {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("10"),
+             QStringLiteral("--data-dir"), data.path(), QStringLiteral("--trust-loopback"), QStringLiteral("off")},
+            taxicore::test::StoredSettings::Ignore));
         QVERIFY(backend.adminToken().isEmpty()); // nothing to show before the server runs
         QVERIFY2(backend.start(), qPrintable(backend.errorString()));
         const QString token = backend.adminToken();

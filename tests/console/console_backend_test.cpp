@@ -8,10 +8,10 @@
 #include "settings/ConsoleSettings.h"
 
 #include "fleet/FleetStore.h"
-#include "runtime/ServerOptions.h"
+
+#include "ConsoleKit.h"
 
 #include <QAbstractItemModelTester>
-#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QSettings>
 #include <QSignalSpy>
@@ -26,15 +26,7 @@ constexpr taxicore::LatLng kPickup{57.7065, 11.9670};
 // The options `args` give, as the console's main() reads them (stored settings included).
 taxicore::ServerOptions optionsFrom(const QStringList &args)
 {
-    QCommandLineParser parser;
-    taxicore::addServerOptions(parser);
-    parser.process(QStringList{QStringLiteral("taxicore")} + args);
-    taxicore::ServerOptions options;
-    QString error;
-    if (!taxicore::readServerOptions(parser, options, error))
-        qFatal("bad test options: %s", qPrintable(error));
-    ConsoleSettings::restore(options, parser);
-    return options;
+    return taxicore::test::consoleOptions(args, taxicore::test::StoredSettings::Restore);
 }
 }
 
@@ -64,8 +56,7 @@ void ConsoleBackendTest::init()
     // Every test starts from empty settings of its own.
     m_settingsDir = std::make_unique<QTemporaryDir>();
     m_dataDir = std::make_unique<QTemporaryDir>();
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir->path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir->path());
+    taxicore::test::useSettingsDirectory(m_settingsDir->path());
     QSettings().clear();
 }
 

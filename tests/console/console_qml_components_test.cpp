@@ -1,8 +1,9 @@
 // QtQuickTest runner for the TaxiCore QML components (tests/console/qml/tst_*.qml).
 // Qt 6.4's default import path lacks qrc:/qt/qml, where the static TaxiCore modules live.
+#include "ConsoleKit.h"
+
 #include <QQmlEngine>
 #include <QQmlExtensionPlugin>
-#include <QSettings>
 #include <QTemporaryDir>
 #include <QtQuickTest>
 
@@ -17,8 +18,7 @@ public Q_SLOTS:
     // Components that keep settings (the settings dialog) write to a throwaway QSettings path.
     void applicationAvailable()
     {
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settings.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settings.path());
+        taxicore::test::useSettingsDirectory(m_settings.path());
     }
     void qmlEngineAvailable(QQmlEngine *engine) { engine->addImportPath(QStringLiteral("qrc:/qt/qml")); }
 

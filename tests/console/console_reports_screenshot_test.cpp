@@ -4,6 +4,8 @@
 // And a run of the benchmark panel lands in the ledger as a "benchmark" event.
 #include "ledger/Ledger.h"
 
+#include "ConsoleProcessKit.h"
+
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
@@ -13,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace taxicore::test;
+
 namespace {
 constexpr int kStartTimeoutMs = 20000;
 constexpr int kScreenshotAfterMs = 5000; // start-up, the ledger read, the chart drawn
@@ -21,19 +25,6 @@ constexpr int kExitTimeoutMs = 30000;
 constexpr int kTrips = 12;
 const QColor kBar(0x2f, 0x6f, 0xd6); // ReportsPanel.qml's bar colour
 
-int countNear(const QImage &image, const QRect &area, const QColor &colour, int tolerance)
-{
-    int n = 0;
-    for (int y = area.top(); y <= area.bottom(); ++y) {
-        const auto *line = reinterpret_cast<const QRgb *>(image.constScanLine(y));
-        for (int x = area.left(); x <= area.right(); ++x) {
-            const QRgb p = line[x];
-            n += qAbs(qRed(p) - colour.red()) <= tolerance && qAbs(qGreen(p) - colour.green()) <= tolerance
-                 && qAbs(qBlue(p) - colour.blue()) <= tolerance;
-        }
-    }
-    return n;
-}
 }
 
 class ConsoleReportsScreenshotTest : public QObject
@@ -59,12 +50,8 @@ void ConsoleReportsScreenshotTest::runConsole(const QString &dataDir, const QStr
             console.waitForFinished(kExitTimeoutMs);
         }
     });
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
-    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
-    env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_config.path()); // default layout, no history
-    console.setProcessEnvironment(env);
-    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
+    console.setProcessEnvironment(windowedEnvironment(m_config.path())); // default layout, no history
+    console.start(consoleBinary(),
                   QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
                               QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("50"),
                               QStringLiteral("--data-dir"), dataDir}
@@ -111,9 +98,7 @@ void ConsoleReportsScreenshotTest::reportsPanelChartsTodaysTrips()
         }
     }
 
-    const QString artifacts = qEnvironmentVariable("TAXICORE_ARTIFACT_DIR", QDir::tempPath());
-    QDir().mkpath(artifacts);
-    const QString shot = artifacts + QStringLiteral("/console-reports.png");
+    const QString shot = artifactDir() + QStringLiteral("/console-reports.png");
     QFile::remove(shot);
 
     runConsole(data, {QStringLiteral("--panel"), QStringLiteral("reports"), QStringLiteral("--screenshot"), shot,

@@ -3,6 +3,8 @@
 // screenshot, and check the pixels show streets and cars in their state colours. Also the server
 // panel after a mode switch, a benchmark's result, and a booking reassigned from the bookings
 // panel (the server and the ledger see the new car). The PNGs are kept in $TAXICORE_ARTIFACT_DIR.
+#include "ConsoleProcessKit.h"
+
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QImage>
@@ -18,6 +20,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
+
+using namespace taxicore::test;
 
 namespace {
 constexpr int kStartTimeoutMs = 20000;
@@ -36,26 +40,6 @@ const QColor kToPickup(0xf0, 0x8c, 0x10);
 const QColor kMajorRoad(0xd9, 0xbf, 0x80);
 const QColor kMinorRoad(0xb9, 0xb4, 0xaa);
 
-int countNear(const QImage &image, const QRect &area, const QColor &colour, int tolerance)
-{
-    int n = 0;
-    for (int y = area.top(); y <= area.bottom(); ++y) {
-        const auto *line = reinterpret_cast<const QRgb *>(image.constScanLine(y));
-        for (int x = area.left(); x <= area.right(); ++x) {
-            const QRgb p = line[x];
-            n += qAbs(qRed(p) - colour.red()) <= tolerance && qAbs(qGreen(p) - colour.green()) <= tolerance
-                 && qAbs(qBlue(p) - colour.blue()) <= tolerance;
-        }
-    }
-    return n;
-}
-
-QString artifactDir()
-{
-    const QString dir = qEnvironmentVariable("TAXICORE_ARTIFACT_DIR", QDir::tempPath());
-    QDir().mkpath(dir);
-    return dir;
-}
 }
 
 class ConsoleScreenshotTest : public QObject
@@ -141,14 +125,10 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
 
 QUrl ConsoleScreenshotTest::startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs)
 {
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // the real xcb window
     // Clean settings for each run: default layout, empty benchmark history.
     m_config = std::make_unique<QTemporaryDir>();
-    env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_config->path());
-    env.remove(QStringLiteral("QT_QUICK_BACKEND"));
-    console.setProcessEnvironment(env);
-    console.start(qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore"),
+    console.setProcessEnvironment(windowedEnvironment(m_config->path()));
+    console.start(consoleBinary(),
                   QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
                               QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("500"),
                               QStringLiteral("--quit-after-ms"), QString::number(quitAfterMs)}

@@ -1,5 +1,7 @@
 // The `taxicore` console binary, run as a user would (offscreen platform): it prints its URL,
 // serves HTTP from its embedded server, and exits non-zero with a message when it cannot bind.
+#include "ConsoleProcessKit.h"
+
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
@@ -8,22 +10,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace taxicore::test;
+
 namespace {
 constexpr int kStartTimeoutMs = 15000;
 constexpr int kRequestTimeoutMs = 5000;
 constexpr int kExitTimeoutMs = 10000;
-
-QString consoleBinary()
-{
-    return qEnvironmentVariable("TAXICORE_BIN_DIR") + QStringLiteral("/taxicore");
-}
-
-QProcessEnvironment offscreenEnvironment()
-{
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    return env;
-}
 }
 
 class ConsoleStartupTest : public QObject

@@ -1,19 +1,18 @@
 #pragma once
 
 // Helpers of the issue-9 hardening tests: requests with or without a bearer token, each on its
-// own connection (in processes mode any worker may serve it), bookings, bounded polling.
+// own connection (in processes mode any worker may serve it), bookings (waiting: Wait.h).
 // Include after <QTest>.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
-#include <QDeadlineTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
-#include <functional>
 
 namespace taxicore::test::hardening {
 
@@ -54,19 +53,6 @@ inline int servingWorkers(const ServerProcess &server, const QByteArray &token)
         n += v.toObject().value(QStringLiteral("state")).toString() == QStringLiteral("serving")
             && v.toObject().value(QStringLiteral("pid")).toDouble() > 0;
     return n;
-}
-
-// Polls `done` every `pollMs` (events processed in between) until it holds or `timeoutMs` passed.
-inline bool waitUntil(const std::function<bool()> &done, int timeoutMs, int pollMs = 100)
-{
-    QDeadlineTimer deadline(timeoutMs);
-    for (;;) {
-        if (done())
-            return true;
-        if (deadline.hasExpired())
-            return false;
-        QTest::qWait(pollMs);
-    }
 }
 
 } // namespace taxicore::test::hardening

@@ -66,7 +66,7 @@ private Q_SLOTS:
         // Other endpoints are not limited.
         TC_VERIFY_STATUS(send(server, "GET", "/api/v1/cars/nearby?lat=57.70&lng=11.97"), 200);
         // After Retry-After the bucket has refilled by one booking, and only one.
-        QTest::qWait(retryAfter * 1000 + 100);
+        QTest::qWait(retryAfter * 1000 + 100); // inherent: the wait Retry-After asks for
         const HttpResponse refilled = bookNumber(server, 4);
         QVERIFY2(admitted(refilled), refilled.describe().constData());
         TC_VERIFY_TOO_MANY(bookNumber(server, 5));

@@ -3,7 +3,7 @@
 // separate client's /hello requests must all succeed, and their p50/p99 are reported. The held
 // connections are driven by raw non-blocking sockets and one epoll set, not 10k QTcpSockets.
 
-#include "ConnectionKit.h"
+#include "ServingKit.h"
 #include "runtime/FileLimit.h"
 
 #include <QElapsedTimer>

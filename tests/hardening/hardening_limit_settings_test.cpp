@@ -2,7 +2,7 @@
 // message naming the flag; values given to the primary reach its worker processes; the server
 // reports its open-file limit at start.
 
-#include "ConnectionKit.h"
+#include "ServingKit.h"
 
 #include <QTest>
 #include <memory>
@@ -83,7 +83,7 @@ void LimitSettingsTest::maxConnectionsIsEnforced()
     open.back()->disconnect(); // a slot frees up: the next client is served again
     open.pop_back();
     // (Not QTRY_VERIFY: it evaluates its condition once more after success, and each try connects.)
-    QVERIFY(rt::waitUntil([&] { return HttpClient(server.host(), server.port()).get("/hello").status == 200; }, 10'000));
+    QVERIFY(waitUntil([&] { return HttpClient(server.host(), server.port()).get("/hello").status == 200; }, 10'000));
 }
 
 QTEST_GUILESS_MAIN(LimitSettingsTest)

@@ -5,18 +5,14 @@
 // keep-alive connections are closed by the idle timeout while an active one is kept.
 
 
-#include "ConnectionKit.h"
+#include "RawSocket.h"
+#include "ServingKit.h"
 
 #include <QElapsedTimer>
 #include <QTest>
 #include <algorithm>
-#include <arpa/inet.h>
-#include <cerrno>
-#include <fcntl.h>
 #include <limits>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <vector>
 
@@ -32,42 +28,6 @@ constexpr int kSweepSlackMs = 3000;       // the guard sweeps every 500 ms; a lo
 constexpr int kProbeIntervalMs = 150;
 constexpr qint64 kProbeMaxLatencyMs = 2000; // any single /hello, on a shared 2-core machine
 constexpr qint64 kProbeMedianLatencyMs = 250;
-
-// A raw client socket: connected (blocking connect, loopback answers at once), then non-blocking.
-int connectTo(quint16 port)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    return fd;
-}
-
-bool sendAll(int fd, const QByteArray &bytes)
-{
-    return ::send(fd, bytes.constData(), size_t(bytes.size()), MSG_NOSIGNAL) == bytes.size();
-}
-
-// True when the server closed `fd` (end of stream or reset); reads and drops anything else.
-bool peerClosed(int fd)
-{
-    char buffer[4096];
-    for (;;) {
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        if (n == 0)
-            return true;
-        if (n < 0)
-            return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-    }
-}
 
 // Fresh-connection /hello requests at a steady pace; each one's latency, and the failures.
 class HelloProbe {
@@ -195,7 +155,7 @@ void SlowlorisTest::slowHeadsAreClosedWhileHelloIsServed()
     QElapsedTimer clock;
     clock.start();
     for (int i = 0; i < kSlowClients; ++i) {
-        const int fd = connectTo(server.port());
+        const int fd = connectRaw(server.port());
         if (fd < 0) {
             closeAll(sockets);
             QFAIL(qPrintable(QStringLiteral("connection %1 failed: %2").arg(i).arg(qt_error_string(errno))));
@@ -265,7 +225,7 @@ void SlowlorisTest::idleKeepAliveConnectionsAreClosed()
     QElapsedTimer clock;
     clock.start();
     for (int i = 0; i < kIdleClients; ++i) {
-        const int fd = connectTo(server.port());
+        const int fd = connectRaw(server.port());
         QVERIFY2(fd >= 0, qPrintable(qt_error_string(errno)));
         sockets.push_back({fd, -1, -1});
         QVERIFY(sendAll(fd, "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));

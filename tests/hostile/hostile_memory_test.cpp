@@ -98,7 +98,7 @@ void MemoryTest::hiddenBodyIsNotBuffered()
             sample.restart();
         }
     }
-    QTest::qWait(500); // whatever the server still had to take in
+    QTest::qWait(500); // a last sample window: whatever the server still had to take in (a peak, no event)
     peak = std::max(peak, rss());
     char answer[64] = {};
     const ssize_t got = ::recv(fd, answer, sizeof answer - 1, 0);
@@ -157,7 +157,7 @@ void MemoryTest::unreadPipelinesStayBounded()
     for (int fd : fds)
         ::close(fd);
     qint64 after = rss();
-    rt::waitUntil([&] {
+    waitUntil([&] {
         after = rss();
         return after - start <= kAfterCloseGrowthKiB;
     }, kSettleTimeoutMs, kSampleMs);

@@ -1,6 +1,7 @@
 // Appending: a callback reports a commit only once the row is durable for other connections;
 // many appends share few transactions; records commit in order; states only move forward.
 #include "LedgerTestSupport.h"
+#include "Wait.h"
 
 #include <QFileInfo>
 #include <QSemaphore>
@@ -11,6 +12,7 @@
 
 using namespace taxicore;
 using namespace ledgertest;
+using taxicore::test::waitUntil;
 
 class LedgerAppendTest : public QObject {
     Q_OBJECT
@@ -279,8 +281,7 @@ void LedgerAppendTest::walStaysBoundedUnderSustainedWrites() {
     for (int id = 1; id <= kBookings; ++id) {
         opened.ledger->append(booking(quint64(id)), [&](bool, const QString &) { done.release(); });
         if (id % 1000 == 0) { // a steady stream, not one burst
-            while (done.available() < id - 2000)
-                QThread::usleep(200);
+            QVERIFY(waitUntil([&] { return done.available() >= id - 2000; }, 60'000, 1));
             largest = std::max(largest, QFileInfo(wal).size());
         }
     }

@@ -4,9 +4,9 @@
 #include "ApiAssert.h"
 #include "HttpBatch.h"
 #include "HttpClient.h"
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
 
-#include <QDeadlineTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
@@ -55,26 +55,11 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
         ServerProcess server(args);
         QVERIFY2(server.start(20'000), qPrintable(server.error()));
         HttpClient admin(server.host(), server.port(), 5000);
-        {
-            QDeadlineTimer deadline(15'000);
-            // A worker's slot says "serving" before the primary's dispatcher has its link: wait
-            // until each has answered a request. Every probe is a new connection, so once linked
-            // the dispatcher hands the probes to the workers in turn.
-            for (;;) {
-                HttpClient probe(server.host(), server.port(), 5000);
-                const HttpResponse w = probe.get("/admin/v1/workers");
-                int taking = 0;
-                for (const QJsonValue &v : w.json().value("workers").toArray()) {
-                    const QJsonObject worker = v.toObject();
-                    taking += worker.value("state").toString() == QStringLiteral("serving")
-                              && worker.value("requests").toDouble() > 0;
-                }
-                if (taking == 2)
-                    break;
-                QVERIFY2(!deadline.hasExpired(), "the workers did not start serving: " + w.describe());
-                QTest::qWait(100);
-            }
-        }
+        // A worker's slot says "serving" before the primary's dispatcher has its link: wait
+        // until each has answered a request. Every probe is a new connection, so once linked
+        // the dispatcher hands the probes to the workers in turn.
+        QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, 15'000),
+                 qPrintable("the workers did not start serving: " + rt::describeEvents(server)));
         const QList<qint64> before = workerRequests(admin);
         QCOMPARE(before.size(), 3);
 

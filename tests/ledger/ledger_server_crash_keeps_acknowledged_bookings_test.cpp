@@ -7,9 +7,10 @@
 #include "HttpBatch.h"
 #include "HttpClient.h"
 #include "RiderToken.h"
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
-#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QJsonArray>
@@ -186,11 +187,6 @@ BurstLog burst(const QString &host, quint16 port, const std::function<void()> &o
     return log;
 }
 
-bool pidAlive(qint64 pid)
-{
-    return pid > 0 && ::kill(pid_t(pid), 0) == 0;
-}
-
 } // namespace
 
 class ServerCrashTest : public QObject {
@@ -228,11 +224,11 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
         // Wait (bounded) until both workers serve and new connections reach them (the primary
         // serves in-process until then), so the burst's bookings are written by the workers.
         // Fresh connections each round: a kept-alive one would stay with the primary.
-        QDeadlineTimer deadline(15'000);
-        for (;;) {
+        HttpResponse w;
+        const bool started = waitUntil([&] {
             const QList<HttpResponse> rs = sendConcurrently(
                 first->host(), first->port(), QList<QByteArray>(4, formatRequest("GET", "/admin/v1/workers")), 5000);
-            const HttpResponse &w = rs.last();
+            w = rs.last();
             workerPids.clear();
             int serving = 0, used = 0;
             for (const QJsonValue &v : w.json().value("workers").toArray()) {
@@ -240,11 +236,9 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
                 serving += v.toObject().value("state").toString() == QStringLiteral("serving");
                 used += v.toObject().value("requests").toInteger() > 0;
             }
-            if (serving == 2 && used == 2)
-                break;
-            QVERIFY2(!deadline.hasExpired(), "the workers did not start serving: " + w.describe());
-            QTest::qWait(100);
-        }
+            return serving == 2 && used == 2;
+        }, 15'000, 100);
+        QVERIFY2(started, "the workers did not start serving: " + w.describe());
     }
 
     const qint64 primaryPid = first->pid();
@@ -253,10 +247,7 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
     QCOMPARE(first->exitStatus(), QProcess::CrashExit);
     // PR_SET_PDEATHSIG: the workers follow the primary (bounded wait; killed by pid if not).
     for (qint64 pid : workerPids) {
-        QDeadlineTimer deadline(5000);
-        while (pidAlive(pid) && !deadline.hasExpired())
-            QTest::qWait(20);
-        const bool alive = pidAlive(pid);
+        const bool alive = !waitUntil([pid] { return !rt::pidAlive(pid); }, 5000, 20);
         if (alive)
             ::kill(pid_t(pid), SIGKILL);
         QVERIFY2(!alive, qPrintable(QStringLiteral("worker %1 survived the primary's kill -9").arg(pid)));

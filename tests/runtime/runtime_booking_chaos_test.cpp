@@ -71,7 +71,8 @@ void BookingChaosTest::everyBookingEndsTrueAfterChaos()
     QVERIFY(victim > 0);
 
     // The chaos, on its own thread while this one books: kill -9 a worker, switch to pool mode,
-    // kill -9 the primary.
+    // kill -9 the primary. The pauses are the chaos's timeline (bookings in flight at each
+    // blow), not waits for a condition.
     std::atomic<bool> switched{false}, primaryKilled{false};
     const qint64 primaryPid = first->pid();
     std::thread chaos([&] {

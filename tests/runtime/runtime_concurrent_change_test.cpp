@@ -65,7 +65,10 @@ void ConcurrentRuntimeChangeTest::eachAnswerIsItsOwnChange()
         HttpClient b(server.host(), server.port(), kAnswerMs);
         QVERIFY(a.connectToServer());
         QVERIFY(b.connectToServer());
-        QTest::qWait(30); // both connections reach their server (a worker, in processes mode)
+        // Both connections reached their server (a worker, in processes mode), so the two changes
+        // race there: open connections are these two and the /metrics request that counts them.
+        QVERIFY2(waitUntil([&] { return metric(server, QStringLiteral("taxicore_open_connections")) >= 3; }, 5000, 5),
+                 "the two connections did not reach the server");
         QVERIFY(a.sendRaw(putRequest(wanted[0])));
         QVERIFY(b.sendRaw(putRequest(wanted[1])));
         const HttpResponse answers[2] = {a.readResponses(1).value(0), b.readResponses(1).value(0)};

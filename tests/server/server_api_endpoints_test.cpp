@@ -369,7 +369,7 @@ void ApiEndpointsTest::healthzReportsVersionModeUptime()
     QCOMPARE(h.value("version").toString(), QStringLiteral(TAXICORE_VERSION));
     QCOMPARE(h.value("mode").toString(), QStringLiteral("single"));
     QVERIFY2(h.value("uptime_s").isDouble() && h.value("uptime_s").toDouble() >= 0, first.body.constData());
-    QTest::qWait(1100);
+    QTest::qWait(1100); // inherent: uptime_s counts seconds, so more than one must pass
     const HttpResponse second = m_http->get("/healthz");
     TC_VERIFY_STATUS(second, 200);
     QVERIFY2(second.json().value("uptime_s").toDouble() >= h.value("uptime_s").toDouble() + 1.0, second.body.constData());

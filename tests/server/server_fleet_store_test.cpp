@@ -6,6 +6,8 @@
 #include "region/SharedRegion.h"
 #include "city/Geo.h"
 
+#include "Wait.h"
+
 #include <QTest>
 #include <atomic>
 #include <cmath>
@@ -18,11 +20,15 @@
 #include <vector>
 
 using namespace taxicore;
+using taxicore::test::waitUntil;
 
 namespace {
 
 constexpr LatLng kCentre{57.7000, 11.9700};
 constexpr double kMetreLat = 1.0 / 111'195.0;
+// Position writes and reads that overlap in the seqlock test, each at least, within the timeout.
+constexpr long kContention = 100'000;
+constexpr int kContentionTimeoutMs = 10'000;
 
 // Car `id` stands `id * 10` metres north of the centre.
 LatLng placeNorth(int id)
@@ -376,12 +382,13 @@ void FleetStoreTest::seqlockReadersNeverSeeATornPosition()
                 check(n.car.position);
         }
     });
-    QTest::qWait(400);
+    // Until both sides did enough, not a fixed time: a loaded machine gets the same contention.
+    waitUntil([&] { return writes.load() >= kContention && reads.load() >= kContention; }, kContentionTimeoutMs, 10);
     stop = true;
     writer.join();
     byCar.join();
     byNearby.join();
-    QVERIFY2(writes.load() > 1000 && reads.load() > 1000,
+    QVERIFY2(writes.load() >= kContention && reads.load() >= kContention,
              qPrintable(QStringLiteral("too little contention: %1 writes, %2 reads").arg(writes.load()).arg(reads.load())));
     QVERIFY2(torn.load() == 0, qPrintable(QStringLiteral("%1 torn reads of %2, e.g. (%3, %4)")
                                               .arg(torn.load())

@@ -3,6 +3,8 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "ProcessInfo.h"
+#include "RawSocket.h"
 #include "ServerProcess.h"
 
 #include <QElapsedTimer>
@@ -18,6 +20,8 @@ constexpr int kGraceMs = 5000; // taxicore-server's shutdown grace period
 // A request that takes a few hundred ms on this machine kind (fib 38 is ~150 ms here).
 constexpr int kSlowFib = 40;
 const QByteArray kSlowFibValue = "102334155";
+// CPU the server spends past its idle use once it computes the slow request (clock ticks are 10 ms).
+constexpr int kComputingCpuMs = 30;
 } // namespace
 
 class GracefulShutdownTest : public QObject {
@@ -68,8 +72,9 @@ void GracefulShutdownTest::sigtermLetsTheInFlightRequestFinishAndExitsZero()
     QVERIFY2(server.start(), qPrintable(server.error()));
     HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
     QVERIFY(slow.connectToServer());
+    const qint64 cpuBefore = treeCpuMs(server.pid());
     QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(kSlowFib) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
-    QTest::qWait(100); // the request is being computed now
+    QVERIFY2(waitForCpu(server.pid(), cpuBefore, kComputingCpuMs, 5000), "the slow request is not being computed");
     QVERIFY2(slow.socket()->bytesAvailable() == 0, "the slow request finished before SIGTERM; make it slower");
     QElapsedTimer timer;
     timer.start();
@@ -97,8 +102,9 @@ void GracefulShutdownTest::answerFinishedWhileDrainingSaysConnectionClose()
     QVERIFY2(server.start(), qPrintable(server.error()));
     HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
     QVERIFY(slow.connectToServer());
+    const qint64 cpuBefore = treeCpuMs(server.pid());
     QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(kSlowFib) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
-    QTest::qWait(100);
+    QVERIFY2(waitForCpu(server.pid(), cpuBefore, kComputingCpuMs, 5000), "the slow request is not being computed");
     QVERIFY(server.terminate());
     const QList<HttpResponse> answer = slow.readResponses(1);
     TC_VERIFY_STATUS(answer.value(0), 200);
@@ -141,7 +147,10 @@ void GracefulShutdownTest::requestOnAnIdleConnectionWhileDrainingIsAnsweredWithC
     HttpClient idle(server.host(), server.port(), 5000);
     TC_VERIFY_STATUS(idle.get("/hello"), 200);
     QVERIFY(server.terminate());
-    QTest::qWait(100); // draining has begun; the connection is still open for a moment
+    // Draining has begun (its listener refuses new connections); the idle connection is still
+    // open for a moment.
+    QVERIFY2(waitUntil([&] { return connectOnce(server.port(), 500) == ECONNREFUSED; }, 5000, 5),
+             "the server did not start draining");
     QVERIFY(idle.sendRaw("GET /fib?n=10 HTTP/1.1\r\nHost: x\r\n\r\n"));
     const HttpResponse r = idle.readResponses(1).value(0);
     if (r.complete) {

@@ -11,8 +11,8 @@
 #include "HttpClient.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
-#include <QDeadlineTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSqlDatabase>
@@ -28,6 +28,7 @@ namespace {
 
 constexpr int kWaitMs = 15'000;
 constexpr int kPollMs = 100;
+constexpr int kRidersPerRun = 5; // rides the demand generator books in each run before it stops
 const QJsonObject kPickup{{"lat", 57.7003}, {"lng", 11.9668}};
 const QJsonObject kDropoff{{"lat", 57.7078}, {"lng", 11.9880}};
 
@@ -41,13 +42,7 @@ using taxicore::test::ledgerValue;
 // Polls `probe` until it is true or kWaitMs passed.
 bool eventually(const std::function<bool()> &probe)
 {
-    QDeadlineTimer deadline(kWaitMs);
-    while (!deadline.hasExpired()) {
-        if (probe())
-            return true;
-        QTest::qWait(kPollMs);
-    }
-    return probe();
+    return waitUntil(probe, kWaitMs, kPollMs);
 }
 
 QByteArray bookingPath(qint64 id)
@@ -224,7 +219,9 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
     // The demand generator books ~10 rides a second in each run.
     const QStringList args = serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("60"),
                                               QStringLiteral("--demand-rate"), QStringLiteral("600")});
+    const QString demandRiders = QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id LIKE 'demand-%'");
     qint64 id = 0;
+    int firstRunRiders = 0;
     {
         ServerProcess first(args);
         QVERIFY2(first.start(20'000), qPrintable(first.error()));
@@ -233,8 +230,11 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
         TC_VERIFY_STATUS(booked, 201);
         id = bookingId(booked);
         TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())), 200);
-        QTest::qWait(1000);
+        // The generator's riders of this run are in the ledger (was a fixed second).
+        QVERIFY2(eventually([&] { return ledgerValue(dir, demandRiders).toInt() >= kRidersPerRun; }),
+                 "the demand generator booked no rides");
         QCOMPARE(first.stop(), 0);
+        firstRunRiders = ledgerValue(dir, demandRiders).toInt();
     }
     ServerProcess second(args);
     QVERIFY2(second.start(20'000), qPrintable(second.error()));
@@ -247,9 +247,10 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
     TC_VERIFY_ERROR(http.get(bookingPath(id + 100'000)), 404, "booking_not_found");
 
     // Each run's generated riders are its own: no rider id of the first run comes back.
-    QTest::qWait(1000);
+    QVERIFY2(eventually([&] { return ledgerValue(dir, demandRiders).toInt() >= firstRunRiders + kRidersPerRun; }),
+             "the demand generator booked no rides after the restart");
     QCOMPARE(second.stop(), 0);
-    const int riders = ledgerValue(dir, QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id LIKE 'demand-%'")).toInt();
+    const int riders = ledgerValue(dir, demandRiders).toInt();
     const int distinct =
         ledgerValue(dir, QStringLiteral("SELECT count(DISTINCT rider_id) FROM bookings WHERE rider_id LIKE 'demand-%'")).toInt();
     QVERIFY2(riders >= 10, qPrintable(QString::number(riders)));

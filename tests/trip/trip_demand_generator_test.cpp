@@ -7,6 +7,7 @@
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -15,7 +16,6 @@
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QThread>
 
 using namespace taxicore::test;
 
@@ -70,14 +70,13 @@ void DemandGeneratorTest::generatedRidesCompleteAndAreRecorded()
     QElapsedTimer timer;
     timer.start();
     QJsonArray trips;
-    while (timer.elapsed() < kTripsTimeoutMs) {
-        const HttpResponse r = http.get("/api/v1/trips");
-        TC_VERIFY_STATUS(r, 200);
+    HttpResponse r;
+    waitUntil([&] {
+        r = http.get("/api/v1/trips");
         trips = r.json().value("trips").toArray();
-        if (trips.size() >= 3)
-            break;
-        QThread::msleep(250);
-    }
+        return r.status != 200 || trips.size() >= 3;
+    }, kTripsTimeoutMs, 250);
+    TC_VERIFY_STATUS(r, 200);
     QVERIFY2(trips.size() >= 3, qPrintable(QStringLiteral("%1 trips after %2 ms").arg(trips.size()).arg(timer.elapsed())));
     for (const QJsonValue &t : trips)
         QVERIFY2(t.toObject().value("rider_id").toString().startsWith(QStringLiteral("demand-")),
@@ -107,11 +106,8 @@ void DemandGeneratorTest::sameSeedBooksTheSameRides()
     for (int run = 0; run < 2; ++run) {
         ServerProcess server(serverArgs(dirs[run], QStringLiteral("600"), QStringLiteral("42")));
         QVERIFY2(server.start(20'000), qPrintable(server.error()));
-        QElapsedTimer timer;
-        timer.start();
-        while (timer.elapsed() < kBookingsTimeoutMs
-               && ledgerValue(dirs[run], QStringLiteral("SELECT count(*) FROM bookings")).toInt() < kRides)
-            QThread::msleep(100);
+        waitUntil([&] { return ledgerValue(dirs[run], QStringLiteral("SELECT count(*) FROM bookings")).toInt() >= kRides; },
+                  kBookingsTimeoutMs, 100);
         QCOMPARE(server.stop(), 0);
         pickups[run] = firstPickups(dirs[run], kRides);
         QCOMPARE(pickups[run].count(u';'), kRides - 1);

@@ -8,8 +8,9 @@
 #include "region/SharedRegion.h"
 #include "http/LiveFeed.h"
 
+#include "Wait.h"
+
 #include <QAbstractHttpServer>
-#include <QElapsedTimer>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -22,6 +23,7 @@
 #include <vector>
 
 using namespace taxicore;
+using taxicore::test::waitUntil;
 
 namespace {
 
@@ -57,14 +59,6 @@ struct Client {
         socket->sendTextMessage(R"({"subscribe":{"lat":57.7075,"lng":11.9675,"radius_m":5000}})");
     }
 };
-
-bool waitUntil(const std::function<bool()> &done, int timeoutMs) {
-    QElapsedTimer timer;
-    timer.start();
-    while (!done() && timer.elapsed() < timeoutMs)
-        QTest::qWait(10);
-    return done();
-}
 
 } // namespace
 
@@ -134,7 +128,7 @@ private slots:
         c.subscribe();
         QVERIFY(waitUntil([&] { return c.updates > 0; }, 2000));
         const int before = c.updates;
-        QTest::qWait(1000);
+        QTest::qWait(1000); // inherent: counts the updates of one second (a rate)
         const int perSecond = c.updates - before;
         QVERIFY2(perSecond >= 6 && perSecond <= 12, qPrintable(QString::number(perSecond)));
     }

@@ -7,8 +7,8 @@
 #include "HttpClient.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
-#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -24,6 +24,7 @@ namespace {
 
 constexpr double kLat = 57.7075;
 constexpr double kLng = 11.9675;
+constexpr int kMessagePollMs = 20; // messages arrive in this process: a short pause is cheap
 
 // One WebSocket client that keeps every JSON message it receives.
 class FeedClient {
@@ -58,27 +59,22 @@ public:
     // Waits (bounded) for a message, from index `from` on, that satisfies `pred`; returns it.
     QJsonObject waitFor(const std::function<bool(const QJsonObject &)> &pred, int timeoutMs,
                         qsizetype from = 0) {
-        QElapsedTimer timer;
-        timer.start();
-        for (;;) {
+        QJsonObject found;
+        waitUntil([&] {
             for (qsizetype i = from; i < messages.size(); ++i) {
                 if (pred(messages[i])) {
                     lastIndex = i;
-                    return messages[i];
+                    found = messages[i];
+                    return true;
                 }
             }
-            if (timer.elapsed() > timeoutMs || closed)
-                return {};
-            QTest::qWait(20);
-        }
+            return closed; // nothing more will come
+        }, timeoutMs, kMessagePollMs);
+        return found;
     }
 
     bool waitClosed(int timeoutMs) {
-        QElapsedTimer timer;
-        timer.start();
-        while (!closed && timer.elapsed() < timeoutMs)
-            QTest::qWait(20);
-        return closed;
+        return waitUntil([&] { return closed; }, timeoutMs, kMessagePollMs);
     }
 
     QWebSocket &socket() { return *m_socket; }

@@ -7,6 +7,7 @@
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
 #include <QDeadlineTimer>
 #include <QFile>
@@ -111,17 +112,13 @@ inline QString describeEvents(const ServerProcess &server)
     return lines.join(QStringLiteral(" | "));
 }
 
-// Polls `done` every `pollMs` (events processed in between) until it holds or `timeoutMs` passed.
-inline bool waitUntil(const std::function<bool()> &done, int timeoutMs, int pollMs = 50)
+// The value of an unlabelled metric in GET /metrics (taxicore_open_connections, ...); -1 if absent.
+inline double metric(const ServerProcess &server, const QString &name)
 {
-    QDeadlineTimer deadline(timeoutMs);
-    for (;;) {
-        if (done())
-            return true;
-        if (deadline.hasExpired())
-            return false;
-        QTest::qWait(pollMs);
-    }
+    const QRegularExpression line(QStringLiteral("^%1\\s+([0-9.e+-]+)\\s*$").arg(QRegularExpression::escape(name)),
+                                  QRegularExpression::MultilineOption);
+    const QRegularExpressionMatch m = line.match(QString::fromUtf8(call(server, "GET", "/metrics").body));
+    return m.hasMatch() ? m.captured(1).toDouble() : -1;
 }
 
 inline bool waitForServingWorkers(const ServerProcess &server, int count, int timeoutMs)

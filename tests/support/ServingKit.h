@@ -1,9 +1,9 @@
 #pragma once
 
-// Shared by the slowloris and C10K tests: a server started and serving in its mode, and latency
-// percentiles. Include after <QTest>.
+// A server started and serving in its mode, and latency percentiles (slowloris, C10K, the hostile
+// framing and memory tests). Include after <QTest>.
 
-#include "../runtime/RuntimeKit.h" // waitForWorkersTakingConnections, over the admin API
+#include "RuntimeKit.h" // waitForWorkersTakingConnections, over the admin API
 
 #include <algorithm>
 #include <vector>
