@@ -8,8 +8,10 @@ ARGS ?=
 deps:
 	@./scripts/install-deps.sh
 
+# Quiet, but what matters is shown: warnings, errors, a tool missing for a test (then, with
+# TAXICORE_REQUIRE_ALL_TESTS, configuring stops and names the package: deps installed them all).
 configure: deps
-	@cmake --preset default -Wno-dev >/dev/null
+	@cmake --preset default -Wno-dev --log-level=NOTICE -DTAXICORE_REQUIRE_ALL_TESTS=ON
 
 build: configure
 	@cmake --build --preset default -j $(JOBS)
@@ -25,10 +27,10 @@ run: build
 server: build
 	./build/bin/taxicore-server $(ARGS)
 
-## make test: build and run the whole suite through ctest
+## make test: build and run the whole suite through ctest, list what skipped and why
 ## (then each fuzz target for FUZZ_SMOKE_SECONDS, see make fuzz)
 test: build
-	@ctest --preset default -j $(JOBS)
+	@ctest --preset default -j $(JOBS); status=$$?; ./scripts/test-skips.sh build; exit $$status
 	@./fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
 ## make bench: the comparison suite (every mode and policy, the seed scenarios, the Node.js peers);

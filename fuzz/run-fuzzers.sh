@@ -12,7 +12,7 @@ seconds=${2:-${FUZZ_SECONDS:-60}}
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -DTAXICORE_FUZZ=ON -Wno-dev >/dev/null
+    -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -DTAXICORE_FUZZ=ON -Wno-dev --log-level=NOTICE
 fi
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target fuzzers >"$build/fuzz-build.log" 2>&1 ||
   { tail -40 "$build/fuzz-build.log"; echo "fuzz: build failed (log: $build/fuzz-build.log)" >&2; exit 1; }

@@ -60,9 +60,37 @@ endfunction()
 
 function(_taxicore_register_test name timeout labels environment)
   add_test(NAME ${name} COMMAND ${ARGN})
+  if(TAXICORE_REQUIRE_ALL_TESTS)
+    list(APPEND environment "TAXICORE_REQUIRE_ALL_TESTS=1") # a missing tool fails, not skips
+  endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}"
     ENVIRONMENT "${environment}")
   taxicore_isolate_test(${name})
+endfunction()
+
+# taxicore_find_test_tool(VAR NAMES program... PACKAGE debian-package FOR what [PATHS dir... NO_DEFAULT_PATH])
+# Finds a program tests need (into the cache variable VAR). When it is missing, the tests that
+# need it cannot be registered: with TAXICORE_REQUIRE_ALL_TESTS (CI, `make test`) that is a
+# configure error naming the package to install; otherwise a warning, so it is never silent.
+function(taxicore_find_test_tool var)
+  cmake_parse_arguments(T "NO_DEFAULT_PATH" "PACKAGE;FOR" "NAMES;PATHS" ${ARGN})
+  set(extra)
+  if(T_NO_DEFAULT_PATH)
+    set(extra NO_DEFAULT_PATH)
+  endif()
+  find_program(${var} NAMES ${T_NAMES} PATHS ${T_PATHS} ${extra})
+  if(NOT ${var})
+    taxicore_test_missing("${T_FOR}: ${T_NAMES} not found (apt-get install ${T_PACKAGE}, or scripts/install-deps.sh)")
+  endif()
+endfunction()
+
+# taxicore_test_missing(MESSAGE): a test cannot run as it should on this machine.
+function(taxicore_test_missing text)
+  if(TAXICORE_REQUIRE_ALL_TESTS)
+    message(FATAL_ERROR "${text}\nTAXICORE_REQUIRE_ALL_TESTS is on (CI, make test): no test may be left out.")
+  else()
+    message(WARNING "${text}")
+  endif()
 endfunction()
 
 # taxicore_isolate_test(NAME)

@@ -9,7 +9,7 @@ here=$PWD/scripts/sanitizers
 jobs=${JOBS:-$(nproc)}
 start=$(date +%s)
 
-cmake --preset asan -Wno-dev >/dev/null
+cmake --preset asan -Wno-dev --log-level=NOTICE
 cmake --build --preset asan -j "$jobs"
 
 # Child processes (taxicore-server, its workers) inherit these too.
@@ -23,5 +23,6 @@ export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="suppressions=$here/ubsan.supp:print_stacktrace=1:halt_on_error=1"
 status=0
 ctest --preset asan -j "$jobs" "$@" || status=$?
+"$here/../test-skips.sh" build-asan
 echo "test-asan: $( [ $status -eq 0 ] && echo passed || echo FAILED ) in $(( $(date +%s) - start )) s (build + ctest)"
 exit $status

@@ -85,7 +85,7 @@ private slots:
 
     void osmXmlGivesTheSameGraph() {
         if (!osmImportAvailable())
-            QSKIP("built without libosmium");
+            QSKIP("built without libosmium (apt-get install libosmium2-dev, then configure again)");
         const WayReadResult read = readOsmWays(citytest::fixturePath("small-network.osm"));
         QVERIFY2(read.error.isEmpty(), qPrintable(read.error));
         checkSmallNetwork(buildRoadGraph(read.ways));
@@ -107,7 +107,7 @@ private slots:
         QVERIFY2(read.error.isEmpty(), qPrintable(read.error));
         checkSmallNetwork(buildRoadGraph(read.ways));
 #else
-        QSKIP("built without libosmium");
+        QSKIP("built without libosmium (apt-get install libosmium2-dev, then configure again)");
 #endif
     }
 

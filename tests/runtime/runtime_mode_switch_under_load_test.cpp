@@ -4,6 +4,7 @@
 // PUT /admin/v1/runtime: no socket error, no non-2xx answer; GET /admin/v1/runtime reports each
 // switch, and in processes mode the workers' request counters grow (the workers served).
 
+#include "RequireTool.h"
 #include "RuntimeKit.h"
 
 #include <QElapsedTimer>
@@ -38,8 +39,7 @@ private Q_SLOTS:
 
 void ModeSwitchUnderLoadTest::switchesFailNoRequest()
 {
-    if (Wrk::program().isEmpty())
-        QSKIP("wrk is not installed (scripts/install-deps.sh)");
+    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(), "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--threads"), QStringLiteral("2"),
                           QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--sim-speed"),

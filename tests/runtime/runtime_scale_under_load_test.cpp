@@ -2,6 +2,7 @@
 // PUT /admin/v1/runtime. /admin/v1/workers shows 4 serving (each taking requests), then 1; the
 // three drained workers leave an "exit" event (not "crash"), and no request failed.
 
+#include "RequireTool.h"
 #include "RuntimeKit.h"
 
 #include <QElapsedTimer>
@@ -22,8 +23,7 @@ private Q_SLOTS:
 
 void ScaleUnderLoadTest::scaleUpAndDownFailsNoRequest()
 {
-    if (Wrk::program().isEmpty())
-        QSKIP("wrk is not installed (scripts/install-deps.sh)");
+    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(), "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("1"), QStringLiteral("--cars"), QStringLiteral("50"),
                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});

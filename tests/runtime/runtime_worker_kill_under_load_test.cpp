@@ -2,6 +2,7 @@
 // requests again, and the load lost at most one request per connection the killed worker held
 // (its open_connections just before the kill).
 
+#include "RequireTool.h"
 #include "RuntimeKit.h"
 
 #include <QElapsedTimer>
@@ -23,8 +24,7 @@ private Q_SLOTS:
 
 void WorkerKillUnderLoadTest::killedWorkerIsReplacedWithinTwoSeconds()
 {
-    if (Wrk::program().isEmpty())
-        QSKIP("wrk is not installed (scripts/install-deps.sh)");
+    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(), "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"),
                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
