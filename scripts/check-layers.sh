@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check-layers.sh [SERVER_DIR]: fails when a file of a server library includes a folder its
-# library does not link (docs/ARCHITECTURE.md §1). The `layering` test runs it, so a new include
+# library does not link (docs/ARCHITECTURE.md §1). The test `layering_test` runs it, so a new include
 # from a lower layer into a higher one fails `make test`, even where it would still compile.
 set -euo pipefail
 server=${1:-$(dirname "$0")/../server}
