@@ -133,8 +133,9 @@ client() { # workload n > answer: in the background, so a signal to this script 
 }
 
 ctl() { # callgrind_control with a timeout; it exits 0 even when it failed, its "  OK." is the answer
-  timeout "$control_timeout" callgrind_control "$@" >"$work/ctl.out" 2>&1 && grep -qx '  OK.' "$work/ctl.out" ||
-    { echo "bench-instructions: callgrind_control $* failed: $(cat "$work/ctl.out")" >&2; exit 1; }
+  if ! timeout "$control_timeout" callgrind_control "$@" >"$work/ctl.out" 2>&1 || ! grep -qx '  OK.' "$work/ctl.out"; then
+    echo "bench-instructions: callgrind_control $* failed: $(cat "$work/ctl.out")" >&2; exit 1
+  fi
 }
 
 start_server() { # label bin -> server_pid, url
@@ -156,8 +157,8 @@ start_server() { # label bin -> server_pid, url
   done
   [ -n "$url" ] || { echo "bench-instructions: $bin did not start (exited, or not listening within ${start_timeout}s): $(tail -5 "$dir/stderr")" >&2; exit 1; }
   ctl -i on "$server_pid" # instrument from here on (the start ran uninstrumented, ~10x faster)
-  # shellcheck disable=SC2001
-  echo "$label server: QT_HASH_SEED=0 $(sed "s|$work|\$TMP|g" <<<"${server_cmd[*]}")" >>"$work/commands"
+  local shown="${server_cmd[*]}"
+  echo "$label server: QT_HASH_SEED=0 ${shown//$work/\$TMP}" >>"$work/commands"
 }
 
 measure() { # label workload n -> appends "label workload n counted background_ir seconds min_cars" to results
@@ -176,12 +177,12 @@ measure() { # label workload n -> appends "label workload n counted background_i
   dumps=$((dumps + 1))
   # The dump is written thread by thread: wait until every thread's file is there.
   for _ in $(seq $((control_timeout * 10))); do
-    files=$(ls "$dir"/cg."$server_pid"."$dumps"-* 2>/dev/null | sort || true)
+    files=$(find "$dir" -maxdepth 1 -name "cg.$server_pid.$dumps-*" | sort)
     [ "$(wc -l <<<"$files")" = "$(wc -l <<<"$names")" ] && break
     sleep 0.1
   done
   if [ "$(wc -l <<<"$files")" != "$(wc -l <<<"$names")" ]; then
-    echo "bench-instructions: $label: $(wc -l <<<"$files") thread dumps but $(wc -l <<<"$names") threads ($names)" >&2; exit 1
+    echo "bench-instructions: $label: $(wc -l <<<"$files") thread dumps but $(wc -l <<<"$names") threads ($(tr '\n' ' ' <<<"$names"))" >&2; exit 1
   fi
   for f in $files; do
     tid=$((10#${f##*-}))
@@ -191,7 +192,7 @@ measure() { # label workload n -> appends "label workload n counted background_i
     echo "$label $workload thread $tid $name $ir" >>"$work/threads"
   done
   for name in $exclude_comms; do
-    grep -qx "$name" <<<"$names" || { echo "bench-instructions: $label has no thread $name (threads: $(echo $names)); set EXCLUDE_THREADS" >&2; exit 1; }
+    grep -qx "$name" <<<"$names" || { echo "bench-instructions: $label has no thread $name (threads: $(tr '\n' ' ' <<<"$names")); set EXCLUDE_THREADS" >&2; exit 1; }
   done
   echo "$label $workload $n $counted $background $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') $(sed -E 's/.*min_cars=([^ ]+).*/\1/' "$work/answer")" >>"$work/results"
 }
