@@ -1,7 +1,7 @@
 #include "dispatch/FleetLedger.h"
 
 #include "fleet/FleetStore.h"
-#include "ledger/LedgerReader.h"
+#include "ledger/LedgerQueries.h"
 
 #include <algorithm>
 
@@ -74,7 +74,7 @@ TripRecord tripRecord(const BookingSnapshot &b, const FareBreakdown &fare, const
     return r;
 }
 
-int restoreFromLedger(FleetStore &fleet, const LedgerReader &reader, QString &error)
+int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error)
 {
     const auto maxId = reader.maxBookingId();
     if (!maxId.ok()) {

@@ -10,7 +10,7 @@
 namespace taxicore {
 
 class FleetStore;
-class LedgerReader;
+class LedgerQueries;
 
 // How the fleet's bookings and trips are written to the ledger, and read back after a restart.
 // A new booking with the price it was booked at (surge, and the quote with a drop-off): what a
@@ -26,6 +26,6 @@ TripRecord tripRecord(const BookingSnapshot &booking, const FareBreakdown &fare,
 // was checkpointed, with the price it was booked at) and continues booking ids after the largest
 // one recorded. Returns how many were restored, or -1
 // with `error` set.
-int restoreFromLedger(FleetStore &fleet, const LedgerReader &reader, QString &error);
+int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error);
 
 } // namespace taxicore

@@ -4,7 +4,10 @@
 #include "region/Clock.h"
 #include "region/RegionLayout.h"
 
+#include <QString>
+
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -12,29 +15,46 @@ namespace taxicore {
 
 class SharedRegion;
 
-// The fleet and its bookings over the shared-memory region: every process (and every thread)
-// uses this one code path. All operations are safe to call concurrently from many processes.
+// The fleet and its bookings: the seam between what serves riders (http/, dispatch/) and where the
+// fleet lives. The embedded default is SharedMemoryFleet (every process of this machine maps one
+// region); a cluster backend keeps the truth elsewhere (a database) behind the same calls. All
+// operations are safe to call concurrently from many threads and processes.
+//
+// How a backend that commits remotely fits: moves are already two steps (begin*() reserves, the
+// caller commits the ledger record, settle() applies or drops) and book()/reassign() take their car
+// with a compare-and-swap that may lose to another booker, in which case they try the next
+// candidate. A database backend does that CAS inside its commit; readers (car, nearby, booking)
+// may answer from a local copy fed by the backend's change feed.
+//
+// Besides the fleet, every backend gives access to the blocks of this node's region (workers,
+// control, pricing), which stay on the machine whatever holds the fleet.
 class FleetStore {
 public:
-    explicit FleetStore(SharedRegion &region);
+    virtual ~FleetStore() = default;
+    FleetStore(const FleetStore &) = delete;
+    FleetStore &operator=(const FleetStore &) = delete;
+
+    // The backend named by `url`: empty or "shm:" is the embedded shared-memory fleet in `region`.
+    // Null with `error` set for any other.
+    static std::unique_ptr<FleetStore> open(SharedRegion &region, const QString &url, QString *error);
 
     // Primary only, once: places `count` available cars with positions from `place(id)`.
-    void initialiseCars(int count, const std::function<LatLng(int id)> &place);
+    virtual void initialiseCars(int count, const std::function<LatLng(int id)> &place) = 0;
 
-    int carCount() const;
-    std::optional<CarSnapshot> car(int id) const;
+    virtual int carCount() const = 0;
+    virtual std::optional<CarSnapshot> car(int id) const = 0;
     // Writes a reported or simulated position; drives the arrival of an assigned car.
     // `fromDevice` pauses the simulator for this car for a while.
-    std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
-                                              bool fromDevice);
+    virtual std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
+                                              bool fromDevice) = 0;
     // The simulator's live ETA (simulated seconds) of an assigned booking's car to its pickup.
-    void setEta(uint64_t id, uint32_t etaS);
+    virtual void setEta(uint64_t id, uint32_t etaS) = 0;
     // Where a trip booked without a drop-off goes: the simulator chooses it once on board.
-    void setDestination(uint64_t id, LatLng destination);
+    virtual void setDestination(uint64_t id, LatLng destination) = 0;
     // True while a real device reports this car: the simulator must not move it.
-    bool isDeviceDriven(int id) const;
-    std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
-                                  bool availableOnly = false) const;
+    virtual bool isDeviceDriven(int id) const = 0;
+    virtual std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
+                                  bool availableOnly = false) const = 0;
 
     enum class BookResult { Booked, NoCarAvailable, CapacityFull };
     struct Booking {
@@ -47,16 +67,16 @@ public:
     // Reserves the available car with the smallest ETA among the nearest ones (CAS
     // Available → ToPickup: never two bookings on one car) and creates the booking, assigned.
     // `riderTokenHash` (http/SecretToken.h) is kept with it: only that rider may move it.
-    Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
-                 double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash = {});
+    virtual Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
+                 double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash = {}) = 0;
 
-    std::optional<BookingSnapshot> booking(uint64_t id) const;
+    virtual std::optional<BookingSnapshot> booking(uint64_t id) const = 0;
     // Puts back a booking read from the ledger after a restart, reserving its car again. With
     // `progress`, the car stands where it was checkpointed and a trip keeps its metres and time on
     // board. False when the car does not exist or is already taken.
-    bool restoreBooking(const BookingSnapshot &booking, const TripProgress &progress = {});
+    virtual bool restoreBooking(const BookingSnapshot &booking, const TripProgress &progress = {}) = 0;
     // The newest bookings first, at most `max`.
-    std::vector<BookingSnapshot> recentBookings(int max) const;
+    virtual std::vector<BookingSnapshot> recentBookings(int max) const = 0;
 
     // Pickup, complete and cancel in two steps, so what every process sees changes only once the
     // ledger holds the move (issue 15 item 6): begin*() checks the move is legal and reserves the
@@ -68,14 +88,14 @@ public:
         TransitionResult result = TransitionResult::NotFound;
         BookingSnapshot booking; // as it is after the move (begun: as it will be), else as it is
     };
-    Transition beginPickup(uint64_t id);
+    virtual Transition beginPickup(uint64_t id) = 0;
     // The trip's distance from the car's odometer, its fare from `fareFor(distance, secs)`.
-    Transition beginComplete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor);
-    Transition beginCancel(uint64_t id);
+    virtual Transition beginComplete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor) = 0;
+    virtual Transition beginCancel(uint64_t id) = 0;
     // Nobody boarded within the pickup timeout: the booking ends and its car is free again.
-    Transition beginExpire(uint64_t id);
+    virtual Transition beginExpire(uint64_t id) = 0;
     // `move` is what a begin*() answered Done; returns the booking as it is now.
-    Transition settle(const Transition &move, bool committed);
+    virtual Transition settle(const Transition &move, bool committed) = 0;
     // begin + settle at once, for callers without a ledger to wait for.
     Transition pickup(uint64_t id) { return settle(beginPickup(id), true); }
     Transition complete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor)
@@ -95,8 +115,9 @@ public:
     // the smallest ETA near the pickup. The new car is taken with the same CAS as book() (never
     // two bookings on one car), the old one becomes available, the booking is assigned again with
     // a fresh ETA. CarUnavailable: the named car is not available, or none is.
-    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas);
+    virtual Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) = 0;
 
+    // This node's region: its worker slots, run-wide control and pricing blocks.
     WorkerSlot &workerSlot(int index) const;
     ControlBlock &control() const;
     // Tariff, surge grid, demand rate and booking prices (pricing/PricingBoard reads and writes it).
@@ -108,25 +129,11 @@ public:
     // and time charges.
     double simulatedSeconds(int64_t fromMs, int64_t toMs) const;
 
-private:
-    CarSlot *carSlot(int id) const;
-    PackedPosition *packedPositions() const;
-    BookingSlot &bookingSlot(uint64_t id) const;
-    void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
-    void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
-    void releaseCar(int carId, uint64_t bookingId);
-    // Takes (CAS Available → ToPickup) the available car with the smallest ETA to `pickup`, as
-    // book() and reassign() both need; 0 when none.
-    struct ReservedCar {
-        int id = 0;
-        double etaS = 0;
-    };
-    ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas);
-    // Locks booking `id` and, if the state machine allows `to` and no other move is reserved,
-    // reserves it for `to`; `fill` writes the move's values into the returned snapshot.
-    template<typename Fill>
-    Transition beginTransition(uint64_t id, BookingState to, Fill fill);
+protected:
+    explicit FleetStore(SharedRegion &region);
+    char *regionBase() const { return m_base; }
 
+private:
     char *m_base;
 };
 

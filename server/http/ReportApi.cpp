@@ -5,7 +5,7 @@
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
 #include "http/Router.h"
-#include "ledger/LedgerReader.h"
+#include "ledger/LedgerQueries.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -59,7 +59,7 @@ QJsonObject tripJson(const TripRecord &t)
 
 } // namespace
 
-void registerReportRoutes(Router &router, const LedgerReader &reader)
+void registerReportRoutes(Router &router, const LedgerQueries &reader)
 {
     router.add(HttpMethod::Get, "/api/v1/trips", [&reader](const ApiRequest &request) {
         const auto [from, to] = readSpan(request);

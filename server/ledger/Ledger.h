@@ -1,62 +1,72 @@
 #pragma once
 
-#include "ledger/LedgerBatchWriter.h"
-#include "ledger/LedgerReader.h"
+#include "ledger/LedgerOptions.h"
+#include "ledger/LedgerQueries.h"
+#include "ledger/LedgerRecords.h"
+#include "ledger/LedgerStats.h"
 
+#include <functional>
 #include <memory>
 
 namespace taxicore {
 
-// The durable ledger of one process: <dataDir>/ledger.sqlite in WAL mode, written by a group-commit
-// thread. Every process (primary and each worker) opens its own Ledger on the same file.
+// The durable ledger of one process: the seam between the service and where bookings are kept.
+// The embedded default is SqliteLedger (<dataDir>/ledger.sqlite, group commit on a writer thread;
+// every process opens its own on the same file). A database backend implements the same calls:
+// append() is asynchronous and batched, and `done` reports the commit, which is what lets the
+// service answer a booking only after it is durable (ack after commit).
 //
-//   auto opened = Ledger::open(options);        // error names the file and the problem
+//   auto opened = Ledger::open(options);        // error names the ledger and the problem
 //   opened.ledger->append(BookingRecord{...}, [](bool committed, const QString &error) {
 //       // on the ledger's writer thread, after the record's transaction committed
 //   });
 class Ledger {
 public:
-    using Done = LedgerBatchWriter::Done;
+    using Done = std::function<void(bool committed, const QString &error)>;
     static constexpr int kDefaultWaitMs = 60000; // appendAndWait gives up after this
 
     struct Opened {
         std::unique_ptr<Ledger> ledger; // null on error
         QString error;
     };
-    // Creates the directory and the file if needed, verifies it, migrates the schema, and starts
-    // the writer. A corrupt, locked (beyond busyTimeoutMs), read-only or unwritable file is an
-    // error.
+    // The backend `options.url` names: empty or "sqlite:" is the SQLite file in options.dataDir,
+    // created, verified and migrated at open (a corrupt, locked, read-only or unwritable file is
+    // an error). Any other URL is an error naming it.
     static Opened open(const LedgerOptions &options);
-    ~Ledger(); // commits everything already appended, runs its callbacks, then closes
+
+    virtual ~Ledger() = default;
+    Ledger(const Ledger &) = delete;
+    Ledger &operator=(const Ledger &) = delete;
 
     // Thread-safe, never blocks on the disk. `done(committed, error)` runs exactly once, on the
     // writer thread (or at once on the caller's thread if the ledger is closing or more than
-    // maxQueuedRecords wait), after the
-    // transaction holding the record committed (or failed: nothing of the record is written).
-    // Records commit in append order: a committed record's predecessors are committed too.
-    // `done` must be quick and must not call appendAndWait (it would wait for itself).
-    void append(LedgerRecord record, Done done = {});
+    // maxQueuedRecords wait), after the transaction holding the record committed (or failed:
+    // nothing of the record is written). Records commit in append order: a committed record's
+    // predecessors are committed too. `done` must be quick and must not call appendAndWait (it
+    // would wait for itself).
+    virtual void append(LedgerRecord record, Done done = {}) = 0;
     // Blocks the caller until the record committed; for tests and tools, not for event loops.
-    bool appendAndWait(LedgerRecord record, QString *error = nullptr,
-                       int timeoutMs = kDefaultWaitMs);
+    bool appendAndWait(LedgerRecord record, QString *error = nullptr, int timeoutMs = kDefaultWaitMs);
 
     // Blocks until everything appended so far is committed (or failed) and its callback ran, at
     // most `timeoutMs`; false on timeout. A server calls it before tearing down what its callbacks
     // use (the HTTP stack their replies go to). Not from a callback.
-    bool waitUntilIdle(int timeoutMs) { return m_writer.waitUntilIdle(timeoutMs); }
+    virtual bool waitUntilIdle(int timeoutMs) = 0;
 
-    const LedgerReader &reader() const { return m_reader; }
-    LedgerStats stats() const { return m_writer.stats(); }
-    QString filePath() const { return m_file; }
+    virtual const LedgerQueries &reader() const = 0;
+    virtual LedgerStats stats() const = 0;
+    // Where the ledger is, for messages: the file, or the database.
+    virtual QString location() const = 0;
     const LedgerOptions &options() const { return m_options; }
 
-private:
-    explicit Ledger(const LedgerOptions &options);
+protected:
+    explicit Ledger(const LedgerOptions &options)
+        : m_options(options)
+    {
+    }
 
+private:
     LedgerOptions m_options;
-    QString m_file;
-    LedgerReader m_reader;
-    LedgerBatchWriter m_writer;
 };
 
 } // namespace taxicore

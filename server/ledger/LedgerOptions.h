@@ -27,6 +27,7 @@ struct LedgerOptions {
     int checkpointIntervalMs = 500;  // the writer copies the WAL into the database this often,
                                      // after a batch's callbacks; 0: SQLite's, inside COMMIT
     qint64 walResetBytes = 32 << 20; // beyond this it empties and truncates the WAL instead
+    QString url; // the backend (Ledger::open): empty or "sqlite:" is the embedded SQLite file
 };
 
 inline constexpr auto kLedgerFileName = "ledger.sqlite";

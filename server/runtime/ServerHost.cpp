@@ -63,7 +63,10 @@ bool ServerHost::start(QString &error)
     m_region = SharedRegion::create(error);
     if (!m_region)
         return false;
-    m_fleet = std::make_unique<FleetStore>(*m_region);
+    // The fleet backend is chosen here, once (fleet/FleetStore.h): today the embedded default.
+    m_fleet = FleetStore::open(*m_region, {}, &error);
+    if (!m_fleet)
+        return false;
     m_fleet->control().startedMs.store(clock::monotonicMs());
     // Before bookings are restored and workers start: both time trips in simulated seconds.
     m_fleet->control().simSpeed.store(m_options.simSpeed);
@@ -85,7 +88,7 @@ bool ServerHost::start(QString &error)
     // After the cars are placed: restored bookings put their cars back to work.
     const int restored = restoreFromLedger(*m_fleet, m_ledger->reader(), error);
     if (restored < 0) {
-        error = QStringLiteral("cannot read the ledger %1: %2").arg(m_ledger->filePath(), error);
+        error = QStringLiteral("cannot read the ledger %1: %2").arg(m_ledger->location(), error);
         return false;
     }
     if (restored > 0)

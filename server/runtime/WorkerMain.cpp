@@ -49,7 +49,13 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         fail(error);
         return 1;
     }
-    FleetStore fleet(*region);
+    // The same backend as the primary's (ServerHost::start).
+    const std::unique_ptr<FleetStore> fleetStore = FleetStore::open(*region, {}, &error);
+    if (!fleetStore) {
+        fail(error);
+        return 1;
+    }
+    FleetStore &fleet = *fleetStore;
     const AccessSettings access = readAccessSettings(fleet.control().access);
     setOperatorAccessPolicy({access.adminToken, access.trustLoopback, access.deviceToken});
     std::shared_ptr<const city::City> city;

@@ -3,6 +3,7 @@
 // screenshot; the by-hour chart must show bars. The PNG is kept in $TAXICORE_ARTIFACT_DIR.
 // And a run of the benchmark panel lands in the ledger as a "benchmark" event.
 #include "ledger/Ledger.h"
+#include "ledger/LedgerReader.h"
 
 #include "ConsoleProcessKit.h"
 

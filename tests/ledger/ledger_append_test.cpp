@@ -31,13 +31,33 @@ private slots:
     void waitUntilIdleReturnsAfterEveryCallbackRan();
     void overloadFailsFastInsteadOfQueueingForever();
     void walStaysBoundedUnderSustainedWrites();
+    void openChoosesTheBackendByUrl();
 };
+
+// The seam (ledger/Ledger.h): no URL or "sqlite:" is the embedded SQLite file; anything else is
+// refused by name at open, not silently replaced by the default.
+void LedgerAppendTest::openChoosesTheBackendByUrl() {
+    QTemporaryDir dir;
+    LedgerOptions options = optionsFor(dir.path());
+    options.url = QStringLiteral("sqlite:");
+    auto sqlite = Ledger::open(options);
+    QVERIFY2(sqlite.ledger, qPrintable(sqlite.error));
+    QCOMPARE(sqlite.ledger->location(), ledgerFilePath(dir.path()));
+    QVERIFY(sqlite.ledger->appendAndWait(booking(7)));
+    sqlite.ledger.reset();
+
+    options.url = QStringLiteral("postgresql://127.0.0.1:1/taxicore");
+    const auto unknown = Ledger::open(options);
+    QVERIFY(!unknown.ledger);
+    QVERIFY2(unknown.error.contains(QStringLiteral("unknown ledger backend \"postgresql://127.0.0.1:1/taxicore\"")),
+             qPrintable(unknown.error));
+}
 
 void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection() {
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
-    RawConnection raw(opened.ledger->filePath());
+    RawConnection raw(opened.ledger->location());
 
     std::atomic<qint64> seenAtCallback{-2};
     std::atomic<bool> wasCommitted{false};
@@ -75,7 +95,7 @@ void LedgerAppendTest::manyAppendsShareFewTransactions() {
     QCOMPARE(stats.committed, quint64(kRecords));
     qInfo() << "transactions for" << kRecords << "appends:" << stats.transactions;
     QVERIFY2(stats.transactions <= quint64(kRecords / 10), "appends were not batched");
-    RawConnection raw(opened.ledger->filePath());
+    RawConnection raw(opened.ledger->location());
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kRecords);
 }
 
@@ -101,7 +121,7 @@ void LedgerAppendTest::appendAndWaitBlocksUntilCommitted() {
     QVERIFY2(opened.ledger, qPrintable(opened.error));
     QString error;
     QVERIFY2(opened.ledger->appendAndWait(booking(7), &error), qPrintable(error));
-    RawConnection raw(opened.ledger->filePath());
+    RawConnection raw(opened.ledger->location());
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 7")), 1);
 }
 
@@ -189,7 +209,7 @@ void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown() {
     QCOMPARE(trips.value[0].fare.total, 140.5);
     QCOMPARE(trips.value[0].fare.surge, 1.2);
     QCOMPARE(trips.value[0].fare.distanceCharge, 40.5);
-    RawConnection raw(ledger.filePath());
+    RawConnection raw(ledger.location());
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 3")),
              3);
     QCOMPARE(raw.scalar(QStringLiteral("SELECT car_id FROM bookings WHERE id = 3")), 4);
@@ -274,7 +294,7 @@ void LedgerAppendTest::walStaysBoundedUnderSustainedWrites() {
     options.batchMaxRecords = 50;
     auto opened = Ledger::open(options);
     QVERIFY2(opened.ledger, qPrintable(opened.error));
-    const QString wal = opened.ledger->filePath() + QStringLiteral("-wal");
+    const QString wal = opened.ledger->location() + QStringLiteral("-wal");
     constexpr int kBookings = 30000;
     QSemaphore done;
     qint64 largest = 0;

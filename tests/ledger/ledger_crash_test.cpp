@@ -63,7 +63,7 @@ void LedgerCrashTest::acknowledgedBookingsSurviveKill9() {
 
     auto reopened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(reopened.ledger, qPrintable(reopened.error));
-    RawConnection raw(reopened.ledger->filePath());
+    RawConnection raw(reopened.ledger->location());
     const qint64 rows = raw.scalar(QStringLiteral("SELECT count(*) FROM bookings"));
     qInfo() << durability << ": acknowledged" << open.size() + completed.size() << "rows" << rows;
 

@@ -2,7 +2,7 @@
 // under threads, the booking state machine (table and store), and the position seqlock.
 
 #include "fleet/BookingState.h"
-#include "fleet/FleetStore.h"
+#include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
 #include "city/Geo.h"
 
@@ -74,6 +74,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
 
+    void openChoosesTheBackendByUrl();
     void nearbyIsSortedByDistanceAndLimited();
     void nearbyHonoursRadiusAndAvailability();
     void nearbyMatchesABruteForceSearch();
@@ -94,8 +95,25 @@ void FleetStoreTest::init()
     QString error;
     m_region = SharedRegion::create(error);
     QVERIFY2(m_region, qPrintable(error));
-    m_fleet = std::make_unique<FleetStore>(*m_region);
+    m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
     m_fleet->control().startedMs.store(clock::wallMs());
+}
+
+// The seam (fleet/FleetStore.h): no URL or "shm:" is the embedded shared-memory fleet over the
+// region it was given; anything else is refused by name, not silently replaced by the default.
+void FleetStoreTest::openChoosesTheBackendByUrl()
+{
+    QString error;
+    for (const QString &url : {QString(), QStringLiteral("shm:")}) {
+        const std::unique_ptr<FleetStore> fleet = FleetStore::open(*m_region, url, &error);
+        QVERIFY2(fleet, qPrintable(error));
+        QVERIFY(dynamic_cast<SharedMemoryFleet *>(fleet.get()));
+        // The same region: a car placed through one store is seen through the other.
+        m_fleet->initialiseCars(1, [](int) { return LatLng{57.7, 11.97}; });
+        QCOMPARE(fleet->carCount(), 1);
+    }
+    QVERIFY(!FleetStore::open(*m_region, QStringLiteral("redis://127.0.0.1:1"), &error));
+    QVERIFY2(error.contains(QStringLiteral("unknown fleet backend \"redis://127.0.0.1:1\"")), qPrintable(error));
 }
 
 void FleetStoreTest::cleanup()

@@ -7,7 +7,7 @@
 #include "ServerProcess.h"
 
 #include "city/City.h"
-#include "fleet/FleetStore.h"
+#include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
 #include "http/Router.h"
 #include "runtime/CityLocator.h"
@@ -99,7 +99,7 @@ void OpenApiContractTest::initTestCase()
     QString regionError;
     m_region = SharedRegion::create(regionError);
     QVERIFY2(m_region, qPrintable(regionError));
-    m_fleet = std::make_unique<FleetStore>(*m_region);
+    m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
     // The server always runs with a city (the bundled one unless --city), so with its routes.
     const QString cityPath = bundledCityPath();
     QVERIFY2(!cityPath.isEmpty(), "the bundled city file is missing");

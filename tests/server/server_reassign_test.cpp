@@ -7,7 +7,7 @@
 #include "HttpClient.h"
 #include "ServerProcess.h"
 
-#include "fleet/FleetStore.h"
+#include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
 
 #include <QJsonArray>
@@ -92,7 +92,7 @@ void ReassignTest::init()
     QString error;
     m_region = SharedRegion::create(error);
     QVERIFY2(m_region, qPrintable(error));
-    m_fleet = std::make_unique<FleetStore>(*m_region);
+    m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
 }
 
 void ReassignTest::cleanup()

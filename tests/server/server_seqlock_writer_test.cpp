@@ -3,7 +3,7 @@
 // machine) is never taken over, however long the wait spins; only a writer silent for
 // kSeqlockWriterGiveUp (a process that died mid-update) is, and then within a bounded time.
 
-#include "fleet/FleetStore.h"
+#include "fleet/SharedMemoryFleet.h"
 #include "region/RegionLayout.h"
 #include "region/SharedRegion.h"
 #include "region/SlotLock.h"
@@ -34,7 +34,7 @@ private Q_SLOTS:
         QString error;
         m_region = SharedRegion::create(error);
         QVERIFY2(m_region, qPrintable(error));
-        m_fleet = std::make_unique<FleetStore>(*m_region);
+        m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
         m_fleet->initialiseCars(1, [](int) { return kStart; });
     }
     void cleanup()

@@ -4,7 +4,7 @@
 // leaves, a client that stops reading (dropped), and the feed going away (every client is
 // disconnected, none left dangling).
 
-#include "fleet/FleetStore.h"
+#include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
 #include "http/LiveFeed.h"
 
@@ -70,7 +70,7 @@ private slots:
         QString error;
         m_region = SharedRegion::create(error);
         QVERIFY2(m_region, qPrintable(error));
-        m_fleet = std::make_unique<FleetStore>(*m_region);
+        m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
         m_fleet->initialiseCars(150, [](int id) {
             return LatLng{57.70 + (id % 12) * 0.001, 11.96 + (id / 12) * 0.001};
         });

@@ -113,7 +113,7 @@ void TripReport::refresh()
     }
     std::optional<taxicore::LedgerReader> reader = m_reader;
     if (!reader && m_backend && m_backend->ledger())
-        reader.emplace(m_backend->ledger()->reader());
+        reader.emplace(m_backend->ledger()->options()); // the embedded server's SQLite file
     const auto [from, to] = span();
     QString problem;
     if (!reader)

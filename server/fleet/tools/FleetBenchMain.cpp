@@ -5,7 +5,7 @@
 
 #include "city/City.h"
 #include "dispatch/FleetSimulator.h"
-#include "fleet/FleetStore.h"
+#include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
 #include "pricing/SurgePublisher.h"
 
@@ -81,7 +81,7 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "taxicore-fleet-bench: %s\n", qPrintable(error));
         return 1;
     }
-    FleetStore fleet(*region);
+    SharedMemoryFleet fleet(*region);
     std::mt19937_64 random(kSeed);
     fleet.initialiseCars(cars, [&](int) { return FleetSimulator::randomPointIn(loaded.city.get(), random); });
     std::printf("%d cars on %s\n", cars, qPrintable(cityPath));

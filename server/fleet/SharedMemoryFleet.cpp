@@ -1,0 +1,609 @@
+#include "fleet/SharedMemoryFleet.h"
+
+#include "region/SharedRegion.h"
+#include "region/SlotLock.h"
+#include "city/Geo.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <cstring>
+#include <ctime>
+#include <signal.h>
+#include <thread>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+
+// A car within this distance of its pickup has arrived.
+constexpr double kArrivalRadiusM = 40.0;
+// A car that reported from a real device is left alone by the simulator this long.
+constexpr int64_t kDevicePauseMs = 30'000;
+// Nearest cars tried in one booking attempt, and attempts when other bookers race us.
+constexpr int kBookingCandidates = 16;
+constexpr int kBookingAttempts = 4;
+
+BookingSnapshot snapshotOf(const BookingSlot &slot)
+{
+    BookingSnapshot b;
+    b.id = slot.id.load(std::memory_order_relaxed);
+    b.state = static_cast<BookingState>(slot.state);
+    b.carId = slot.carId;
+    b.riderId = QString::fromUtf8(slot.riderId, static_cast<qsizetype>(strnlen(slot.riderId, kRiderIdBytes)));
+    b.pickup = {slot.pickupLat, slot.pickupLng};
+    b.hasDropoff = slot.hasDropoff != 0;
+    b.dropoff = {slot.dropoffLat, slot.dropoffLng};
+    b.etaS = slot.etaS;
+    b.createdMs = slot.createdMs;
+    b.arrivedMs = slot.arrivedMs;
+    b.pickupMs = slot.pickupMs;
+    b.endedMs = slot.endedMs;
+    b.startOdometerM = slot.startOdometerM;
+    b.distanceM = slot.distanceM;
+    b.fare = slot.fare;
+    static const uint8_t noOwner[sizeof slot.riderTokenHash] = {};
+    if (std::memcmp(slot.riderTokenHash, noOwner, sizeof noOwner) != 0)
+        b.riderTokenHash = QByteArray(reinterpret_cast<const char *>(slot.riderTokenHash), sizeof slot.riderTokenHash);
+    b.hasDestination = slot.hasDestination != 0;
+    b.destination = {slot.destinationLat, slot.destinationLng};
+    b.durationS = slot.durationS;
+    return b;
+}
+
+// The owner's token hash into a slot (zero-padded; empty: no owner).
+void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
+{
+    std::memset(slot.riderTokenHash, 0, sizeof slot.riderTokenHash);
+    std::memcpy(slot.riderTokenHash, hash.constData(),
+                std::min(sizeof slot.riderTokenHash, static_cast<std::size_t>(hash.size())));
+}
+
+CarSnapshot readCar(const CarSlot &slot, int id)
+{
+    CarSnapshot c;
+    c.id = id;
+    std::chrono::steady_clock::time_point giveUpAt;
+    for (int tries = 0;; ++tries) {
+        const uint32_t before = slot.seq.load(std::memory_order_acquire);
+        c.position = {slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
+        c.heading = slot.heading.load(std::memory_order_relaxed);
+        c.speedKmh = slot.speedKmh.load(std::memory_order_relaxed);
+        c.odometerM = slot.odometerM.load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if ((before & 1) == 0 && slot.seq.load(std::memory_order_relaxed) == before)
+            break;
+        if (tries < 1000) {
+            cpuRelax();
+            continue;
+        }
+        // A writer that died mid-update leaves seq odd forever: accept the values eventually. Only
+        // after real time, not a spin count: on a loaded machine a live writer can be preempted
+        // mid-update for milliseconds (torn reads in tst_fleet_store under make test-asan).
+        const auto now = std::chrono::steady_clock::now();
+        if (tries == 1000)
+            giveUpAt = now + std::chrono::milliseconds(100);
+        else if (now >= giveUpAt)
+            break;
+        std::this_thread::yield();
+    }
+    c.state = static_cast<CarState>(slot.state.load(std::memory_order_acquire));
+    c.bookingId = slot.bookingId.load(std::memory_order_acquire);
+    c.updatedMs = slot.updatedMs.load(std::memory_order_relaxed);
+    return c;
+}
+
+} // namespace
+
+SharedMemoryFleet::SharedMemoryFleet(SharedRegion &region)
+    : FleetStore(region)
+{
+}
+
+CarSlot *SharedMemoryFleet::carSlot(int id) const
+{
+    if (id < 1 || id > carCount())
+        return nullptr;
+    return reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars) + (id - 1);
+}
+
+PackedPosition *SharedMemoryFleet::packedPositions() const
+{
+    return reinterpret_cast<PackedPosition *>(regionBase() + RegionOffsets::positions);
+}
+
+BookingSlot &SharedMemoryFleet::bookingSlot(uint64_t id) const
+{
+    return reinterpret_cast<BookingSlot *>(regionBase() + RegionOffsets::bookings)[id % kBookingCapacity];
+}
+
+int SharedMemoryFleet::carCount() const
+{
+    return control().carCount.load(std::memory_order_acquire);
+}
+
+void SharedMemoryFleet::initialiseCars(int count, const std::function<LatLng(int id)> &place)
+{
+    count = std::clamp(count, 0, kMaxCars);
+    control().carCount.store(count, std::memory_order_release);
+    for (int id = 1; id <= count; ++id) {
+        CarSlot &slot = *carSlot(id);
+        writePosition(slot, place(id), 0, 0, false);
+        slot.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+    }
+}
+
+std::optional<CarSnapshot> SharedMemoryFleet::car(int id) const
+{
+    const CarSlot *slot = carSlot(id);
+    if (!slot)
+        return std::nullopt;
+    return readCar(*slot, id);
+}
+
+void SharedMemoryFleet::writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved)
+{
+    const uint32_t seq = beginSeqlockWrite(slot.seq) - 1; // the update ends at seq + 2 (even)
+    std::atomic_thread_fence(std::memory_order_release);
+    if (moved) {
+        const LatLng previous{slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
+        const double step = city::haversineMeters(previous, position);
+        slot.odometerM.store(slot.odometerM.load(std::memory_order_relaxed) + step, std::memory_order_relaxed);
+    }
+    slot.lat.store(position.lat, std::memory_order_relaxed);
+    slot.lng.store(position.lng, std::memory_order_relaxed);
+    slot.heading.store(heading, std::memory_order_relaxed);
+    slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
+    slot.updatedMs.store(clock::wallMs(), std::memory_order_relaxed);
+    PackedPosition &packed = packedPositions()[&slot - reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars)];
+    packed.lat.store(float(position.lat), std::memory_order_relaxed);
+    packed.lng.store(float(position.lng), std::memory_order_relaxed);
+    slot.seq.store(seq + 2, std::memory_order_release);
+}
+
+std::optional<CarSnapshot> SharedMemoryFleet::updatePosition(int id, LatLng position, float heading,
+                                                      float speedKmh, bool fromDevice)
+{
+    CarSlot *slot = carSlot(id);
+    if (!slot)
+        return std::nullopt;
+    if (fromDevice)
+        slot->deviceUntilMs.store(clock::monotonicMs() + kDevicePauseMs, std::memory_order_relaxed);
+    writePosition(*slot, position, heading, speedKmh, true);
+    const auto state = static_cast<CarState>(slot->state.load(std::memory_order_acquire));
+    const uint64_t bookingId = slot->bookingId.load(std::memory_order_acquire);
+    if (state == CarState::ToPickup && bookingId != 0)
+        markArrivedIfAtPickup(id, bookingId, position);
+    return readCar(*slot, id);
+}
+
+bool SharedMemoryFleet::isDeviceDriven(int id) const
+{
+    const CarSlot *slot = carSlot(id);
+    return slot && slot->deviceUntilMs.load(std::memory_order_relaxed) > clock::monotonicMs();
+}
+
+void SharedMemoryFleet::markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position)
+{
+    BookingSlot &slot = bookingSlot(bookingId);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != bookingId || slot.carId != carId
+        || static_cast<BookingState>(slot.state) != BookingState::Assigned)
+        return;
+    if (city::haversineMeters(position, {slot.pickupLat, slot.pickupLng}) > kArrivalRadiusM)
+        return;
+    slot.state = static_cast<uint32_t>(BookingState::Arriving);
+    slot.arrivedMs = clock::wallMs();
+    slot.etaS = 0;
+    // The car now waits at the pickup for its rider (what it does, for the map and the API).
+    if (CarSlot *car = carSlot(carId)) {
+        uint32_t expected = static_cast<uint32_t>(CarState::ToPickup);
+        car->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::Waiting),
+                                           std::memory_order_acq_rel);
+    }
+}
+
+void SharedMemoryFleet::setEta(uint64_t id, uint32_t etaS)
+{
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) == id && static_cast<BookingState>(slot.state) == BookingState::Assigned)
+        slot.etaS = etaS;
+}
+
+void SharedMemoryFleet::setDestination(uint64_t id, LatLng destination)
+{
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id || !isOpen(static_cast<BookingState>(slot.state)))
+        return;
+    slot.destinationLat = destination.lat;
+    slot.destinationLng = destination.lng;
+    slot.hasDestination = 1;
+}
+
+std::vector<NearbyCar> SharedMemoryFleet::nearby(LatLng centre, double radiusM, int limit,
+                                          bool availableOnly) const
+{
+    std::vector<NearbyCar> found;
+    if (limit <= 0)
+        return found;
+    // Two passes. First the packed float positions: a box test, then a planar distance (within a
+    // metre of the great-circle one at city scale) ranks the cars. Only the few that can be among
+    // the `limit` nearest have their slot read and their exact distance computed.
+    constexpr double kMetresPerDegree = city::kMetersPerDegreeLat;
+    constexpr double kApproxToleranceM = 2.0; // float rounding of the packed copy + planar error
+    const double metresPerLngDeg =
+        kMetresPerDegree * std::max(0.01, std::cos(centre.lat * std::numbers::pi / 180.0));
+    const double reachM = radiusM + kApproxToleranceM;
+    const float south = float(centre.lat - reachM / kMetresPerDegree);
+    const float north = float(centre.lat + reachM / kMetresPerDegree);
+    const float west = float(centre.lng - reachM / metresPerLngDeg);
+    const float east = float(centre.lng + reachM / metresPerLngDeg);
+    const int count = carCount();
+    const auto *carSlots = reinterpret_cast<const CarSlot *>(regionBase() + RegionOffsets::cars);
+    const PackedPosition *packed = packedPositions();
+
+    struct Candidate {
+        double approxM;
+        int index;
+    };
+    std::vector<Candidate> candidates;
+    for (int i = 0; i < count; ++i) {
+        const float lat = packed[i].lat.load(std::memory_order_relaxed);
+        const float lng = packed[i].lng.load(std::memory_order_relaxed);
+        // One well-predicted branch rather than four: most cars are outside the box.
+        const bool inBox = (lat >= south) & (lat <= north) & (lng >= west) & (lng <= east);
+        if (!inBox)
+            continue;
+        const auto state = static_cast<CarState>(carSlots[i].state.load(std::memory_order_relaxed));
+        if (state == CarState::Offline || (availableOnly && state != CarState::Available))
+            continue;
+        const double dy = (double(lat) - centre.lat) * kMetresPerDegree;
+        const double dx = (double(lng) - centre.lng) * metresPerLngDeg;
+        const double approx = std::sqrt(dx * dx + dy * dy);
+        if (approx <= reachM)
+            candidates.push_back({approx, i});
+    }
+    // Keep every car whose approximate distance is within the tolerance of the limit-th nearest:
+    // the exact ranking below can only reorder those.
+    if (static_cast<int>(candidates.size()) > limit) {
+        const auto nth = candidates.begin() + (limit - 1);
+        std::nth_element(candidates.begin(), nth, candidates.end(),
+                         [](const Candidate &a, const Candidate &b) { return a.approxM < b.approxM; });
+        const double cutoff = nth->approxM + 2 * kApproxToleranceM;
+        candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                        [cutoff](const Candidate &c) { return c.approxM > cutoff; }),
+                         candidates.end());
+    }
+    found.reserve(candidates.size());
+    for (const Candidate &c : candidates) {
+        CarSnapshot car = readCar(carSlots[c.index], c.index + 1);
+        const double d = city::haversineMeters(centre, car.position);
+        if (d <= radiusM)
+            found.push_back({car, d});
+    }
+    const auto byDistance = [](const NearbyCar &a, const NearbyCar &b) {
+        return a.distanceM < b.distanceM || (a.distanceM == b.distanceM && a.car.id < b.car.id);
+    };
+    if (static_cast<int>(found.size()) > limit) {
+        std::partial_sort(found.begin(), found.begin() + limit, found.end(), byDistance);
+        found.resize(static_cast<std::size_t>(limit));
+    } else {
+        std::sort(found.begin(), found.end(), byDistance);
+    }
+    return found;
+}
+
+SharedMemoryFleet::ReservedCar SharedMemoryFleet::reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas)
+{
+    for (int attempt = 0; attempt < kBookingAttempts; ++attempt) {
+        const auto nearest = nearby(pickup, radiusM, kBookingCandidates, true);
+        std::vector<LatLng> positions;
+        for (const NearbyCar &n : nearest)
+            positions.push_back(n.car.position);
+        const std::vector<double> eta = etas(pickup, positions);
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < nearest.size(); ++i)
+            if (i < eta.size() && std::isfinite(eta[i]))
+                order.push_back(i);
+        if (order.empty())
+            return {};
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return eta[a] < eta[b]; });
+        for (const std::size_t index : order) {
+            CarSlot &car = *carSlot(nearest[index].car.id);
+            uint32_t expected = static_cast<uint32_t>(CarState::Available);
+            if (car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                                  std::memory_order_acq_rel))
+                return {nearest[index].car.id, eta[index]};
+            // another booking won this car: try the next nearest
+        }
+    }
+    return {};
+}
+
+FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng pickup,
+                                     std::optional<LatLng> dropoff, double radiusM,
+                                     const EtaRanker &etas, const QByteArray &riderTokenHash)
+{
+    Booking result;
+    const ReservedCar reserved = reserveBestCar(pickup, radiusM, etas);
+    if (reserved.id == 0)
+        return result; // NoCarAvailable
+    CarSlot &car = *carSlot(reserved.id);
+    // The car is ours. Find a booking slot that holds no open booking.
+    for (int tries = 0; tries < kBookingCapacity; ++tries) {
+        const uint64_t id = control().nextBookingId.fetch_add(1, std::memory_order_relaxed) + 1;
+        BookingSlot &slot = bookingSlot(id);
+        SlotLock lock(slot.lock);
+        if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
+            continue;
+        const QByteArray rider = riderId.toUtf8().left(kRiderIdBytes - 1);
+        std::memset(slot.riderId, 0, sizeof slot.riderId);
+        std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+        writeTokenHash(slot, riderTokenHash);
+        slot.state = static_cast<uint32_t>(BookingState::Assigned);
+        slot.carId = reserved.id;
+        slot.pickupLat = pickup.lat;
+        slot.pickupLng = pickup.lng;
+        slot.hasDropoff = dropoff.has_value();
+        slot.dropoffLat = dropoff ? dropoff->lat : 0;
+        slot.dropoffLng = dropoff ? dropoff->lng : 0;
+        slot.etaS = uint32_t(std::lround(reserved.etaS));
+        slot.createdMs = clock::wallMs();
+        slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
+        slot.pendingMove = 0;
+        slot.startOdometerM = slot.distanceM = slot.fare = 0;
+        slot.hasDestination = 0;
+        slot.destinationLat = slot.destinationLng = slot.durationS = 0;
+        slot.id.store(id, std::memory_order_release);
+        car.bookingId.store(id, std::memory_order_release);
+        result.result = BookResult::Booked;
+        result.booking = snapshotOf(slot);
+        result.car = readCar(car, reserved.id);
+        return result;
+    }
+    car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+    result.result = BookResult::CapacityFull;
+    return result;
+}
+
+std::optional<BookingSnapshot> SharedMemoryFleet::booking(uint64_t id) const
+{
+    if (id == 0)
+        return std::nullopt;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id)
+        return std::nullopt;
+    return snapshotOf(slot);
+}
+
+bool SharedMemoryFleet::restoreBooking(const BookingSnapshot &b, const TripProgress &progress)
+{
+    CarSlot *car = carSlot(b.carId);
+    if (!car || b.id == 0)
+        return false;
+    uint32_t expected = static_cast<uint32_t>(CarState::Available);
+    const CarState carState = b.state == BookingState::OnTrip ? CarState::OnTrip
+        : b.state == BookingState::Arriving                   ? CarState::Waiting
+                                                              : CarState::ToPickup;
+    if (!car->state.compare_exchange_strong(expected, static_cast<uint32_t>(carState), std::memory_order_acq_rel))
+        return false;
+    // The car stands where it was: at the pickup when it had arrived, else at its checkpoint.
+    if (b.state == BookingState::Arriving)
+        writePosition(*car, b.pickup, 0, 0, false);
+    else if (progress.valid)
+        writePosition(*car, progress.carAt, 0, 0, false);
+    const int64_t now = clock::wallMs();
+    BookingSlot &slot = bookingSlot(b.id);
+    SlotLock lock(slot.lock);
+    const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
+    std::memset(slot.riderId, 0, sizeof slot.riderId);
+    std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+    writeTokenHash(slot, b.riderTokenHash);
+    slot.state = static_cast<uint32_t>(b.state);
+    slot.carId = b.carId;
+    slot.pickupLat = b.pickup.lat;
+    slot.pickupLng = b.pickup.lng;
+    slot.hasDropoff = b.hasDropoff;
+    slot.dropoffLat = b.dropoff.lat;
+    slot.dropoffLng = b.dropoff.lng;
+    slot.hasDestination = progress.valid && progress.hasDestination;
+    slot.destinationLat = progress.destination.lat;
+    slot.destinationLng = progress.destination.lng;
+    slot.etaS = 0;
+    slot.pendingMove = 0;
+    slot.createdMs = b.createdMs;
+    slot.arrivedMs = b.state == BookingState::Arriving ? now : 0;
+    slot.pickupMs = b.pickupMs;
+    slot.endedMs = 0;
+    // The odometer restarts with the process: a trip is metered on from its checkpoint (its metres
+    // so far below today's odometer, its time on board before now).
+    const double odometer = car->odometerM.load(std::memory_order_relaxed);
+    slot.startOdometerM = odometer;
+    if (b.state == BookingState::OnTrip && progress.valid) {
+        slot.startOdometerM = odometer - progress.tripDistanceM;
+        slot.pickupMs = now - int64_t(std::llround(progress.tripElapsedS / simSpeed() * 1000.0));
+    }
+    slot.distanceM = slot.fare = slot.durationS = 0;
+    slot.id.store(b.id, std::memory_order_release);
+    car->bookingId.store(b.id, std::memory_order_release);
+    return true;
+}
+
+std::vector<BookingSnapshot> SharedMemoryFleet::recentBookings(int max) const
+{
+    std::vector<BookingSnapshot> out;
+    const uint64_t newest = control().nextBookingId.load(std::memory_order_acquire);
+    for (uint64_t id = newest; id > 0 && static_cast<int>(out.size()) < max; --id) {
+        if (newest - id >= static_cast<uint64_t>(kBookingCapacity))
+            break;
+        if (auto b = booking(id))
+            out.push_back(*b);
+    }
+    return out;
+}
+
+void SharedMemoryFleet::releaseCar(int carId, uint64_t bookingId)
+{
+    CarSlot *car = carSlot(carId);
+    if (!car)
+        return;
+    uint64_t expected = bookingId;
+    if (car->bookingId.compare_exchange_strong(expected, 0, std::memory_order_acq_rel))
+        car->state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+}
+
+template<typename Fill>
+FleetStore::Transition SharedMemoryFleet::beginTransition(uint64_t id, BookingState to, Fill fill)
+{
+    Transition t;
+    if (id == 0)
+        return t;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id)
+        return t;
+    t.booking = snapshotOf(slot);
+    if (slot.pendingMove != 0) {
+        t.result = TransitionResult::MoveInProgress;
+        return t;
+    }
+    t.result = TransitionResult::IllegalState;
+    if (canTransition(static_cast<BookingState>(slot.state), to)) {
+        slot.pendingMove = static_cast<uint32_t>(to);
+        fill(t.booking);
+        t.booking.state = to;
+        t.result = TransitionResult::Done;
+    }
+    return t;
+}
+
+FleetStore::Transition SharedMemoryFleet::beginPickup(uint64_t id)
+{
+    return beginTransition(id, BookingState::OnTrip, [this](BookingSnapshot &b) {
+        const CarSlot *car = carSlot(b.carId);
+        b.pickupMs = clock::wallMs();
+        b.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
+    });
+}
+
+FleetStore::Transition SharedMemoryFleet::beginComplete(uint64_t id,
+                                                 const std::function<double(double, double)> &fareFor)
+{
+    return beginTransition(id, BookingState::Completed, [this, &fareFor](BookingSnapshot &b) {
+        const CarSlot *car = carSlot(b.carId);
+        const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : b.startOdometerM;
+        b.endedMs = clock::wallMs();
+        b.distanceM = std::max(0.0, odometer - b.startOdometerM);
+        b.durationS = simulatedSeconds(b.pickupMs, b.endedMs); // one time base: simulated
+        b.fare = fareFor(b.distanceM, b.durationS);
+    });
+}
+
+FleetStore::Transition SharedMemoryFleet::beginCancel(uint64_t id)
+{
+    return beginTransition(id, BookingState::Cancelled, [](BookingSnapshot &b) { b.endedMs = clock::wallMs(); });
+}
+
+FleetStore::Transition SharedMemoryFleet::settle(const Transition &move, bool committed)
+{
+    Transition t;
+    const uint64_t id = move.booking.id;
+    if (move.result != TransitionResult::Done || id == 0) {
+        t = move;
+        return t;
+    }
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    const auto to = static_cast<uint32_t>(move.booking.state);
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.pendingMove != to)
+        return t; // NotFound: the reservation is gone (cannot happen while begin/settle pair up)
+    slot.pendingMove = 0;
+    t.result = TransitionResult::Done;
+    if (committed) {
+        slot.state = to;
+        switch (move.booking.state) {
+        case BookingState::OnTrip:
+            slot.pickupMs = move.booking.pickupMs;
+            slot.startOdometerM = move.booking.startOdometerM;
+            if (CarSlot *car = carSlot(slot.carId))
+                car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);
+            break;
+        case BookingState::Completed:
+            slot.distanceM = move.booking.distanceM;
+            slot.durationS = move.booking.durationS;
+            slot.fare = move.booking.fare;
+            [[fallthrough]];
+        default: // Cancelled (and any move that ends the booking)
+            slot.endedMs = move.booking.endedMs;
+            releaseCar(slot.carId, id);
+            break;
+        }
+    }
+    t.booking = snapshotOf(slot);
+    return t;
+}
+
+FleetStore::Transition SharedMemoryFleet::beginExpire(uint64_t id)
+{
+    return beginTransition(id, BookingState::Expired, [](BookingSnapshot &b) { b.endedMs = clock::wallMs(); });
+}
+
+FleetStore::Reassignment SharedMemoryFleet::reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)
+{
+    Reassignment r;
+    const std::optional<BookingSnapshot> before = booking(id);
+    if (!before)
+        return r;
+    r.booking = *before;
+    r.result = ReassignResult::IllegalState;
+    if (before->state != BookingState::Assigned && before->state != BookingState::Arriving)
+        return r;
+
+    // Take the new car first (outside the booking's lock: ranking by road takes a while).
+    ReservedCar reserved;
+    if (carId == 0) {
+        reserved = reserveBestCar(before->pickup, radiusM, etas);
+    } else if (CarSlot *wanted = carSlot(carId)) {
+        uint32_t expected = static_cast<uint32_t>(CarState::Available);
+        if (wanted->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                                  std::memory_order_acq_rel)) {
+            const std::vector<double> eta = etas(before->pickup, {readCar(*wanted, carId).position});
+            reserved = {carId, !eta.empty() && std::isfinite(eta.front()) ? eta.front() : 0.0};
+        }
+    }
+    if (reserved.id == 0) {
+        r.result = ReassignResult::CarUnavailable;
+        return r;
+    }
+    CarSlot &car = *carSlot(reserved.id);
+
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    const auto state = static_cast<BookingState>(slot.state);
+    // Picked up, cancelled or reassigned by someone else meanwhile, or a cancel awaits the ledger
+    // (it decides first): give the new car back.
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != before->carId || slot.pendingMove != 0
+        || (state != BookingState::Assigned && state != BookingState::Arriving)) {
+        car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+        r.booking = slot.id.load(std::memory_order_relaxed) == id ? snapshotOf(slot) : *before;
+        return r;
+    }
+    r.previousCarId = slot.carId;
+    slot.carId = reserved.id;
+    slot.state = static_cast<uint32_t>(BookingState::Assigned);
+    slot.etaS = uint32_t(std::lround(reserved.etaS));
+    slot.arrivedMs = 0;
+    car.bookingId.store(id, std::memory_order_release);
+    releaseCar(r.previousCarId, id);
+    r.result = ReassignResult::Done;
+    r.booking = snapshotOf(slot);
+    r.car = readCar(car, reserved.id);
+    return r;
+}
+
+} // namespace taxicore

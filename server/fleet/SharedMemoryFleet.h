@@ -1,0 +1,57 @@
+#pragma once
+
+#include "fleet/FleetStore.h"
+
+namespace taxicore {
+
+// The embedded default fleet: cars and bookings in the shared-memory region every process of this
+// machine maps (region/RegionLayout.h). The booking CAS is an atomic compare-and-swap on the car's
+// slot; moves are guarded by each booking slot's cross-process lock.
+class SharedMemoryFleet final : public FleetStore {
+public:
+    explicit SharedMemoryFleet(SharedRegion &region);
+
+    void initialiseCars(int count, const std::function<LatLng(int id)> &place) override;
+    int carCount() const override;
+    std::optional<CarSnapshot> car(int id) const override;
+    std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
+                                              bool fromDevice) override;
+    void setEta(uint64_t id, uint32_t etaS) override;
+    void setDestination(uint64_t id, LatLng destination) override;
+    bool isDeviceDriven(int id) const override;
+    std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
+                                  bool availableOnly = false) const override;
+    Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff, double radiusM,
+                 const EtaRanker &etas, const QByteArray &riderTokenHash = {}) override;
+    std::optional<BookingSnapshot> booking(uint64_t id) const override;
+    bool restoreBooking(const BookingSnapshot &booking, const TripProgress &progress = {}) override;
+    std::vector<BookingSnapshot> recentBookings(int max) const override;
+    Transition beginPickup(uint64_t id) override;
+    Transition beginComplete(uint64_t id,
+                             const std::function<double(double distanceM, double seconds)> &fareFor) override;
+    Transition beginCancel(uint64_t id) override;
+    Transition beginExpire(uint64_t id) override;
+    Transition settle(const Transition &move, bool committed) override;
+    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override;
+
+private:
+    CarSlot *carSlot(int id) const;
+    PackedPosition *packedPositions() const;
+    BookingSlot &bookingSlot(uint64_t id) const;
+    void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
+    void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
+    void releaseCar(int carId, uint64_t bookingId);
+    // Takes (CAS Available → ToPickup) the available car with the smallest ETA to `pickup`, as
+    // book() and reassign() both need; 0 when none.
+    struct ReservedCar {
+        int id = 0;
+        double etaS = 0;
+    };
+    ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas);
+    // Locks booking `id` and, if the state machine allows `to` and no other move is reserved,
+    // reserves it for `to`; `fill` writes the move's values into the returned snapshot.
+    template<typename Fill>
+    Transition beginTransition(uint64_t id, BookingState to, Fill fill);
+};
+
+} // namespace taxicore

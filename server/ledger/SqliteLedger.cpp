@@ -1,0 +1,50 @@
+#include "ledger/SqliteLedger.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <chrono>
+
+namespace taxicore {
+
+namespace {
+
+QString prepareDirectory(const QString &dataDir) {
+    if (dataDir.isEmpty())
+        return QStringLiteral("ledger: no data directory given");
+    const QFileInfo info(dataDir);
+    if (info.exists() && !info.isDir())
+        return QStringLiteral("ledger %1: the data directory is a file").arg(dataDir);
+    if (!QDir().mkpath(dataDir))
+        return QStringLiteral("ledger %1: cannot create the data directory (unwritable parent?)")
+            .arg(dataDir);
+    const QFileInfo file(ledgerFilePath(dataDir));
+    if (file.exists() && !file.isFile())
+        return QStringLiteral("ledger %1: exists but is not a file").arg(file.filePath());
+    return {};
+}
+
+} // namespace
+
+SqliteLedger::SqliteLedger(const LedgerOptions &options)
+    : Ledger(options)
+    , m_file(ledgerFilePath(options.dataDir))
+    , m_reader(options)
+    , m_writer(m_file, options) {}
+
+SqliteLedger::~SqliteLedger() = default;
+
+Ledger::Opened SqliteLedger::open(const LedgerOptions &options) {
+    if (QString error = prepareDirectory(options.dataDir); !error.isEmpty())
+        return {nullptr, error};
+    std::unique_ptr<SqliteLedger> ledger(new SqliteLedger(options));
+    if (QString error = ledger->m_writer.start(); !error.isEmpty())
+        return {nullptr, error};
+    return {std::move(ledger), {}};
+}
+
+void SqliteLedger::append(LedgerRecord record, Done done) {
+    m_writer.append(std::move(record), std::move(done));
+}
+
+
+} // namespace taxicore
