@@ -166,9 +166,16 @@ void MemoryTest::unreadPipelinesStayBounded()
     QVERIFY2(peak - start <= kPipelineGrowthKiB,
              qPrintable(QStringLiteral("RSS grew by %1 MiB while pipelining (at most %2)")
                             .arg((peak - start) / kMiB).arg(kPipelineGrowthKiB / kMiB)));
+#if defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer (make test-asan) freed memory waits in its quarantine (256 MiB by
+    // default) instead of going back to the system, so RSS after close says nothing about us;
+    // the peak bound above still holds there.
+    qInfo("after-close bound not checked under AddressSanitizer: its quarantine keeps freed memory");
+#else
     QVERIFY2(after - start <= kAfterCloseGrowthKiB,
              qPrintable(QStringLiteral("RSS still %1 MiB over the start after the clients closed (at most %2)")
                             .arg((after - start) / kMiB).arg(kAfterCloseGrowthKiB / kMiB)));
+#endif
     // And the server still serves.
     HttpClient client(QStringLiteral("127.0.0.1"), m_server->port(), 5000);
     const HttpResponse hello = client.get("/hello");
