@@ -43,6 +43,13 @@ void AcceptBackoffTest::outOfDescriptorsDoesNotSpin_data()
 void AcceptBackoffTest::outOfDescriptorsDoesNotSpin()
 {
     QFETCH(QString, mode);
+#if defined(__SANITIZE_ADDRESS__)
+    // Under make test-asan the server aborts in UBSan's own vptr check: the check proves the
+    // vtable readable by writing it into a pipe(), which fails with EMFILE in a process out of
+    // descriptors, so every virtual call then reads as "invalid vptr". The premise of this test
+    // (no descriptor left) and the sanitizer runtime exclude each other; the plain build runs it.
+    QSKIP("out of descriptors, UBSan's vptr check cannot open its probe pipe and aborts the server");
+#endif
     // A wrapper named taxicore-server that lowers the limit and execs the real one (same pid;
     // its workers, started from the real binary's directory, inherit the limit).
     QTemporaryDir wrapperDir;
