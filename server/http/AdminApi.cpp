@@ -6,7 +6,7 @@
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "control/EventLog.h"
 #include "metrics/ProcessStats.h"
 #include "region/WorkerProtocol.h"
@@ -112,7 +112,7 @@ ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const 
 
 } // namespace
 
-void registerAdminRoutes(Router &router, FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger)
+void registerAdminRoutes(RouteTable &router, FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger)
 {
     router.add(HttpMethod::Post, "/admin/v1/bookings/{id}/reassign",
                [&fleet, reassign = BookingReassign(fleet, estimator, ledger)](const ApiRequest &request) {

@@ -5,7 +5,7 @@
 #include "wire/GzipBody.h"
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -43,7 +43,7 @@ ApiResponse mapResponse(const MapBody &map, const ApiRequest &request)
 
 } // namespace
 
-void registerCityRoutes(Router &router, const city::City &city)
+void registerCityRoutes(RouteTable &router, const city::City &city)
 {
     router.add(HttpMethod::Get, "/api/v1/route", [&city](const ApiRequest &request) {
         const LatLng from = queryPoint(request, "from_");

@@ -4,7 +4,7 @@
 #include "wire/ApiError.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "ledger/Ledger.h"
 
 #include <QJsonDocument>
@@ -46,7 +46,7 @@ QJsonObject readDetail(const QJsonObject &body)
 
 } // namespace
 
-void registerEventRoutes(Router &router, Ledger &ledger)
+void registerEventRoutes(RouteTable &router, Ledger &ledger)
 {
     router.add(HttpMethod::Post, "/admin/v1/events", [&ledger](const ApiRequest &request) {
         requireOperator(request);

@@ -5,7 +5,7 @@
 #include "http/LiveFeed.h"
 #include "wire/RequestInput.h"
 #include "wire/ResponseWriter.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "metrics/MetricsRecorder.h"
 
 #include <QElapsedTimer>
@@ -52,7 +52,7 @@ ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByte
 
 } // namespace
 
-HttpService::HttpService(const Router &router, ConnectionGuard &guard, MetricsRecorder &metrics, QObject *parent)
+HttpService::HttpService(const RouteTable &router, ConnectionGuard &guard, MetricsRecorder &metrics, QObject *parent)
     : QAbstractHttpServer(parent)
     , m_router(router)
     , m_guard(guard)
@@ -101,12 +101,12 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     const HttpMethod method = toMethod(request.method());
     const QUrl url = request.url();
     QByteArray path = url.path(QUrl::FullyDecoded).toUtf8();
-    Router::Match match = m_router.match(method, path);
+    RouteTable::Match match = m_router.match(method, path);
     const bool headOnly = method == HttpMethod::Head;
     const bool http10 = ticket.traits.http10;
     const bool clientKeepsAlive = !ticket.traits.wantsClose;
     const unsigned long long sequence = ticket.sequence;
-    const int routeId = match.route ? match.route->id : Router::kUnmatchedRouteId;
+    const int routeId = match.route ? match.route->id : RouteTable::kUnmatchedRouteId;
     // Keep-alive is decided when the answer is ready, not when the request came: a server that
     // started draining meanwhile must say Connection: close in the response it then closes after.
     const auto finish = [this, routeId, http10, clientKeepsAlive, headOnly, timer](const ApiResponse &response) {

@@ -11,7 +11,7 @@ namespace taxicore {
 
 class ConnectionGuard;
 class MetricsRecorder;
-class Router;
+class RouteTable;
 struct ApiRequest;
 struct ApiResponse;
 
@@ -21,7 +21,7 @@ struct ApiResponse;
 class HttpService : public QAbstractHttpServer {
     Q_OBJECT
 public:
-    HttpService(const Router &router, ConnectionGuard &guard, MetricsRecorder &metrics,
+    HttpService(const RouteTable &router, ConnectionGuard &guard, MetricsRecorder &metrics,
                 QObject *parent = nullptr);
     // Closes the reply gate first: a deferred reply that comes later (a ledger commit finishing
     // while the server shuts down) is dropped instead of reaching a destroyed service.
@@ -37,7 +37,7 @@ private:
     ApiResponse run(int routeIndex, const ApiRequest &request) const;
     void answer(int routeIndex, const ApiRequest &request) const;
 
-    const Router &m_router;
+    const RouteTable &m_router;
     ConnectionGuard &m_guard;
     MetricsRecorder &m_metrics;
     QThreadPool *m_pool = nullptr;

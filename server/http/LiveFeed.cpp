@@ -5,7 +5,7 @@
 #include "http/BookingView.h"
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "pricing/PricedRide.h"
 #include "pricing/PricingBoard.h"
 #include "pricing/Tariff.h"
@@ -107,7 +107,7 @@ bool LiveFeed::isUpgradeRequest(const QHttpServerRequest &request) {
     return request.url().path() == QLatin1String(kPath) && isWebSocketUpgrade(request);
 }
 
-void LiveFeed::registerRoutes(Router &router) {
+void LiveFeed::registerRoutes(RouteTable &router) {
     router.add(HttpMethod::Get, kPath, [](const ApiRequest &) {
         ApiResponse r =
             errorResponse(426, "upgrade_required",

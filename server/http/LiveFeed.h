@@ -15,7 +15,7 @@ class QWebSocket;
 namespace taxicore {
 
 class FleetStore;
-class Router;
+class RouteTable;
 class TripEstimator;
 
 // The rider page's live feed at /api/v1/stream (WebSocket). QAbstractHttpServer upgrades the
@@ -60,7 +60,7 @@ public:
     // missingHandler and closes, instead of upgrading after a response was written.
     static bool isWebSocketUpgrade(const QHttpServerRequest &request);
     // GET /api/v1/stream without an upgrade → 426 naming the protocol (documents the route).
-    static void registerRoutes(Router &router);
+    static void registerRoutes(RouteTable &router);
 
 private:
     struct Client;

@@ -2,7 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "wire/ApiError.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "metrics/PrometheusText.h"
 
 #include <QFile>
@@ -20,7 +20,7 @@ QByteArray loadOpenApi()
 
 } // namespace
 
-void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QByteArray()> mode)
+void registerOpsRoutes(RouteTable &router, const FleetStore &fleet, std::function<QByteArray()> mode)
 {
     router.add(HttpMethod::Get, "/healthz", [&fleet, mode](const ApiRequest &) {
         const int64_t started = fleet.control().startedMs.load(std::memory_order_relaxed);
@@ -34,7 +34,7 @@ void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QB
     });
     router.add(HttpMethod::Get, "/metrics", [&fleet, &router, mode](const ApiRequest &) {
         QList<QByteArray> names{QByteArrayLiteral("unmatched")};
-        for (const Router::Route &route : router.routes())
+        for (const RouteTable::Route &route : router.routes())
             names.append(methodName(route.method) + ' ' + route.pattern);
         ApiResponse r = textResponse(renderPrometheus(fleet, names, mode()));
         r.contentType = QByteArrayLiteral("text/plain; version=0.0.4; charset=utf-8");

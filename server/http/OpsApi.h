@@ -6,10 +6,10 @@
 namespace taxicore {
 
 class FleetStore;
-class Router;
+class RouteTable;
 
 // Operations endpoints: /healthz, /metrics (Prometheus) and /api/v1/openapi.json.
 // `mode` reports the execution model serving now.
-void registerOpsRoutes(Router &router, const FleetStore &fleet, std::function<QByteArray()> mode);
+void registerOpsRoutes(RouteTable &router, const FleetStore &fleet, std::function<QByteArray()> mode);
 
 } // namespace taxicore

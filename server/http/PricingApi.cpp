@@ -4,7 +4,7 @@
 #include "wire/ApiError.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "pricing/PricingBoard.h"
 #include "pricing/TariffJson.h"
 
@@ -45,7 +45,7 @@ QJsonObject demandJson(const PricingBoard &pricing)
 
 } // namespace
 
-void registerSurgeRoutes(Router &router, FleetStore &fleet)
+void registerSurgeRoutes(RouteTable &router, FleetStore &fleet)
 {
     router.add(HttpMethod::Get, "/api/v1/surge", [&fleet](const ApiRequest &request) {
         const PricingBoard pricing(fleet.pricing());
@@ -62,7 +62,7 @@ void registerSurgeRoutes(Router &router, FleetStore &fleet)
     });
 }
 
-void registerPricingAdminRoutes(Router &router, FleetStore &fleet)
+void registerPricingAdminRoutes(RouteTable &router, FleetStore &fleet)
 {
     router.add(HttpMethod::Get, "/admin/v1/tariff", [&fleet](const ApiRequest &request) {
         requireOperator(request);

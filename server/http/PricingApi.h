@@ -3,16 +3,16 @@
 namespace taxicore {
 
 class FleetStore;
-class Router;
+class RouteTable;
 
 // Surge for riders and the console: GET /api/v1/surge (the whole grid) and
 // GET /api/v1/surge?lat=&lng= (one zone). Read from the shared region, so every process answers
 // the same.
-void registerSurgeRoutes(Router &router, FleetStore &fleet);
+void registerSurgeRoutes(RouteTable &router, FleetStore &fleet);
 
 // Operator endpoints for pricing and demand (loopback or admin token, like every /admin/*):
 // GET/PUT /admin/v1/tariff and GET/PUT /admin/v1/demand. A PUT changes the shared region, so it
 // takes effect in every process at once.
-void registerPricingAdminRoutes(Router &router, FleetStore &fleet);
+void registerPricingAdminRoutes(RouteTable &router, FleetStore &fleet);
 
 } // namespace taxicore

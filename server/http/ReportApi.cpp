@@ -4,7 +4,7 @@
 #include "wire/ApiError.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "ledger/LedgerQueries.h"
 
 #include <QDateTime>
@@ -59,7 +59,7 @@ QJsonObject tripJson(const TripRecord &t)
 
 } // namespace
 
-void registerReportRoutes(Router &router, const LedgerQueries &reader)
+void registerReportRoutes(RouteTable &router, const LedgerQueries &reader)
 {
     router.add(HttpMethod::Get, "/api/v1/trips", [&reader](const ApiRequest &request) {
         const auto [from, to] = readSpan(request);

@@ -2,7 +2,7 @@
 
 #include "wire/ApiError.h"
 #include "wire/GzipBody.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 
 #include <QCryptographicHash>
 #include <QDirIterator>
@@ -141,7 +141,7 @@ ApiResponse serve(const Asset &asset, const ApiRequest &request) {
 
 } // namespace
 
-void registerStaticRoutes(Router &router) {
+void registerStaticRoutes(RouteTable &router) {
     // Read, hashed and compressed once; every request shares these bytes.
     auto assets = std::make_shared<QHash<QByteArray, std::shared_ptr<Asset>>>();
     QByteArray indexSource;

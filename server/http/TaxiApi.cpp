@@ -9,7 +9,7 @@
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "wire/SecretToken.h"
 #include "ledger/Ledger.h"
 #include "pricing/PricedRide.h"
@@ -77,7 +77,7 @@ ApiResponse TaxiApi::settleAfterCommit(const ApiRequest &request, LedgerRecord r
                        [fleet = &m_fleet, move = view.transition](bool committed) { fleet->settle(move, committed); });
 }
 
-void TaxiApi::registerRoutes(Router &router)
+void TaxiApi::registerRoutes(RouteTable &router)
 {
     router.add(HttpMethod::Put, "/api/v1/cars/{id}/position", [this](const ApiRequest &r) { return putPosition(r); });
     router.add(HttpMethod::Get, "/api/v1/cars/nearby", [this](const ApiRequest &r) { return nearby(r); });

@@ -11,7 +11,7 @@ namespace taxicore {
 
 class FleetStore;
 class Ledger;
-class Router;
+class RouteTable;
 class TripEstimator;
 
 // API v1: car positions, nearby search, bookings and their trip, fare quotes. With a ledger, a
@@ -20,7 +20,7 @@ class TaxiApi {
 public:
     // Tariff and surge come from the shared region (PricingBoard): the same in every process.
     TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger = nullptr);
-    void registerRoutes(Router &router);
+    void registerRoutes(RouteTable &router);
 
 private:
     ApiResponse putPosition(const ApiRequest &request);

@@ -2,7 +2,7 @@
 
 #include "wire/ApiError.h"
 #include "wire/RequestInput.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 
 #include <QJsonObject>
 #include <cmath>
@@ -30,7 +30,7 @@ double cpuLoop()
     return total;
 }
 
-void registerWorkloadRoutes(Router &router)
+void registerWorkloadRoutes(RouteTable &router)
 {
     router.add(HttpMethod::Get, "/hello", [](const ApiRequest &) { return textResponse(QByteArrayLiteral("Hello World\n")); });
     router.add(HttpMethod::Get, "/fib", [](const ApiRequest &request) {

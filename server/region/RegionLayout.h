@@ -65,7 +65,7 @@ struct BookingSlot {
 // Per-process serving counters; the console and /metrics sum them over every slot.
 inline constexpr int kLatencyBuckets = 64; // bucket i holds latencies < 2^(i/2) µs (half-octaves)
 inline constexpr int kStatusKinds = 16;    // see metrics/MetricsLimits.h (kCountedStatuses)
-inline constexpr int kRouteKinds = 64;     // route ids (Router: 1 + registration order); 0 = unmatched
+inline constexpr int kRouteKinds = 64;     // route ids (RouteTable: 1 + registration order); 0 = unmatched
 
 struct alignas(64) WorkerSlot {
     std::atomic<int32_t> pid;

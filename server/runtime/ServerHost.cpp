@@ -17,7 +17,7 @@
 #include "control/EventLog.h"
 #include "runtime/RuntimeController.h"
 #include "control/RuntimeMailbox.h"
-#include "runtime/ServiceThread.h"
+#include "runtime/PrimaryIoThread.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -99,8 +99,8 @@ bool ServerHost::start(QString &error)
     m_simulationThread->start();
     QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::start, Qt::QueuedConnection);
 
-    m_thread = std::make_unique<ServiceThread>(m_options, *m_fleet, m_city, m_ledger.get(), m_options.limits);
-    const ServiceThread::Started started = m_thread->startAndWait();
+    m_thread = std::make_unique<PrimaryIoThread>(m_options, *m_fleet, m_city, m_ledger.get(), m_options.limits);
+    const PrimaryIoThread::Started started = m_thread->startAndWait();
     if (!started.ok) {
         error = started.error;
         stop(0);

@@ -19,7 +19,7 @@ class FleetSimulator;
 class Ledger;
 class FleetStore;
 class DataDirLock;
-class ServiceThread;
+class PrimaryIoThread;
 class SharedRegion;
 
 // Runs the taxi HTTP service on its own I/O thread (never the caller's thread), over a shared
@@ -77,7 +77,7 @@ private:
     std::unique_ptr<FleetStore> m_fleet;
     std::unique_ptr<FleetSimulator> m_simulator;
     std::unique_ptr<QThread> m_simulationThread;
-    std::unique_ptr<ServiceThread> m_thread;
+    std::unique_ptr<PrimaryIoThread> m_thread;
     std::unique_ptr<QThread> m_controlThread;
     std::unique_ptr<RuntimeController> m_controller;
     QUrl m_url;

@@ -10,7 +10,7 @@
 #include "ledger/Ledger.h"
 #include "runtime/AcceptLoop.h"
 #include "runtime/AccessSettings.h"
-#include "runtime/ServiceStack.h"
+#include "runtime/ApiStack.h"
 #include "runtime/WorkerChannel.h"
 
 #include <QCoreApplication>
@@ -76,7 +76,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         fail(ledger.error);
         return 1;
     }
-    ServiceStack stack(fleet, city, ledger.ledger.get(), workerIndex, limits);
+    ApiStack stack(fleet, city, ledger.ledger.get(), workerIndex, limits);
     stack.feed().setIdleTimeoutMs(feedIdleTimeoutMs);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);

@@ -1,4 +1,4 @@
-// resources/openapi.json stays true: every route the Router registers is in the document (same
+// resources/openapi.json stays true: every route the RouteTable registers is in the document (same
 // method, same path, path parameters written {name} and declared), every operation in the
 // document is a registered route, and the running server answers each documented operation.
 
@@ -9,10 +9,10 @@
 #include "city/City.h"
 #include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "runtime/CityLocator.h"
 #include "ledger/Ledger.h"
-#include "runtime/ServiceStack.h"
+#include "runtime/ApiStack.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -63,14 +63,14 @@ private:
     QJsonObject m_document;
     std::set<Operation> m_documented;
     std::set<Operation> m_registered;
-    // The in-process route table: the ServiceStack every serving event loop builds.
+    // The in-process route table: the ApiStack every serving event loop builds.
     std::shared_ptr<const city::City> m_city;
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<FleetStore> m_fleet;
     QTemporaryDir m_ledgerDir;
     std::unique_ptr<Ledger> m_ledger;
-    std::unique_ptr<ServiceStack> m_stack;
-    const Router *m_routerPtr = nullptr;
+    std::unique_ptr<ApiStack> m_stack;
+    const RouteTable *m_routerPtr = nullptr;
 };
 
 void OpenApiContractTest::initTestCase()
@@ -113,9 +113,9 @@ void OpenApiContractTest::initTestCase()
     Ledger::Opened opened = Ledger::open(ledgerOptions);
     QVERIFY2(opened.ledger, qPrintable(opened.error));
     m_ledger = std::move(opened.ledger);
-    m_stack = std::make_unique<ServiceStack>(*m_fleet, m_city, m_ledger.get(), 0);
+    m_stack = std::make_unique<ApiStack>(*m_fleet, m_city, m_ledger.get(), 0);
     m_routerPtr = &m_stack->router();
-    for (const Router::Route &route : m_routerPtr->routes())
+    for (const RouteTable::Route &route : m_routerPtr->routes())
         m_registered.insert({QString::fromLatin1(methodName(route.method)), QString::fromUtf8(route.pattern)});
     QVERIFY(m_registered.size() >= 14);
 }
@@ -179,7 +179,7 @@ void OpenApiContractTest::everyDocumentedOperationIsARegisteredRoute()
             if (QString::fromLatin1(methodName(candidate)) == method)
                 m = candidate;
         }
-        const Router::Match match = m_routerPtr->match(m, concrete.toUtf8());
+        const RouteTable::Match match = m_routerPtr->match(m, concrete.toUtf8());
         QVERIFY2(match.route, qPrintable(method + QLatin1Char(' ') + concrete + QStringLiteral(" does not route")));
         QCOMPARE(QString::fromUtf8(match.route->pattern), path);
     }
@@ -213,7 +213,7 @@ void OpenApiContractTest::pathParametersAreWrittenInBracesAndDeclared()
         QCOMPARE(declared, used);
     }
     // The router's placeholders are the document's: {id} in the same segments.
-    for (const Router::Route &route : m_routerPtr->routes()) {
+    for (const RouteTable::Route &route : m_routerPtr->routes()) {
         for (const QByteArray &segment : route.pattern.split('/')) {
             if (segment.contains('{'))
                 QVERIFY2(segment.startsWith('{') && segment.endsWith('}'), route.pattern.constData());

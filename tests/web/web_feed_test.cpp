@@ -110,7 +110,7 @@ private slots:
         m_origin = QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port());
         m_feedUrl = QUrl(
             QStringLiteral("ws://%1:%2/api/v1/stream").arg(m_server->host()).arg(m_server->port()));
-        // Fail once, clearly, when the server has no feed (LiveFeed not wired into ServiceStack).
+        // Fail once, clearly, when the server has no feed (LiveFeed not wired into ApiStack).
         HttpClient http(m_server->host(), m_server->port());
         QVERIFY2(http.get("/api/v1/stream").status != 404,
                  "no route /api/v1/stream: LiveFeed is not wired into the server "

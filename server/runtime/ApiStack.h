@@ -19,22 +19,22 @@ class FleetStore;
 class HttpService;
 class LiveFeed;
 class Ledger;
-class Router;
+class RouteTable;
 class TaxiApi;
 
 // Everything one event loop needs to serve API v1: the routes and their handlers, the
 // connection guard and the HTTP service, recording into one worker slot. The primary's I/O
 // thread builds one, and so does every worker process: one code path for every mode.
-class ServiceStack {
+class ApiStack {
 public:
     // `ledger` may be null (no durability: tests of the HTTP layer alone).
-    ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
+    ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
                  ConnectionLimits limits = {});
-    ~ServiceStack();
+    ~ApiStack();
 
     ConnectionGuard &guard() const { return *m_guard; }
     HttpService &service() const { return *m_service; }
-    const Router &router() const { return *m_router; }
+    const RouteTable &router() const { return *m_router; }
     LiveFeed &feed() const { return *m_feed; }
     MetricsRecorder &metrics() { return m_metrics; }
 
@@ -44,7 +44,7 @@ private:
     MetricsRecorder m_metrics;
     StraightLineEstimator m_straightLine;
     std::unique_ptr<RoadTripEstimator> m_byRoad;
-    std::unique_ptr<Router> m_router;
+    std::unique_ptr<RouteTable> m_router;
     std::unique_ptr<TaxiApi> m_taxi;
     ConnectionGuard *m_guard; // owned by m_service (QHttpServer's bind() takes it)
     std::unique_ptr<HttpService> m_service;

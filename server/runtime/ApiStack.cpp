@@ -1,4 +1,4 @@
-#include "runtime/ServiceStack.h"
+#include "runtime/ApiStack.h"
 
 #include "city/City.h"
 #include "fleet/FleetStore.h"
@@ -13,7 +13,7 @@
 #include "http/PricingApi.h"
 #include "http/ReportApi.h"
 #include "ledger/Ledger.h"
-#include "http/Router.h"
+#include "http/RouteTable.h"
 #include "http/TaxiApi.h"
 #include "http/WorkloadApi.h"
 #include "runtime/QtWarningFilter.h"
@@ -21,12 +21,12 @@
 
 namespace taxicore {
 
-ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger,
+ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger,
                            int workerSlot, ConnectionLimits limits)
     : m_fleet(fleet)
     , m_city(std::move(city))
     , m_metrics(fleet.workerSlot(workerSlot))
-    , m_router(std::make_unique<Router>())
+    , m_router(std::make_unique<RouteTable>())
 {
     if (m_city)
         m_byRoad = std::make_unique<RoadTripEstimator>(*m_city);
@@ -58,6 +58,6 @@ ServiceStack::ServiceStack(FleetStore &fleet, std::shared_ptr<const city::City> 
     m_feed->setEstimator(&estimator);
 }
 
-ServiceStack::~ServiceStack() = default;
+ApiStack::~ApiStack() = default;
 
 } // namespace taxicore

@@ -1,4 +1,4 @@
-#include "runtime/ServiceThread.h"
+#include "runtime/PrimaryIoThread.h"
 
 #include "fleet/FleetStore.h"
 #include "http/ConnectionGuard.h"
@@ -8,7 +8,7 @@
 #include "region/WorkerProtocol.h"
 #include "runtime/ConnectionDispatcher.h"
 #include "runtime/ListenerGroup.h"
-#include "runtime/ServiceStack.h"
+#include "runtime/ApiStack.h"
 
 #include <QHostAddress>
 #include <QThreadPool>
@@ -24,7 +24,7 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr int kLedgerIdleWaitMs = 5000;
 } // namespace
 
-ServiceThread::ServiceThread(const ServerOptions &options, FleetStore &fleet,
+PrimaryIoThread::PrimaryIoThread(const ServerOptions &options, FleetStore &fleet,
                              std::shared_ptr<const city::City> city, Ledger *ledger, ConnectionLimits limits)
     : m_options(options)
     , m_fleet(fleet)
@@ -35,7 +35,7 @@ ServiceThread::ServiceThread(const ServerOptions &options, FleetStore &fleet,
     setObjectName(QStringLiteral("taxicore-io"));
 }
 
-ServiceThread::~ServiceThread()
+PrimaryIoThread::~PrimaryIoThread()
 {
     if (isRunning()) {
         quit();
@@ -43,7 +43,7 @@ ServiceThread::~ServiceThread()
     }
 }
 
-ServiceThread::Started ServiceThread::startAndWait()
+PrimaryIoThread::Started PrimaryIoThread::startAndWait()
 {
     auto future = m_started.get_future();
     start();
@@ -52,9 +52,9 @@ ServiceThread::Started ServiceThread::startAndWait()
     return future.get();
 }
 
-void ServiceThread::run()
+void PrimaryIoThread::run()
 {
-    ServiceStack stack(m_fleet, m_city, m_ledger, 0, m_limits);
+    ApiStack stack(m_fleet, m_city, m_ledger, 0, m_limits);
     stack.feed().setIdleTimeoutMs(m_options.feedIdleTimeoutMs);
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);
@@ -91,13 +91,13 @@ void ServiceThread::run()
     slot.state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
 }
 
-void ServiceThread::closeListeners()
+void PrimaryIoThread::closeListeners()
 {
     if (auto *listeners = static_cast<ListenerGroup *>(m_stopTarget.load()))
         listeners->shutDown();
 }
 
-void ServiceThread::drainAndStop(int graceMs)
+void PrimaryIoThread::drainAndStop(int graceMs)
 {
     auto *listeners = static_cast<ListenerGroup *>(m_stopTarget.load());
     ConnectionGuard *guard = m_guard.load();

@@ -1,4 +1,4 @@
-#include "http/Router.h"
+#include "http/RouteTable.h"
 
 #include "wire/ApiError.h"
 #include "metrics/MetricsLimits.h"
@@ -20,7 +20,7 @@ QByteArray methodName(HttpMethod method)
     return {};
 }
 
-void Router::add(HttpMethod method, const char *pattern, Handler handler)
+void RouteTable::add(HttpMethod method, const char *pattern, Handler handler)
 {
     Route route{method, QByteArray(pattern), {}, std::move(handler), int(m_routes.size()) + 1};
     Q_ASSERT(route.id < kMetricsRouteSlots);
@@ -32,7 +32,7 @@ void Router::add(HttpMethod method, const char *pattern, Handler handler)
     m_routes.push_back(std::move(route));
 }
 
-bool Router::matches(const Route &route, const QList<QByteArray> &segments, QList<QByteArray> *params)
+bool RouteTable::matches(const Route &route, const QList<QByteArray> &segments, QList<QByteArray> *params)
 {
     if (route.segments.size() != std::size_t(segments.size()))
         return false;
@@ -49,7 +49,7 @@ bool Router::matches(const Route &route, const QList<QByteArray> &segments, QLis
     return true;
 }
 
-Router::Match Router::match(HttpMethod method, const QByteArray &path) const
+RouteTable::Match RouteTable::match(HttpMethod method, const QByteArray &path) const
 {
     Match m;
     QList<QByteArray> segments;

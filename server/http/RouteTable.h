@@ -10,7 +10,7 @@ namespace taxicore {
 // Maps method + path to a handler. Patterns are literal segments and `{name}` placeholders,
 // e.g. "/api/v1/bookings/{id}/pickup". A path that exists with another method is answered 405
 // with an Allow header; HEAD is served by the GET handler without a body.
-class Router {
+class RouteTable {
 public:
     using Handler = std::function<ApiResponse(const ApiRequest &)>;
 

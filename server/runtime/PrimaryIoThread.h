@@ -22,7 +22,7 @@ class Ledger;
 // The primary's I/O thread: owns the listening sockets, the in-process server (connection guard,
 // HTTP service, handler pool) and the dispatcher that hands connections to it or to workers.
 // Everything it creates lives and dies on this thread.
-class ServiceThread : public QThread {
+class PrimaryIoThread : public QThread {
     Q_OBJECT
 public:
     struct Started {
@@ -32,9 +32,9 @@ public:
         RuntimeController::InProcess inProcess{};
     };
 
-    ServiceThread(const ServerOptions &options, FleetStore &fleet, std::shared_ptr<const city::City> city,
+    PrimaryIoThread(const ServerOptions &options, FleetStore &fleet, std::shared_ptr<const city::City> city,
                   Ledger *ledger, ConnectionLimits limits = {});
-    ~ServiceThread() override;
+    ~PrimaryIoThread() override;
 
     // Starts the thread and waits until it listens or fails.
     Started startAndWait();
