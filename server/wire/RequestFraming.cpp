@@ -220,23 +220,29 @@ qsizetype RequestFraming::feed(const char *data, qsizetype size, long long nowMs
             }
             break;
         case Phase::FieldValue: {
-            // The common case in one tight loop: value bytes of a field whose value is not read.
+            // The common case in one tight loop: value bytes of a field whose value is not read, up
+            // to the last byte both limits allow. The refusal then names the very byte that crosses
+            // a limit, as in the other phases, so it does not depend on where the reads end.
+            const qsizetype room = std::min<qsizetype>(kQtMaxFieldLineBytes - m_lineBytes,
+                                                       m_limits->maxHeaderBytes - m_headBytes - m_lineBytes);
+            const qsizetype scanEnd = std::min(size, i + std::max<qsizetype>(0, room));
             qsizetype end = i;
-            while (end < size && kChars.fieldValue[static_cast<unsigned char>(data[end])]) {
+            while (end < scanEnd && kChars.fieldValue[static_cast<unsigned char>(data[end])]) {
                 if (m_field != Field::Other && !valueByte(static_cast<unsigned char>(data[end])))
                     return fail(400, "bad_content_length", "Content-Length is not a number", 0, end);
                 ++end;
             }
-            m_lineBytes += int(std::min<qsizetype>(end - i, kQtMaxFieldLineBytes + 1));
-            if (m_lineBytes > kQtMaxFieldLineBytes)
-                return fail(431, "header_field_too_large", "a header field is longer than %1 bytes",
-                            kQtMaxFieldLineBytes, end);
-            if (m_headBytes + m_lineBytes > m_limits->maxHeaderBytes)
-                return fail(431, "headers_too_large", "request headers exceed %1 bytes", m_limits->maxHeaderBytes, end);
+            m_lineBytes += int(end - i);
             i = end;
             if (i == size)
                 return size;
             const auto d = static_cast<unsigned char>(data[i]);
+            if (kChars.fieldValue[d]) { // one value byte more than the limits allow
+                if (m_lineBytes + 1 > kQtMaxFieldLineBytes)
+                    return fail(431, "header_field_too_large", "a header field is longer than %1 bytes",
+                                kQtMaxFieldLineBytes, i);
+                return fail(431, "headers_too_large", "request headers exceed %1 bytes", m_limits->maxHeaderBytes, i);
+            }
             if (d == '\r') {
                 m_phase = Phase::FieldLf;
                 break;
