@@ -8,7 +8,7 @@
 //
 // Users: runtime/WorkerSupervisor (spawns, watches, drains), runtime/WorkerMain (the worker),
 // runtime/WorkerChannel (the wire), runtime/ConnectionDispatcher (who gets a connection),
-// runtime/ServiceThread (slot 0, the in-process server), runtime/RuntimeController,
+// runtime/PrimaryIoThread (slot 0, the in-process server), runtime/RuntimeController,
 // runtime/ServerHost and http/AdminApi (runtime changes), app/console/server/WorkerListModel
 // (the Workers panel).
 
