@@ -1,6 +1,6 @@
 # The one entry point for people. Each target does its own set-up; the real work is in
 # scripts/ and CMakePresets.json.
-.PHONY: deps configure build run server test bench package fuzz test-asan clean
+.PHONY: deps configure build run server test bench package fuzz test-asan format format-check clean
 
 JOBS ?= $(shell nproc)
 ARGS ?=
@@ -52,6 +52,14 @@ fuzz: deps
 ## make test-asan: the whole suite under ASan + UBSan (preset asan, build-asan); slow
 test-asan: deps
 	@./scripts/sanitizers/test-asan.sh
+
+## make format: rewrite every C++ file in the style of .clang-format (clang-format 14)
+## make format-check: list the C++ files that differ from it and fail (CI runs this)
+format: deps
+	@./scripts/check-format.sh --fix
+
+format-check: deps
+	@./scripts/check-format.sh
 
 clean:
 	rm -rf build build-asan build-fuzz

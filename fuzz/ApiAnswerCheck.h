@@ -9,7 +9,7 @@
 
 namespace taxicore::fuzz {
 
-// Bad input must be refused as the README promises: a 4xx with {"error": code, "message": text}.
+// Bad input must be refused as docs/reference/http-api.md promises: a 4xx with {"error": code, "message": text}.
 inline void checkClientError(const ApiResponse &response)
 {
     TAXICORE_FUZZ_CHECK(response.status >= 400 && response.status < 500);

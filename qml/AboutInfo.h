@@ -6,8 +6,7 @@
 
 // What the About box shows that QML cannot know by itself: the one TaxiCore version (the CMake
 // project version, also printed by --version and served by /healthz) and the Qt it runs on.
-class AboutInfo : public QObject
-{
+class AboutInfo : public QObject {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON

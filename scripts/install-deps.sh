@@ -13,7 +13,7 @@ packages=(
   qt6-qpa-plugins libgl1-mesa-dri xvfb xauth
   apache2-utils wrk siege hyperfine
   libosmium2-dev zlib1g-dev libbz2-dev libexpat1-dev
-  clang libclang-rt-14-dev llvm
+  clang libclang-rt-14-dev llvm clang-format
   chromium
   dpkg-dev lintian desktop-file-utils appstream curl groff man-db
 )

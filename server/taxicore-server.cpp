@@ -18,7 +18,7 @@ int main(int argc, char *argv[])
 {
     // Qt's plain poll() event dispatcher instead of glib's: both look at every open socket on
     // every loop iteration, but glib's costs about twice as much per socket, and with thousands of
-    // held connections that cost is what each request waits for (README: C10K). Workers inherit it.
+    // held connections that cost is what each request waits for (docs/benchmarks.md §3). Workers inherit it.
     if (!qEnvironmentVariableIsSet("QT_NO_GLIB"))
         qputenv("QT_NO_GLIB", "1");
     QCoreApplication app(argc, argv);

@@ -32,7 +32,7 @@ constexpr double kMaxDemandRate = 6000;
 constexpr int kCancelCommitWaitMs = 2000;
 
 ConsoleBackend *s_instance = nullptr;
-}
+} // namespace
 
 ConsoleBackend::ConsoleBackend(taxicore::ServerOptions options, QObject *parent)
     : QObject(parent)
@@ -173,12 +173,13 @@ bool ConsoleBackend::cancelBooking(qint64 id)
     // callback settles even after the wait gave up; the wait is short, the commit takes ms.
     auto verdict = std::make_shared<std::promise<bool>>();
     std::future<bool> settled = verdict->get_future();
-    recorder->append(taxicore::transitionRecord(moved.booking), [store, moved, verdict](bool committed, const QString &) {
-        store->settle(moved, committed);
-        verdict->set_value(committed);
-    });
-    const bool done = settled.wait_for(std::chrono::milliseconds(kCancelCommitWaitMs)) == std::future_status::ready
-        && settled.get();
+    recorder->append(taxicore::transitionRecord(moved.booking),
+                     [store, moved, verdict](bool committed, const QString &) {
+                         store->settle(moved, committed);
+                         verdict->set_value(committed);
+                     });
+    const bool done =
+        settled.wait_for(std::chrono::milliseconds(kCancelCommitWaitMs)) == std::future_status::ready && settled.get();
     Q_EMIT bookingsChanged();
     return done;
 }

@@ -24,12 +24,11 @@ class TripEstimator;
 namespace city {
 class City;
 }
-}
+} // namespace taxicore
 
 // The console's window onto the embedded server: owns the ServerHost and publishes its URL,
 // mode and request counters to QML. Polls shared memory; never talks HTTP to its own server.
-class ConsoleBackend : public QObject
-{
+class ConsoleBackend : public QObject {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON

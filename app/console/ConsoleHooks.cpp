@@ -30,7 +30,7 @@ qint64 threadCpuNs()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
-}
+} // namespace
 
 void ConsoleHooks::addOptions(QCommandLineParser &parser)
 {
@@ -40,11 +40,13 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
     parser.addOption({kReportFps, QStringLiteral("Print frames per second and GUI-thread CPU once a second.")});
     parser.addOption({kPanel, QStringLiteral("Open the side panel <name> (bookings, server, benchmark, reports)."),
                       QStringLiteral("name")});
-    parser.addOption({kBenchmark, QStringLiteral("Start a benchmark of <target> (a path, scenario or URL) at once (tests)."),
+    parser.addOption({kBenchmark,
+                      QStringLiteral("Start a benchmark of <target> (a path, scenario or URL) at once (tests)."),
                       QStringLiteral("target")});
-    parser.addOption({kReassignAfterMs,
-                      QStringLiteral("After <ms> milliseconds, reassign the newest open booking from the bookings panel (tests)."),
-                      QStringLiteral("ms")});
+    parser.addOption(
+        {kReassignAfterMs,
+         QStringLiteral("After <ms> milliseconds, reassign the newest open booking from the bookings panel (tests)."),
+         QStringLiteral("ms")});
 }
 
 ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine,

@@ -12,8 +12,7 @@ class QQuickWindow;
 // quitting, with a "quit mode=M requests=N benchmark-results=N" line on stdout), --report-fps
 // (one "fps N gui-cpu-ms N" line a second on stdout), --panel NAME, --benchmark TARGET,
 // --reassign-after-ms N ("reassigned booking B car OLD -> NEW" or "reassign failed: why").
-class ConsoleHooks : public QObject
-{
+class ConsoleHooks : public QObject {
     Q_OBJECT
 public:
     static void addOptions(QCommandLineParser &parser);

@@ -6,8 +6,7 @@
 
 // The console's settings (QSettings: layout, last panel, benchmark form) for QML, since
 // Qt.labs.settings is not packaged on Debian 12.
-class Preferences : public QObject
-{
+class Preferences : public QObject {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON

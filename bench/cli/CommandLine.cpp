@@ -19,7 +19,8 @@ namespace {
 constexpr int kMaxConnections = 100'000;
 constexpr int kMaxThreads = 256;
 
-template <typename Number> std::optional<Number> parseNumber(const std::string &text) {
+template <typename Number> std::optional<Number> parseNumber(const std::string &text)
+{
     Number value{};
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
@@ -29,12 +30,12 @@ template <typename Number> std::optional<Number> parseNumber(const std::string &
 
 } // namespace
 
-std::optional<Nanoseconds> parseDuration(const std::string &text) {
-    static const std::map<std::string, double> unitSeconds = {
-        {"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"m", 60}, {"min", 60}, {"h", 3600}};
+std::optional<Nanoseconds> parseDuration(const std::string &text)
+{
+    static const std::map<std::string, double> unitSeconds = {{"", 1},   {"s", 1},    {"ms", 1e-3}, {"us", 1e-6},
+                                                              {"m", 60}, {"min", 60}, {"h", 3600}};
     std::size_t split = 0;
-    while (split < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[split])) || text[split] == '.'))
+    while (split < text.size() && (std::isdigit(static_cast<unsigned char>(text[split])) || text[split] == '.'))
         ++split;
     const auto value = parseNumber<double>(text.substr(0, split));
     const auto unit = unitSeconds.find(text.substr(split));
@@ -43,8 +44,8 @@ std::optional<Nanoseconds> parseDuration(const std::string &text) {
     return Nanoseconds(static_cast<int64_t>(std::llround(*value * unit->second * 1e9)));
 }
 
-std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args,
-                                            std::string &error) {
+std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args, std::string &error)
+{
     CommandLine options;
     // The environment, not the command line, keeps the token out of `ps` (the console uses it).
     if (const char *token = std::getenv("TAXICORE_DEVICE_TOKEN"))
@@ -58,8 +59,8 @@ std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args
                 inlineValue = flag.substr(eq + 1);
                 flag = flag.substr(0, eq);
             }
-        } else if (flag.size() > 2 && flag[0] == '-' &&
-                   std::string_view("ctdnR").find(flag[1]) != std::string_view::npos) {
+        } else if (flag.size() > 2 && flag[0] == '-'
+                   && std::string_view("ctdnR").find(flag[1]) != std::string_view::npos) {
             inlineValue = flag.substr(2); // wrk style: -c50 -t1 -d10s
             flag = flag.substr(0, 2);
         }
@@ -131,9 +132,7 @@ std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args
             const auto text = value();
             if (!text)
                 return std::nullopt;
-            (flag == "--scenario" ? options.scenario
-             : flag == "--json"   ? options.jsonFile
-                                  : options.csvFile) = *text;
+            (flag == "--scenario" ? options.scenario : flag == "--json" ? options.jsonFile : options.csvFile) = *text;
         } else if (flag == "--record-to" || flag == "--record-token" || flag == "--device-token") {
             const auto text = value();
             if (!text)
@@ -175,8 +174,9 @@ std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args
     return options;
 }
 
-std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options,
-                                                     const Target &target, std::string &error) {
+std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options, const Target &target,
+                                                     std::string &error)
+{
     Scenario scenario;
     if (!options.scenario.empty()) {
         const auto found = findScenario(options.scenario);
@@ -216,21 +216,21 @@ std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options,
         settings.warmup = options.warmup;
         // A stage is named after its connection count unless the scenario named it otherwise.
         const bool keepLabel = !options.connections && !stage.label.empty();
-        stages.push_back(
-            {keepLabel ? stage.label : "c" + std::to_string(settings.connections), settings, plan});
+        stages.push_back({keepLabel ? stage.label : "c" + std::to_string(settings.connections), settings, plan});
     }
     return stages;
 }
 
-std::string scenarioListText() {
+std::string scenarioListText()
+{
     std::string text;
     for (const Scenario &scenario : builtInScenarios())
-        text += scenario.name + "\n    " + scenario.description +
-                "\n    source: " + scenario.source + "\n";
+        text += scenario.name + "\n    " + scenario.description + "\n    source: " + scenario.source + "\n";
     return text;
 }
 
-std::string usageText() {
+std::string usageText()
+{
     return R"(Usage: taxicore-bench [URL] [options]
 
 Load generator for TaxiCore (and any HTTP/1.x server). URL defaults to http://127.0.0.1:8080/;

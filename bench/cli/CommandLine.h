@@ -38,8 +38,7 @@ struct CommandLine {
 };
 
 // Parses argv (without the program name). On a usage error returns nullopt and sets `error`.
-std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args,
-                                            std::string &error);
+std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args, std::string &error);
 // "10s", "500ms", "2m", "1h", "1.5" (seconds): nullopt if malformed or negative.
 std::optional<Nanoseconds> parseDuration(const std::string &text);
 std::string usageText();
@@ -47,7 +46,7 @@ std::string scenarioListText();
 
 // The stages to run: the scenario's (or one GET of the URL's path), with flags applied on top.
 // Fails (nullopt + error) for an unknown scenario.
-std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options,
-                                                     const Target &target, std::string &error);
+std::optional<std::vector<StagePlan>> makeStagePlans(const CommandLine &options, const Target &target,
+                                                     std::string &error);
 
 } // namespace taxicore::bench

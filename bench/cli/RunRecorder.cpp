@@ -24,12 +24,14 @@ struct Answer {
     std::string error;
 };
 
-int remainingMs(Clock::time_point deadline) {
+int remainingMs(Clock::time_point deadline)
+{
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return static_cast<int>(std::max<int64_t>(0, left.count()));
 }
 
-bool waitFor(int fd, short events, Clock::time_point deadline) {
+bool waitFor(int fd, short events, Clock::time_point deadline)
+{
     pollfd waiter{fd, events, 0};
     int ready = 0;
     do {
@@ -40,7 +42,8 @@ bool waitFor(int fd, short events, Clock::time_point deadline) {
 
 // One request on its own connection (Connection: close), read to the end. Plain sockets: this
 // runs once, after the measurement, and the bench library has no HTTP client besides its engine.
-Answer exchange(const Target &server, const std::string &request, std::chrono::milliseconds timeout) {
+Answer exchange(const Target &server, const std::string &request, std::chrono::milliseconds timeout)
+{
     Answer answer;
     const Clock::time_point deadline = Clock::now() + timeout;
     const std::string where = server.host + ":" + std::to_string(server.port);
@@ -54,8 +57,8 @@ Answer exchange(const Target &server, const std::string &request, std::chrono::m
         ::close(fd);
         return answer;
     };
-    if (::connect(fd, reinterpret_cast<const sockaddr *>(&server.address), server.addressLength) != 0 &&
-        errno != EINPROGRESS)
+    if (::connect(fd, reinterpret_cast<const sockaddr *>(&server.address), server.addressLength) != 0
+        && errno != EINPROGRESS)
         return fail(std::string("cannot connect: ") + std::strerror(errno));
     std::size_t sent = 0;
     while (sent < request.size()) {
@@ -93,10 +96,11 @@ Answer exchange(const Target &server, const std::string &request, std::chrono::m
     return answer;
 }
 
-std::string requestText(const Target &server, const char *method, const char *path,
-                        const std::string &token, const std::string &body = {}) {
-    std::string text = std::string(method) + " " + path + " HTTP/1.1\r\nHost: " + server.hostHeader +
-                       "\r\nConnection: close\r\nUser-Agent: taxicore-bench\r\n";
+std::string requestText(const Target &server, const char *method, const char *path, const std::string &token,
+                        const std::string &body = {})
+{
+    std::string text = std::string(method) + " " + path + " HTTP/1.1\r\nHost: " + server.hostHeader
+                       + "\r\nConnection: close\r\nUser-Agent: taxicore-bench\r\n";
     if (!token.empty())
         text += "Authorization: Bearer " + token + "\r\n";
     if (!body.empty() || std::strcmp(method, "POST") == 0)
@@ -107,7 +111,8 @@ std::string requestText(const Target &server, const char *method, const char *pa
 } // namespace
 
 std::string recordRun(const Target &server, const QJsonObject &resultJson, const std::string &token,
-                      std::chrono::milliseconds timeout) {
+                      std::chrono::milliseconds timeout)
+{
     // The mode is the server's, not the bench's: a missing /healthz just leaves it out.
     const Answer health = exchange(server, requestText(server, "GET", "/healthz", token), timeout);
     QString mode;
@@ -117,13 +122,13 @@ std::string recordRun(const Target &server, const QJsonObject &resultJson, const
     }
     const QByteArray body =
         QJsonDocument(benchmarkEventBody(benchmarkEventDetail(resultJson, mode))).toJson(QJsonDocument::Compact);
-    const Answer posted = exchange(
-        server, requestText(server, "POST", "/admin/v1/events", token, body.toStdString()), timeout);
+    const Answer posted =
+        exchange(server, requestText(server, "POST", "/admin/v1/events", token, body.toStdString()), timeout);
     if (!posted.error.empty())
         return "cannot record the run: " + posted.error;
     if (posted.status != 201)
-        return "cannot record the run: the server answered " + std::to_string(posted.status) + " " +
-               posted.body.substr(0, 200);
+        return "cannot record the run: the server answered " + std::to_string(posted.status) + " "
+               + posted.body.substr(0, 200);
     return {};
 }
 

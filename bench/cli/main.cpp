@@ -32,23 +32,26 @@ constexpr std::chrono::milliseconds kProbeTimeout{3000};
 // Recording waits for the server's ledger commit (milliseconds normally; generous when loaded).
 constexpr std::chrono::milliseconds kRecordTimeout{10000};
 
-int fail(const std::string &message, int status = kExitCouldNotRun) {
+int fail(const std::string &message, int status = kExitCouldNotRun)
+{
     std::cerr << "taxicore-bench: " << message << std::endl;
     return status;
 }
 
-bool writeFile(const std::string &path, const QByteArray &content) {
+bool writeFile(const std::string &path, const QByteArray &content)
+{
     QFile file(QString::fromStdString(path));
-    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) &&
-           file.write(content) == content.size();
+    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(content) == content.size();
 }
 
-bool canWrite(const std::string &path) {
+bool canWrite(const std::string &path)
+{
     QFile file(QString::fromStdString(path));
     return path.empty() || file.open(QIODevice::WriteOnly | QIODevice::Append);
 }
 
-void printLine(const QJsonObject &json) {
+void printLine(const QJsonObject &json)
+{
     const QByteArray line = QJsonDocument(json).toJson(QJsonDocument::Compact);
     std::fwrite(line.constData(), 1, static_cast<std::size_t>(line.size()), stdout);
     std::fputc('\n', stdout);
@@ -59,7 +62,8 @@ void printLine(const QJsonObject &json) {
 // every thread and taken by this one with sigwait, so the stop runs outside a signal handler.
 class InterruptWatcher {
 public:
-    explicit InterruptWatcher(BenchmarkRun &run) {
+    explicit InterruptWatcher(BenchmarkRun &run)
+    {
         sigemptyset(&m_signals);
         sigaddset(&m_signals, SIGINT);
         sigaddset(&m_signals, SIGTERM);
@@ -71,7 +75,8 @@ public:
                 run.requestStop();
         });
     }
-    ~InterruptWatcher() {
+    ~InterruptWatcher()
+    {
         pthread_kill(m_thread.native_handle(), SIGUSR1);
         m_thread.join();
     }
@@ -85,7 +90,8 @@ private:
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     std::vector<std::string> args(argv + 1, argv + argc);
     std::string error;
     const auto options = parseCommandLine(args, error);
@@ -96,8 +102,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (options->version) {
-        std::cout << "taxicore-bench " << kBenchVersion << " (result schema "
-                  << kResultSchemaVersion << ")\n";
+        std::cout << "taxicore-bench " << kBenchVersion << " (result schema " << kResultSchemaVersion << ")\n";
         return 0;
     }
     if (options->listScenarios) {
@@ -137,8 +142,7 @@ int main(int argc, char **argv) {
             },
             [&](int index, const SecondSample &sample) {
                 if (options->progress)
-                    printLine(progressToJson(
-                        index, run.stages()[static_cast<std::size_t>(index)].label, sample));
+                    printLine(progressToJson(index, run.stages()[static_cast<std::size_t>(index)].label, sample));
             });
         if (const auto scenario = findScenario(options->scenario)) {
             result.scenarioName = scenario->name;
@@ -153,11 +157,10 @@ int main(int argc, char **argv) {
 
     const QJsonObject json = runResultToJson(result, MachineInfo::current());
     int status = 0;
-    if (!options->jsonFile.empty() &&
-        !writeFile(options->jsonFile, QJsonDocument(json).toJson(QJsonDocument::Indented)))
+    if (!options->jsonFile.empty()
+        && !writeFile(options->jsonFile, QJsonDocument(json).toJson(QJsonDocument::Indented)))
         status = fail("cannot write " + options->jsonFile, kExitOutputFailed);
-    if (!options->csvFile.empty() &&
-        !writeFile(options->csvFile, QByteArray::fromStdString(seriesCsv(result))))
+    if (!options->csvFile.empty() && !writeFile(options->csvFile, QByteArray::fromStdString(seriesCsv(result))))
         status = fail("cannot write " + options->csvFile, kExitOutputFailed);
     if (recorder) {
         if (const std::string failed = recordRun(*recorder, json, options->recordToken, kRecordTimeout);

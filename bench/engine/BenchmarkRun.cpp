@@ -15,7 +15,8 @@ constexpr auto kSettleStep = std::chrono::milliseconds(20);
 
 } // namespace
 
-bool RunResult::clientBound() const {
+bool RunResult::clientBound() const
+{
     for (const StageResult &stage : stages) {
         if (stage.client.clientBound)
             return true;
@@ -23,7 +24,8 @@ bool RunResult::clientBound() const {
     return false;
 }
 
-std::string currentUtcIso8601() {
+std::string currentUtcIso8601()
+{
     const std::time_t now = std::time(nullptr);
     std::tm utc{};
     gmtime_r(&now, &utc);
@@ -34,17 +36,19 @@ std::string currentUtcIso8601() {
 
 BenchmarkRun::BenchmarkRun(Target target, std::vector<StagePlan> stages)
     : m_target(std::move(target))
-    , m_stages(std::move(stages)) {}
+    , m_stages(std::move(stages))
+{
+}
 
-RunResult BenchmarkRun::run(const StageStartCallback &onStageStart,
-                            const ProgressCallback &onProgress) {
+RunResult BenchmarkRun::run(const StageStartCallback &onStageStart, const ProgressCallback &onProgress)
+{
     RunResult result;
     result.url = m_target.url;
     result.startedAtUtc = currentUtcIso8601();
     for (std::size_t i = 0; i < m_stages.size() && !m_stopRequested; ++i) {
         const int index = static_cast<int>(i);
-        for (auto waited = std::chrono::milliseconds(0);
-             i > 0 && waited < kSettleBetweenStages && !m_stopRequested; waited += kSettleStep)
+        for (auto waited = std::chrono::milliseconds(0); i > 0 && waited < kSettleBetweenStages && !m_stopRequested;
+             waited += kSettleStep)
             std::this_thread::sleep_for(kSettleStep);
         if (m_stopRequested)
             break;
@@ -71,7 +75,8 @@ RunResult BenchmarkRun::run(const StageStartCallback &onStageStart,
     return result;
 }
 
-void BenchmarkRun::requestStop() {
+void BenchmarkRun::requestStop()
+{
     m_stopRequested = true;
     std::lock_guard lock(m_mutex);
     if (m_current)

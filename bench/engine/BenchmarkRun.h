@@ -42,8 +42,7 @@ public:
 
     BenchmarkRun(Target target, std::vector<StagePlan> stages);
 
-    RunResult run(const StageStartCallback &onStageStart = {},
-                  const ProgressCallback &onProgress = {});
+    RunResult run(const StageStartCallback &onStageStart = {}, const ProgressCallback &onProgress = {});
     // From any thread: ends the current stage early and skips the rest.
     void requestStop();
 

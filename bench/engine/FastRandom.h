@@ -9,9 +9,12 @@ namespace taxicore::bench {
 class FastRandom {
 public:
     explicit FastRandom(uint64_t seed)
-        : m_state(seed) {}
+        : m_state(seed)
+    {
+    }
 
-    uint64_t next() {
+    uint64_t next()
+    {
         uint64_t z = (m_state += 0x9e3779b97f4a7c15ULL);
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -21,7 +24,8 @@ public:
     double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
     double between(double low, double high) { return low + (high - low) * uniform(); }
     // Uniform integer in [low, high].
-    int64_t integer(int64_t low, int64_t high) {
+    int64_t integer(int64_t low, int64_t high)
+    {
         return low + static_cast<int64_t>(next() % static_cast<uint64_t>(high - low + 1));
     }
 

@@ -4,7 +4,8 @@
 
 namespace taxicore::bench {
 
-std::string ensureFileDescriptorsFor(int connections) {
+std::string ensureFileDescriptorsFor(int connections)
+{
     const auto needed = static_cast<rlim_t>(connections) + kSpareFileDescriptors;
     rlimit limit{};
     if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed)
@@ -17,9 +18,8 @@ std::string ensureFileDescriptorsFor(int connections) {
     getrlimit(RLIMIT_NOFILE, &limit);
     if (limit.rlim_cur >= needed)
         return {};
-    return std::to_string(connections) + " connections need " + std::to_string(needed) +
-           " open files, but the limit is " + std::to_string(limit.rlim_cur) +
-           " (raise it with ulimit -n)";
+    return std::to_string(connections) + " connections need " + std::to_string(needed)
+           + " open files, but the limit is " + std::to_string(limit.rlim_cur) + " (raise it with ulimit -n)";
 }
 
 } // namespace taxicore::bench

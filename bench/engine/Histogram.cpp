@@ -11,31 +11,36 @@ namespace {
 
 // Single-writer counters: the owner stores with relaxed atomics (a plain mov on x86), readers
 // load with relaxed atomics, so a concurrent snapshot is free of data races.
-template <typename T> void storeRelaxed(T &slot, T value) {
+template <typename T> void storeRelaxed(T &slot, T value)
+{
     std::atomic_ref<T>(slot).store(value, std::memory_order_relaxed);
 }
 
-template <typename T> T loadRelaxed(const T &slot) {
+template <typename T> T loadRelaxed(const T &slot)
+{
     return std::atomic_ref<T>(const_cast<T &>(slot)).load(std::memory_order_relaxed);
 }
 
 } // namespace
 
 Histogram::Histogram()
-    : m_counts(kBucketCount, 0) {}
+    : m_counts(kBucketCount, 0)
+{
+}
 
-std::size_t Histogram::bucketIndex(uint64_t valueNs) {
+std::size_t Histogram::bucketIndex(uint64_t valueNs)
+{
     const uint64_t value = std::min(valueNs, kMaxTrackableNs);
     if (value < kLinearLimit)
         return static_cast<std::size_t>(value);
     const int powerOfTwo = std::bit_width(value) - 1;
     const int shift = powerOfTwo - kSubBucketBits;
     const uint64_t subBucket = (value >> shift) - kSubBuckets;
-    return static_cast<std::size_t>(kLinearLimit + static_cast<uint64_t>(shift) * kSubBuckets +
-                                    subBucket);
+    return static_cast<std::size_t>(kLinearLimit + static_cast<uint64_t>(shift) * kSubBuckets + subBucket);
 }
 
-uint64_t Histogram::bucketLowerBound(std::size_t index) {
+uint64_t Histogram::bucketLowerBound(std::size_t index)
+{
     if (index < kLinearLimit)
         return index;
     const uint64_t offset = index - kLinearLimit;
@@ -44,19 +49,21 @@ uint64_t Histogram::bucketLowerBound(std::size_t index) {
     return (kSubBuckets + subBucket) << shift;
 }
 
-uint64_t Histogram::bucketWidth(std::size_t index) {
+uint64_t Histogram::bucketWidth(std::size_t index)
+{
     if (index < kLinearLimit)
         return 1;
     return uint64_t{1} << ((index - kLinearLimit) / kSubBuckets);
 }
 
-uint64_t Histogram::bucketMidpoint(std::size_t index) {
+uint64_t Histogram::bucketMidpoint(std::size_t index)
+{
     return bucketLowerBound(index) + (bucketWidth(index) - 1) / 2;
 }
 
-void Histogram::recordCount(int64_t valueNs, uint64_t count) {
-    const uint64_t value =
-        valueNs < 0 ? 0 : std::min(static_cast<uint64_t>(valueNs), kMaxTrackableNs);
+void Histogram::recordCount(int64_t valueNs, uint64_t count)
+{
+    const uint64_t value = valueNs < 0 ? 0 : std::min(static_cast<uint64_t>(valueNs), kMaxTrackableNs);
     uint64_t &bucket = m_counts[bucketIndex(value)];
     storeRelaxed(bucket, bucket + count);
     storeRelaxed(m_count, m_count + count);
@@ -69,7 +76,8 @@ void Histogram::recordCount(int64_t valueNs, uint64_t count) {
     storeRelaxed(m_sumSquares, m_sumSquares + asDouble * asDouble * static_cast<double>(count));
 }
 
-void Histogram::merge(const Histogram &other) {
+void Histogram::merge(const Histogram &other)
+{
     for (std::size_t i = 0; i < kBucketCount; ++i)
         m_counts[i] += other.m_counts[i];
     m_count += other.m_count;
@@ -79,7 +87,8 @@ void Histogram::merge(const Histogram &other) {
     m_sumSquares += other.m_sumSquares;
 }
 
-void Histogram::reset() {
+void Histogram::reset()
+{
     std::fill(m_counts.begin(), m_counts.end(), 0);
     m_count = 0;
     m_min = UINT64_MAX;
@@ -88,7 +97,8 @@ void Histogram::reset() {
     m_sumSquares = 0;
 }
 
-Histogram Histogram::snapshot() const {
+Histogram Histogram::snapshot() const
+{
     Histogram copy;
     for (std::size_t i = 0; i < kBucketCount; ++i)
         copy.m_counts[i] = loadRelaxed(m_counts[i]);
@@ -100,12 +110,12 @@ Histogram Histogram::snapshot() const {
     return copy;
 }
 
-Histogram Histogram::since(const Histogram &earlier) const {
+Histogram Histogram::since(const Histogram &earlier) const
+{
     Histogram delta;
     uint64_t total = 0;
     for (std::size_t i = 0; i < kBucketCount; ++i) {
-        const uint64_t n =
-            m_counts[i] >= earlier.m_counts[i] ? m_counts[i] - earlier.m_counts[i] : 0;
+        const uint64_t n = m_counts[i] >= earlier.m_counts[i] ? m_counts[i] - earlier.m_counts[i] : 0;
         delta.m_counts[i] = n;
         total += n;
         if (n != 0) {
@@ -124,11 +134,13 @@ Histogram Histogram::since(const Histogram &earlier) const {
     return delta;
 }
 
-double Histogram::mean() const {
+double Histogram::mean() const
+{
     return m_count ? m_sum / static_cast<double>(m_count) : 0.0;
 }
 
-double Histogram::stddev() const {
+double Histogram::stddev() const
+{
     if (m_count < 2)
         return 0.0;
     const double average = mean();
@@ -136,12 +148,13 @@ double Histogram::stddev() const {
     return variance > 0 ? std::sqrt(variance) : 0.0;
 }
 
-int64_t Histogram::valueAtPercentile(double percentile) const {
+int64_t Histogram::valueAtPercentile(double percentile) const
+{
     if (m_count == 0)
         return 0;
     const double clamped = std::clamp(percentile, 0.0, 100.0);
-    const auto rank = std::max<uint64_t>(
-        1, static_cast<uint64_t>(std::ceil(clamped / 100.0 * static_cast<double>(m_count))));
+    const auto rank =
+        std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(clamped / 100.0 * static_cast<double>(m_count))));
     uint64_t seen = 0;
     for (std::size_t i = 0; i < kBucketCount; ++i) {
         seen += m_counts[i];

@@ -21,8 +21,7 @@ public:
     // Values are clamped below 2^37 ns (~137 s): comfortably above the 60 s requirement.
     static constexpr int kHighestPowerOfTwo = 36;
     static constexpr uint64_t kMaxTrackableNs = (uint64_t{1} << (kHighestPowerOfTwo + 1)) - 1;
-    static constexpr std::size_t kBucketCount =
-        kLinearLimit + (kHighestPowerOfTwo - kSubBucketBits + 1) * kSubBuckets;
+    static constexpr std::size_t kBucketCount = kLinearLimit + (kHighestPowerOfTwo - kSubBucketBits + 1) * kSubBuckets;
 
     Histogram();
 

@@ -13,14 +13,15 @@ constexpr std::string_view kHeadEnd = "\r\n\r\n";
 // A chunk-size line is hex digits plus optional extensions: anything longer is garbage.
 constexpr std::size_t kMaxChunkLineBytes = 1024;
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+bool equalsIgnoreCase(std::string_view a, std::string_view b)
+{
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
            });
 }
 
-bool containsTokenIgnoreCase(std::string_view value, std::string_view token) {
+bool containsTokenIgnoreCase(std::string_view value, std::string_view token)
+{
     if (value.size() < token.size())
         return false;
     for (std::size_t i = 0; i + token.size() <= value.size(); ++i) {
@@ -30,7 +31,8 @@ bool containsTokenIgnoreCase(std::string_view value, std::string_view token) {
     return false;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim(std::string_view s)
+{
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
         s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
@@ -40,7 +42,8 @@ std::string_view trim(std::string_view s) {
 
 } // namespace
 
-void HttpResponseParser::reset(bool keepBody) {
+void HttpResponseParser::reset(bool keepBody)
+{
     m_state = State::NeedMore;
     m_phase = Phase::Head;
     m_buffer.clear();
@@ -56,18 +59,19 @@ void HttpResponseParser::reset(bool keepBody) {
     m_error = "";
 }
 
-HttpResponseParser::State HttpResponseParser::feed(const char *data, std::size_t size) {
+HttpResponseParser::State HttpResponseParser::feed(const char *data, std::size_t size)
+{
     m_bytesReceived += size;
     while (size > 0 && m_state == State::NeedMore) {
-        const std::size_t used =
-            m_phase == Phase::Head ? consumeHead(data, size) : consumeBody(data, size);
+        const std::size_t used = m_phase == Phase::Head ? consumeHead(data, size) : consumeBody(data, size);
         data += used;
         size -= used;
     }
     return m_state;
 }
 
-HttpResponseParser::State HttpResponseParser::finishOnClose() {
+HttpResponseParser::State HttpResponseParser::finishOnClose()
+{
     if (m_state != State::NeedMore)
         return m_state;
     if (m_phase == Phase::UntilClose)
@@ -77,7 +81,8 @@ HttpResponseParser::State HttpResponseParser::finishOnClose() {
     return m_state;
 }
 
-std::size_t HttpResponseParser::consumeHead(const char *data, std::size_t size) {
+std::size_t HttpResponseParser::consumeHead(const char *data, std::size_t size)
+{
     // Search only the new bytes plus the three before them for the blank line.
     const std::size_t searchFrom = m_buffer.size() >= 3 ? m_buffer.size() - 3 : 0;
     m_buffer.append(data, size);
@@ -95,7 +100,8 @@ std::size_t HttpResponseParser::consumeHead(const char *data, std::size_t size) 
     return usedFromThisFeed;
 }
 
-bool HttpResponseParser::parseHead(std::string_view head) {
+bool HttpResponseParser::parseHead(std::string_view head)
+{
     const std::size_t lineEnd = head.find("\r\n");
     if (!parseStatusLine(head.substr(0, lineEnd)))
         return false;
@@ -122,7 +128,8 @@ bool HttpResponseParser::parseHead(std::string_view head) {
     return true;
 }
 
-bool HttpResponseParser::parseStatusLine(std::string_view line) {
+bool HttpResponseParser::parseStatusLine(std::string_view line)
+{
     // "HTTP/1.1 200 OK"
     if (line.size() < 12 || line.substr(0, 5) != "HTTP/" || line[8] != ' ') {
         fail("malformed status line");
@@ -139,7 +146,8 @@ bool HttpResponseParser::parseStatusLine(std::string_view line) {
     return true;
 }
 
-void HttpResponseParser::parseHeader(std::string_view line) {
+void HttpResponseParser::parseHeader(std::string_view line)
+{
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos)
         return;
@@ -164,7 +172,8 @@ void HttpResponseParser::parseHeader(std::string_view line) {
     }
 }
 
-std::size_t HttpResponseParser::consumeBody(const char *data, std::size_t size) {
+std::size_t HttpResponseParser::consumeBody(const char *data, std::size_t size)
+{
     switch (m_phase) {
     case Phase::FixedBody:
     case Phase::ChunkData: {
@@ -195,8 +204,7 @@ std::size_t HttpResponseParser::consumeBody(const char *data, std::size_t size) 
         } else if (m_phase == Phase::ChunkSize) {
             const std::string_view digits = trim(std::string_view(line).substr(0, line.find(';')));
             uint64_t chunkSize = 0;
-            const auto [ptr, ec] =
-                std::from_chars(digits.data(), digits.data() + digits.size(), chunkSize, 16);
+            const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), chunkSize, 16);
             if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
                 fail("malformed chunk size");
             } else if (chunkSize == 0) {
@@ -220,7 +228,8 @@ std::size_t HttpResponseParser::consumeBody(const char *data, std::size_t size) 
     return size;
 }
 
-std::size_t HttpResponseParser::consumeLine(const char *data, std::size_t size, bool &complete) {
+std::size_t HttpResponseParser::consumeLine(const char *data, std::size_t size, bool &complete)
+{
     const auto *newline = static_cast<const char *>(std::memchr(data, '\n', size));
     const std::size_t used = newline ? static_cast<std::size_t>(newline - data) + 1 : size;
     m_buffer.append(data, newline ? used - 1 : used);
@@ -232,18 +241,21 @@ std::size_t HttpResponseParser::consumeLine(const char *data, std::size_t size, 
     return used;
 }
 
-void HttpResponseParser::keep(const char *data, std::size_t size) {
+void HttpResponseParser::keep(const char *data, std::size_t size)
+{
     if (m_keepBody && m_body.size() < kMaxKeptBodyBytes)
         m_body.append(data, std::min(size, kMaxKeptBodyBytes - m_body.size()));
 }
 
-void HttpResponseParser::fail(const char *why) {
+void HttpResponseParser::fail(const char *why)
+{
     m_state = State::Error;
     m_error = why;
     m_keepAlive = false;
 }
 
-void HttpResponseParser::finish() {
+void HttpResponseParser::finish()
+{
     m_phase = Phase::Done;
     m_state = State::Complete;
 }

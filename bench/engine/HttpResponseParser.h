@@ -35,16 +35,7 @@ public:
     std::string_view error() const { return m_error; }
 
 private:
-    enum class Phase {
-        Head,
-        FixedBody,
-        ChunkSize,
-        ChunkData,
-        ChunkDataEnd,
-        Trailers,
-        UntilClose,
-        Done
-    };
+    enum class Phase { Head, FixedBody, ChunkSize, ChunkData, ChunkDataEnd, Trailers, UntilClose, Done };
 
     std::size_t consumeHead(const char *data, std::size_t size);
     bool parseHead(std::string_view head);

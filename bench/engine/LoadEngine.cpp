@@ -22,7 +22,8 @@ constexpr int64_t kCoordinatorPollNs = 20'000'000;
 constexpr double kMinTrailingIntervalSeconds = 0.05;
 constexpr double kNanosPerMilli = 1e6;
 
-double processCpuSeconds() {
+double processCpuSeconds()
+{
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     const auto seconds = [](const timeval &t) {
@@ -32,12 +33,12 @@ double processCpuSeconds() {
 }
 
 // CPU time of a live worker thread; once it has finished, what it recorded itself.
-int64_t workerCpuNs(std::thread &thread, const Worker &worker) {
+int64_t workerCpuNs(std::thread &thread, const Worker &worker)
+{
     if (!worker.done()) {
         clockid_t clock{};
         timespec now{};
-        if (pthread_getcpuclockid(thread.native_handle(), &clock) == 0 &&
-            clock_gettime(clock, &now) == 0)
+        if (pthread_getcpuclockid(thread.native_handle(), &clock) == 0 && clock_gettime(clock, &now) == 0)
             return int64_t{now.tv_sec} * kNanosPerSecond + now.tv_nsec;
     }
     return worker.cpuAtEndNs();
@@ -45,19 +46,22 @@ int64_t workerCpuNs(std::thread &thread, const Worker &worker) {
 
 } // namespace
 
-LoadEngine::LoadEngine(Target target, LoadSettings settings,
-                       std::shared_ptr<const RequestPlan> plan)
+LoadEngine::LoadEngine(Target target, LoadSettings settings, std::shared_ptr<const RequestPlan> plan)
     : m_target(std::move(target))
     , m_settings(settings)
-    , m_plan(std::move(plan)) {}
+    , m_plan(std::move(plan))
+{
+}
 
 LoadEngine::~LoadEngine() = default;
 
-void LoadEngine::requestStop() {
+void LoadEngine::requestStop()
+{
     m_stopRequested = true;
 }
 
-StageResult LoadEngine::run(const ProgressCallback &progress) {
+StageResult LoadEngine::run(const ProgressCallback &progress)
+{
     const int threadCount = m_settings.effectiveThreads();
     // Best effort: a shortfall shows as connect errors (EMFILE); the CLI refuses to start instead.
     ensureFileDescriptorsFor(m_settings.connections);
@@ -71,9 +75,8 @@ StageResult LoadEngine::run(const ProgressCallback &progress) {
     shared.endNs = m_settings.countLimited() ? std::numeric_limits<int64_t>::max()
                                              : shared.measureStartNs + m_settings.duration.count();
     if (m_settings.openLoop())
-        shared.requestIntervalNs =
-            static_cast<int64_t>(static_cast<double>(m_settings.connections) *
-                                 static_cast<double>(kNanosPerSecond) / m_settings.rate);
+        shared.requestIntervalNs = static_cast<int64_t>(static_cast<double>(m_settings.connections)
+                                                        * static_cast<double>(kNanosPerSecond) / m_settings.rate);
     shared.stopRequested = m_stopRequested.load();
 
     std::vector<std::unique_ptr<Worker>> workers;
@@ -96,16 +99,14 @@ StageResult LoadEngine::run(const ProgressCallback &progress) {
             const int64_t now = monotonicNowNs();
             if (now >= wakeNs || allDone())
                 return;
-            std::this_thread::sleep_for(
-                std::chrono::nanoseconds(std::min(wakeNs - now, kCoordinatorPollNs)));
+            std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(wakeNs - now, kCoordinatorPollNs)));
         }
     };
 
     sleepUntil(shared.measureStartNs);
     const double processCpuAtStart = processCpuSeconds();
     SeriesSampler sampler(
-        workers, [&](std::size_t i) { return workerCpuNs(threads[i], *workers[i]); },
-        shared.measureStartNs);
+        workers, [&](std::size_t i) { return workerCpuNs(threads[i], *workers[i]); }, shared.measureStartNs);
     StageResult result;
     const auto takeSample = [&](int64_t now) {
         result.series.push_back(sampler.sample(now, static_cast<int>(result.series.size()) + 1));
@@ -126,8 +127,7 @@ StageResult LoadEngine::run(const ProgressCallback &progress) {
     for (const auto &worker : workers)
         finishedNs = std::max(finishedNs, worker->finishedAtNs());
     finishedNs = std::min(finishedNs, shared.endNs);
-    const double trailingSeconds =
-        static_cast<double>(finishedNs - sampler.lastSampleNs()) / kNanosPerSecond;
+    const double trailingSeconds = static_cast<double>(finishedNs - sampler.lastSampleNs()) / kNanosPerSecond;
     if (trailingSeconds >= kMinTrailingIntervalSeconds || result.series.empty())
         takeSample(finishedNs);
 
@@ -137,8 +137,7 @@ StageResult LoadEngine::run(const ProgressCallback &progress) {
     result.settings = m_settings;
     result.threads = threadCount;
     result.interrupted = m_stopRequested.load();
-    result.elapsedSeconds =
-        static_cast<double>(finishedNs - shared.measureStartNs) / kNanosPerSecond;
+    result.elapsedSeconds = static_cast<double>(finishedNs - shared.measureStartNs) / kNanosPerSecond;
     int64_t threadCpuNs = 0;
     for (const auto &worker : workers) {
         result.totals.merge(worker->stats());
@@ -154,13 +153,10 @@ StageResult LoadEngine::run(const ProgressCallback &progress) {
     client.threadCpuSeconds = static_cast<double>(threadCpuNs) / kNanosPerSecond;
     client.processCpuSeconds = processCpuSeconds() - processCpuAtStart;
     if (result.elapsedSeconds > 0)
-        client.cpuPercentOfThreads =
-            100.0 * client.threadCpuSeconds / (result.elapsedSeconds * threadCount);
+        client.cpuPercentOfThreads = 100.0 * client.threadCpuSeconds / (result.elapsedSeconds * threadCount);
     if (result.responses() > 0)
-        client.cpuMicrosPerRequest =
-            client.processCpuSeconds * 1e6 / static_cast<double>(result.responses());
-    client.scheduleLagP99Ms =
-        static_cast<double>(result.totals.scheduleLag.valueAtPercentile(99)) / kNanosPerMilli;
+        client.cpuMicrosPerRequest = client.processCpuSeconds * 1e6 / static_cast<double>(result.responses());
+    client.scheduleLagP99Ms = static_cast<double>(result.totals.scheduleLag.valueAtPercentile(99)) / kNanosPerMilli;
     judgeClientBound(client, m_settings.openLoop());
     return result;
 }

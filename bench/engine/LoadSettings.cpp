@@ -5,7 +5,8 @@
 
 namespace taxicore::bench {
 
-std::string httpModeName(HttpMode mode) {
+std::string httpModeName(HttpMode mode)
+{
     switch (mode) {
     case HttpMode::KeepAlive:
         return "keep-alive";
@@ -17,12 +18,14 @@ std::string httpModeName(HttpMode mode) {
     return "unknown";
 }
 
-int defaultThreadCount() {
+int defaultThreadCount()
+{
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, cores / 2);
 }
 
-int LoadSettings::effectiveThreads() const {
+int LoadSettings::effectiveThreads() const
+{
     const int wanted = threads > 0 ? threads : defaultThreadCount();
     return std::clamp(wanted, 1, std::max(1, connections));
 }

@@ -2,11 +2,13 @@
 
 namespace taxicore::bench {
 
-ResponseClass classifyStatus(int status) {
+ResponseClass classifyStatus(int status)
+{
     return status >= 200 && status < 300 ? ResponseClass::Success : ResponseClass::HttpError;
 }
 
-ResponseClass RequestSource::onResponse(int status, std::string_view) {
+ResponseClass RequestSource::onResponse(int status, std::string_view)
+{
     return classifyStatus(status);
 }
 

@@ -6,10 +6,13 @@ namespace taxicore::bench {
 
 RequestRenderer::RequestRenderer(std::string hostHeader, HttpMode mode)
     : m_hostHeader(std::move(hostHeader))
-    , m_mode(mode) {}
+    , m_mode(mode)
+{
+}
 
-std::string RequestRenderer::render(std::string_view method, std::string_view path,
-                                    std::string_view jsonBody, std::string_view extraHeaders) const {
+std::string RequestRenderer::render(std::string_view method, std::string_view path, std::string_view jsonBody,
+                                    std::string_view extraHeaders) const
+{
     std::string request;
     request.reserve(160 + path.size() + jsonBody.size() + extraHeaders.size());
     request.append(method).append(" ").append(path);

@@ -14,8 +14,8 @@ public:
     RequestRenderer(std::string hostHeader, HttpMode mode);
 
     // `extraHeaders`: whole header lines, each ending in \r\n (e.g. an Authorization).
-    std::string render(std::string_view method, std::string_view path,
-                       std::string_view jsonBody = {}, std::string_view extraHeaders = {}) const;
+    std::string render(std::string_view method, std::string_view path, std::string_view jsonBody = {},
+                       std::string_view extraHeaders = {}) const;
     HttpMode mode() const { return m_mode; }
 
 private:

@@ -19,8 +19,7 @@ public:
     // CPU time (ns) used so far by worker `index`.
     using CpuReader = std::function<int64_t(std::size_t index)>;
 
-    SeriesSampler(const std::vector<std::unique_ptr<Worker>> &workers, CpuReader cpuOf,
-                  int64_t startNs);
+    SeriesSampler(const std::vector<std::unique_ptr<Worker>> &workers, CpuReader cpuOf, int64_t startNs);
 
     // The interval since the previous sample (or the start), numbered `second`.
     SecondSample sample(int64_t nowNs, int second);

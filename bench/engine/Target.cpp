@@ -15,11 +15,11 @@ namespace {
 
 constexpr std::string_view kScheme = "http://";
 
-bool parsePort(std::string_view text, uint16_t &port) {
+bool parsePort(std::string_view text, uint16_t &port)
+{
     unsigned value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value == 0 ||
-        value > 65535)
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value == 0 || value > 65535)
         return false;
     port = static_cast<uint16_t>(value);
     return true;
@@ -27,7 +27,8 @@ bool parsePort(std::string_view text, uint16_t &port) {
 
 } // namespace
 
-std::optional<Target> Target::fromUrl(const std::string &url, std::string &error) {
+std::optional<Target> Target::fromUrl(const std::string &url, std::string &error)
+{
     std::string_view rest(url);
     if (rest.substr(0, 8) == "https://") {
         error = "https is not supported: use an http:// URL";
@@ -89,7 +90,8 @@ std::optional<Target> Target::fromUrl(const std::string &url, std::string &error
     return target;
 }
 
-std::string Target::probe(std::chrono::milliseconds timeout) const {
+std::string Target::probe(std::chrono::milliseconds timeout) const
+{
     const std::string where = host + ":" + std::to_string(port);
     const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -104,8 +106,7 @@ std::string Target::probe(std::chrono::milliseconds timeout) const {
             int soError = 0;
             socklen_t length = sizeof soError;
             if (ready == 0)
-                failure = "cannot connect to " + where + ": timed out after " +
-                          std::to_string(timeout.count()) + " ms";
+                failure = "cannot connect to " + where + ": timed out after " + std::to_string(timeout.count()) + " ms";
             else if (ready < 0 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length) != 0)
                 failure = "cannot connect to " + where + ": " + std::strerror(errno);
             else if (soError != 0)

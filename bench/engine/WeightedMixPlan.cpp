@@ -9,18 +9,19 @@ namespace {
 
 class WeightedMixSource : public RequestSource {
 public:
-    WeightedMixSource(const std::vector<std::string> &rendered,
-                      const std::vector<double> &cumulative)
+    WeightedMixSource(const std::vector<std::string> &rendered, const std::vector<double> &cumulative)
         : m_rendered(rendered)
-        , m_cumulative(cumulative) {}
+        , m_cumulative(cumulative)
+    {
+    }
 
-    std::string_view nextRequest(FastRandom &random) override {
+    std::string_view nextRequest(FastRandom &random) override
+    {
         if (m_rendered.size() == 1)
             return m_rendered.front();
         const double pick = random.uniform();
         const auto it = std::upper_bound(m_cumulative.begin(), m_cumulative.end(), pick);
-        m_lastIndex = std::min<std::size_t>(static_cast<std::size_t>(it - m_cumulative.begin()),
-                                            m_rendered.size() - 1);
+        m_lastIndex = std::min<std::size_t>(static_cast<std::size_t>(it - m_cumulative.begin()), m_rendered.size() - 1);
         return m_rendered[m_lastIndex];
     }
 
@@ -35,7 +36,8 @@ private:
 } // namespace
 
 WeightedMixPlan::WeightedMixPlan(std::vector<MixEntry> entries, const RequestRenderer &renderer)
-    : m_entries(std::move(entries)) {
+    : m_entries(std::move(entries))
+{
     if (m_entries.empty())
         throw std::invalid_argument("a request mix needs at least one entry");
     double total = 0;
@@ -51,11 +53,13 @@ WeightedMixPlan::WeightedMixPlan(std::vector<MixEntry> entries, const RequestRen
     }
 }
 
-std::unique_ptr<RequestSource> WeightedMixPlan::makeSource(uint32_t) const {
+std::unique_ptr<RequestSource> WeightedMixPlan::makeSource(uint32_t) const
+{
     return std::make_unique<WeightedMixSource>(m_rendered, m_cumulativeWeights);
 }
 
-std::string WeightedMixPlan::describe() const {
+std::string WeightedMixPlan::describe() const
+{
     std::string text;
     for (const MixEntry &entry : m_entries) {
         if (!text.empty())
@@ -65,7 +69,8 @@ std::string WeightedMixPlan::describe() const {
     return text;
 }
 
-std::vector<std::string> WeightedMixPlan::kindNames() const {
+std::vector<std::string> WeightedMixPlan::kindNames() const
+{
     if (m_entries.size() < 2)
         return {};
     std::vector<std::string> names;

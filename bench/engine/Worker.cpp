@@ -30,7 +30,8 @@ constexpr int64_t kMaxWaitNs = 50'000'000;
 // open-loop schedule wants its wake-ups on time.
 constexpr unsigned long kTimerSlackNs = 1'000;
 
-int waitForEvents(int epollFd, epoll_event *events, int64_t waitNs) {
+int waitForEvents(int epollFd, epoll_event *events, int64_t waitNs)
+{
     // epoll_pwait2 sleeps with nanosecond precision: the open-loop schedule needs better than
     // epoll_wait's milliseconds. Fall back to milliseconds (rounded up) on older kernels.
     static bool havePwait2 = true;
@@ -53,9 +54,9 @@ Worker::Worker(WorkerShared &shared, std::vector<uint32_t> connectionIndices)
     , m_settings(*shared.settings)
     , m_connections(connectionIndices.size())
     , m_readBuffer(kReadBufferBytes)
-    , m_random(
-          0x7a3c1b2d5e6f4a90ULL ^
-          (connectionIndices.empty() ? 0 : connectionIndices.front() * 0x9e3779b97f4a7c15ULL)) {
+    , m_random(0x7a3c1b2d5e6f4a90ULL
+               ^ (connectionIndices.empty() ? 0 : connectionIndices.front() * 0x9e3779b97f4a7c15ULL))
+{
     for (std::size_t i = 0; i < connectionIndices.size(); ++i) {
         m_connections[i].globalIndex = connectionIndices[i];
         m_connections[i].source = shared.plan->makeSource(connectionIndices[i]);
@@ -63,14 +64,16 @@ Worker::Worker(WorkerShared &shared, std::vector<uint32_t> connectionIndices)
     m_stats.setKindCount(shared.plan->kindNames().size());
 }
 
-Worker::~Worker() {
+Worker::~Worker()
+{
     for (Connection &connection : m_connections)
         closeSocket(connection);
     if (m_epollFd >= 0)
         ::close(m_epollFd);
 }
 
-void Worker::run() {
+void Worker::run()
+{
     m_epollFd = epoll_create1(EPOLL_CLOEXEC);
     prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);
     std::array<epoll_event, kMaxEventsPerWait> events{};
@@ -110,13 +113,13 @@ void Worker::run() {
     m_done = true;
 }
 
-void Worker::scheduleFirstRequests(int64_t now) {
+void Worker::scheduleFirstRequests(int64_t now)
+{
     for (Connection &connection : m_connections) {
         if (m_settings.openLoop()) {
             // Spread the first sends so the whole client sends evenly at `rate`, not in bursts.
-            const auto offset =
-                static_cast<int64_t>(static_cast<double>(connection.globalIndex) *
-                                     (static_cast<double>(kNanosPerSecond) / m_settings.rate));
+            const auto offset = static_cast<int64_t>(static_cast<double>(connection.globalIndex)
+                                                     * (static_cast<double>(kNanosPerSecond) / m_settings.rate));
             connection.nextIntendedNs = m_shared.startNs + offset;
             m_wakeUps.emplace(connection.nextIntendedNs, localIndex(connection));
         } else {
@@ -125,7 +128,8 @@ void Worker::scheduleFirstRequests(int64_t now) {
     }
 }
 
-void Worker::runDueWakeUps(int64_t now) {
+void Worker::runDueWakeUps(int64_t now)
+{
     while (!m_wakeUps.empty() && m_wakeUps.top().first <= now) {
         const auto [wakeNs, index] = m_wakeUps.top();
         m_wakeUps.pop();
@@ -143,13 +147,15 @@ void Worker::runDueWakeUps(int64_t now) {
     }
 }
 
-bool Worker::claimTicket(int64_t now) {
+bool Worker::claimTicket(int64_t now)
+{
     if (!measuring(now))
         return true; // warm-up requests are not counted against -n
     return m_shared.ticketsIssued.fetch_add(1, std::memory_order_relaxed) < m_settings.requestCount;
 }
 
-void Worker::startRequest(Connection &connection, int64_t intendedNs, int64_t now) {
+void Worker::startRequest(Connection &connection, int64_t intendedNs, int64_t now)
+{
     if (m_settings.countLimited() && !claimTicket(now)) {
         connection.finished = true;
         closeSocket(connection);
@@ -171,10 +177,10 @@ void Worker::startRequest(Connection &connection, int64_t intendedNs, int64_t no
     }
 }
 
-void Worker::openSocket(Connection &connection) {
+void Worker::openSocket(Connection &connection)
+{
     const Target &target = *m_shared.target;
-    connection.fd =
-        ::socket(target.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    connection.fd = ::socket(target.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     connection.requestsOnSocket = 0;
     if (connection.fd < 0) {
         failRequest(connection, WorkerStats::ConnectErrors);
@@ -183,8 +189,7 @@ void Worker::openSocket(Connection &connection) {
     const int on = 1;
     ::setsockopt(connection.fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     m_stats.add(WorkerStats::ConnectionsOpened);
-    const int rc = ::connect(connection.fd, reinterpret_cast<const sockaddr *>(&target.address),
-                             target.addressLength);
+    const int rc = ::connect(connection.fd, reinterpret_cast<const sockaddr *>(&target.address), target.addressLength);
     if (rc == 0) {
         connection.phase = Connection::Phase::Writing;
         writeRequest(connection);
@@ -196,7 +201,8 @@ void Worker::openSocket(Connection &connection) {
     }
 }
 
-void Worker::finishConnect(Connection &connection) {
+void Worker::finishConnect(Connection &connection)
+{
     int error = 0;
     socklen_t length = sizeof error;
     if (::getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
@@ -207,7 +213,8 @@ void Worker::finishConnect(Connection &connection) {
     writeRequest(connection);
 }
 
-void Worker::writeRequest(Connection &connection) {
+void Worker::writeRequest(Connection &connection)
+{
     while (connection.written < connection.request.size()) {
         const ssize_t sent = ::send(connection.fd, connection.request.data() + connection.written,
                                     connection.request.size() - connection.written, MSG_NOSIGNAL);
@@ -228,13 +235,13 @@ void Worker::writeRequest(Connection &connection) {
     setInterest(connection, EPOLLIN);
 }
 
-void Worker::readResponse(Connection &connection) {
+void Worker::readResponse(Connection &connection)
+{
     const ssize_t received = ::recv(connection.fd, m_readBuffer.data(), m_readBuffer.size(), 0);
     if (received > 0) {
         if (connection.counted)
             m_stats.add(WorkerStats::BytesRead, static_cast<uint64_t>(received));
-        const auto state =
-            connection.parser.feed(m_readBuffer.data(), static_cast<std::size_t>(received));
+        const auto state = connection.parser.feed(m_readBuffer.data(), static_cast<std::size_t>(received));
         if (state == HttpResponseParser::State::Complete)
             completeRequest(connection);
         else if (state == HttpResponseParser::State::Error)
@@ -253,13 +260,15 @@ void Worker::readResponse(Connection &connection) {
     failRequest(connection, WorkerStats::ReadErrors);
 }
 
-void Worker::drainIdleSocket(Connection &connection) {
+void Worker::drainIdleSocket(Connection &connection)
+{
     // Nothing is expected on an idle keep-alive socket: the server closed it (or sent junk).
     // Drop it quietly; the next request opens a new one.
     closeSocket(connection);
 }
 
-bool Worker::retryOnFreshSocket(Connection &connection) {
+bool Worker::retryOnFreshSocket(Connection &connection)
+{
     // A keep-alive socket that the server closed while idle fails on first use, before any byte
     // of the response. That is not the request's fault: send it once more on a new socket.
     if (connection.requestsOnSocket == 0 || connection.retriedStale)
@@ -272,11 +281,11 @@ bool Worker::retryOnFreshSocket(Connection &connection) {
     return true;
 }
 
-void Worker::completeRequest(Connection &connection) {
+void Worker::completeRequest(Connection &connection)
+{
     const int64_t now = monotonicNowNs();
     const int status = connection.parser.status();
-    const ResponseClass responseClass =
-        connection.source->onResponse(status, connection.parser.body());
+    const ResponseClass responseClass = connection.source->onResponse(status, connection.parser.body());
     if (connection.counted && now > m_shared.endNs) {
         m_stats.add(WorkerStats::UnfinishedAtEnd); // answered, but after the measured window
     } else if (connection.counted) {
@@ -298,8 +307,7 @@ void Worker::completeRequest(Connection &connection) {
             m_stats.addStatus(status);
             break;
         }
-        m_stats.recordKindResponse(connection.source->kindOfLastRequest(),
-                                   now - connection.intendedNs,
+        m_stats.recordKindResponse(connection.source->kindOfLastRequest(), now - connection.intendedNs,
                                    responseClass == ResponseClass::HttpError);
     }
     ++connection.requestsOnSocket;
@@ -310,7 +318,8 @@ void Worker::completeRequest(Connection &connection) {
     scheduleNext(connection, now, now);
 }
 
-void Worker::failRequest(Connection &connection, WorkerStats::Counter errorClass) {
+void Worker::failRequest(Connection &connection, WorkerStats::Counter errorClass)
+{
     const int64_t now = monotonicNowNs();
     if (connection.counted && now <= m_shared.endNs) {
         m_stats.add(errorClass);
@@ -327,9 +336,9 @@ void Worker::failRequest(Connection &connection, WorkerStats::Counter errorClass
     scheduleNext(connection, now, now + std::max<int64_t>(backoff, 1));
 }
 
-void Worker::scheduleNext(Connection &connection, int64_t now, int64_t notBeforeNs) {
-    if (connection.finished || m_shared.stopRequested.load(std::memory_order_relaxed) ||
-        now >= m_shared.endNs)
+void Worker::scheduleNext(Connection &connection, int64_t now, int64_t notBeforeNs)
+{
+    if (connection.finished || m_shared.stopRequested.load(std::memory_order_relaxed) || now >= m_shared.endNs)
         return;
     int64_t wakeNs = notBeforeNs;
     if (m_settings.openLoop()) {
@@ -345,14 +354,16 @@ void Worker::scheduleNext(Connection &connection, int64_t now, int64_t notBefore
     m_wakeUps.emplace(wakeNs, localIndex(connection));
 }
 
-void Worker::checkTimeouts(int64_t now) {
+void Worker::checkTimeouts(int64_t now)
+{
     for (Connection &connection : m_connections) {
         if (connection.phase != Connection::Phase::Idle && now >= connection.deadlineNs)
             failRequest(connection, WorkerStats::Timeouts);
     }
 }
 
-void Worker::handleEvent(Connection &connection, uint32_t events) {
+void Worker::handleEvent(Connection &connection, uint32_t events)
+{
     switch (connection.phase) {
     case Connection::Phase::Connecting:
         finishConnect(connection);
@@ -370,7 +381,8 @@ void Worker::handleEvent(Connection &connection, uint32_t events) {
     }
 }
 
-void Worker::setInterest(Connection &connection, uint32_t events) {
+void Worker::setInterest(Connection &connection, uint32_t events)
+{
     if (connection.epollEvents == events || connection.fd < 0)
         return;
     epoll_event event{};
@@ -381,21 +393,23 @@ void Worker::setInterest(Connection &connection, uint32_t events) {
         connection.epollEvents = events;
 }
 
-void Worker::closeSocket(Connection &connection) {
+void Worker::closeSocket(Connection &connection)
+{
     if (connection.fd >= 0)
         ::close(connection.fd); // closing also removes it from the epoll set
     connection.fd = -1;
     connection.epollEvents = 0;
 }
 
-bool Worker::allFinished() const {
-    return std::all_of(
-        m_connections.begin(), m_connections.end(), [](const Connection &connection) {
-            return connection.finished && connection.phase == Connection::Phase::Idle;
-        });
+bool Worker::allFinished() const
+{
+    return std::all_of(m_connections.begin(), m_connections.end(), [](const Connection &connection) {
+        return connection.finished && connection.phase == Connection::Phase::Idle;
+    });
 }
 
-int64_t Worker::nextWakeNs(int64_t now) const {
+int64_t Worker::nextWakeNs(int64_t now) const
+{
     int64_t next = std::min(m_nextTimeoutScanNs, m_shared.endNs);
     if (!m_wakeUps.empty())
         next = std::min(next, m_wakeUps.top().first);
@@ -404,7 +418,8 @@ int64_t Worker::nextWakeNs(int64_t now) const {
     return std::max(next, now);
 }
 
-uint32_t Worker::localIndex(const Connection &connection) const {
+uint32_t Worker::localIndex(const Connection &connection) const
+{
     return static_cast<uint32_t>(&connection - m_connections.data());
 }
 

@@ -19,9 +19,9 @@ struct WorkerShared {
     const Target *target = nullptr;
     const LoadSettings *settings = nullptr;
     const RequestPlan *plan = nullptr;
-    int64_t startNs = 0;        // the run (and warm-up) starts
-    int64_t measureStartNs = 0; // warm-up ends; requests intended from here on are counted
-    int64_t endNs = 0;          // duration mode: the measured window ends (INT64_MAX in count mode)
+    int64_t startNs = 0;           // the run (and warm-up) starts
+    int64_t measureStartNs = 0;    // warm-up ends; requests intended from here on are counted
+    int64_t endNs = 0;             // duration mode: the measured window ends (INT64_MAX in count mode)
     int64_t requestIntervalNs = 0; // open loop: time between two sends of one connection
     std::atomic<uint64_t> ticketsIssued{0};
     std::atomic<bool> stopRequested{false};

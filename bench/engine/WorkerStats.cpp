@@ -6,31 +6,37 @@ namespace taxicore::bench {
 
 namespace {
 
-void bump(uint64_t &slot, uint64_t amount) {
+void bump(uint64_t &slot, uint64_t amount)
+{
     std::atomic_ref<uint64_t>(slot).store(slot + amount, std::memory_order_relaxed);
 }
 
-uint64_t load(const uint64_t &slot) {
+uint64_t load(const uint64_t &slot)
+{
     return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(slot)).load(std::memory_order_relaxed);
 }
 
 } // namespace
 
-void WorkerStats::add(Counter counter, uint64_t amount) {
+void WorkerStats::add(Counter counter, uint64_t amount)
+{
     bump(m_counters[counter], amount);
 }
 
-void WorkerStats::addStatus(int status) {
+void WorkerStats::addStatus(int status)
+{
     if (status >= 0 && status < kMaxStatus)
         bump(m_statusCounts[static_cast<std::size_t>(status)], 1);
 }
 
-uint64_t WorkerStats::errors() const {
-    return m_counters[HttpErrors] + m_counters[ConnectErrors] + m_counters[ReadErrors] +
-           m_counters[WriteErrors] + m_counters[Timeouts];
+uint64_t WorkerStats::errors() const
+{
+    return m_counters[HttpErrors] + m_counters[ConnectErrors] + m_counters[ReadErrors] + m_counters[WriteErrors]
+           + m_counters[Timeouts];
 }
 
-WorkerStats WorkerStats::snapshot() const {
+WorkerStats WorkerStats::snapshot() const
+{
     WorkerStats copy;
     for (std::size_t i = 0; i < m_counters.size(); ++i)
         copy.m_counters[i] = load(m_counters[i]);
@@ -42,7 +48,8 @@ WorkerStats WorkerStats::snapshot() const {
     return copy;
 }
 
-void WorkerStats::merge(const WorkerStats &other) {
+void WorkerStats::merge(const WorkerStats &other)
+{
     for (std::size_t i = 0; i < m_counters.size(); ++i)
         m_counters[i] += other.m_counters[i];
     for (std::size_t i = 0; i < m_statusCounts.size(); ++i)
@@ -59,7 +66,8 @@ void WorkerStats::merge(const WorkerStats &other) {
     }
 }
 
-void WorkerStats::recordKindResponse(int kind, int64_t latencyNs, bool error) {
+void WorkerStats::recordKindResponse(int kind, int64_t latencyNs, bool error)
+{
     if (kind < 0 || static_cast<std::size_t>(kind) >= m_kinds.size())
         return;
     KindStats &stats = m_kinds[static_cast<std::size_t>(kind)];
@@ -68,7 +76,8 @@ void WorkerStats::recordKindResponse(int kind, int64_t latencyNs, bool error) {
     stats.latency.record(latencyNs);
 }
 
-void WorkerStats::recordKindFailure(int kind) {
+void WorkerStats::recordKindFailure(int kind)
+{
     if (kind >= 0 && static_cast<std::size_t>(kind) < m_kinds.size())
         ++m_kinds[static_cast<std::size_t>(kind)].errors;
 }

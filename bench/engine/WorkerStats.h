@@ -32,9 +32,7 @@ public:
     void add(Counter counter, uint64_t amount = 1);
     void addStatus(int status);
     uint64_t value(Counter counter) const { return m_counters[counter]; }
-    uint64_t statusCount(int status) const {
-        return m_statusCounts[static_cast<std::size_t>(status)];
-    }
+    uint64_t statusCount(int status) const { return m_statusCounts[static_cast<std::size_t>(status)]; }
     uint64_t errors() const;
 
     // Per kind of request (the plan's kindNames()), read only once the workers have finished:

@@ -189,7 +189,8 @@ QImage requestsPerSecondChart(const QList<ResultRow> &rows, const QString &title
             p.fillRect(bar, configurationColor(index));
             p.setPen(kText);
             p.setFont(font(10));
-            const QString label = shortNumber(r->requestsPerSecond) + (r->clientBound ? QStringLiteral("⚠") : QString());
+            const QString label =
+                shortNumber(r->requestsPerSecond) + (r->clientBound ? QStringLiteral("⚠") : QString());
             p.drawText(QRectF(bar.left() - 12, bar.top() - 16, bar.width() + 24, 14), Qt::AlignCenter, label);
         }
         p.setFont(font(10));
@@ -300,7 +301,8 @@ bool writeCharts(const QList<ResultRow> &rows, const QString &directory, const Q
         error = QStringLiteral("cannot write %1").arg(rpsPath);
         return false;
     }
-    if (!latencyChart(rows, QStringLiteral("Latency percentiles by configuration — ") + subtitle).save(latencyPath, "PNG")) {
+    if (!latencyChart(rows, QStringLiteral("Latency percentiles by configuration — ") + subtitle)
+             .save(latencyPath, "PNG")) {
         error = QStringLiteral("cannot write %1").arg(latencyPath);
         return false;
     }

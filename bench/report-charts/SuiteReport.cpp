@@ -70,8 +70,9 @@ QList<TargetCheck> targetChecks(const QList<ResultRow> &rows)
         } else {
             const double ratio = p->requestsPerSecond / singleFib->requestsPerSecond;
             check.pass = ratio >= 1.8;
-            check.figures = QStringLiteral("%1× (%2 vs single %3 req/s)")
-                                .arg(fixed(ratio, 2), fixed(p->requestsPerSecond, 0), fixed(singleFib->requestsPerSecond, 0));
+            check.figures =
+                QStringLiteral("%1× (%2 vs single %3 req/s)")
+                    .arg(fixed(ratio, 2), fixed(p->requestsPerSecond, 0), fixed(singleFib->requestsPerSecond, 0));
         }
         checks << check;
     }
@@ -91,9 +92,11 @@ QList<TargetCheck> targetChecks(const QList<ResultRow> &rows)
         }
         checks << check;
     }
-    const ResultRow *singleHello = find(rows, QStringLiteral("single"), QStringLiteral("hello-c64"), QStringLiteral("c64"));
+    const ResultRow *singleHello =
+        find(rows, QStringLiteral("single"), QStringLiteral("hello-c64"), QStringLiteral("c64"));
     for (const QString &config : processesConfigurations(rows)) {
-        TargetCheck check{QStringLiteral("/hello (keep-alive, c=64) CPU/request ≤ 1.3× single"), config, {}, false, true};
+        TargetCheck check{
+            QStringLiteral("/hello (keep-alive, c=64) CPU/request ≤ 1.3× single"), config, {}, false, true};
         const ResultRow *p = find(rows, config, QStringLiteral("hello-c64"), QStringLiteral("c64"));
         if (!p || !singleHello || p->serverCpuUsPerRequest <= 0 || singleHello->serverCpuUsPerRequest <= 0) {
             check.measured = false;
@@ -143,10 +146,12 @@ QString reportMarkdown(const QList<ResultRow> &rows, const QMap<QString, QString
     out << "- **Date**: " << meta.value(QStringLiteral("started_at"), QStringLiteral("?")) << " → "
         << meta.value(QStringLiteral("finished_at"), QStringLiteral("?")) << " ("
         << meta.value(QStringLiteral("duration_s"), QStringLiteral("?")) << " s"
-        << (quick ? ", **BENCH_QUICK=1**: 2 s stages, cluster-cpu 40 requests, autocannon-fib40 5 s" : ", full durations") << ")\n";
+        << (quick ? ", **BENCH_QUICK=1**: 2 s stages, cluster-cpu 40 requests, autocannon-fib40 5 s"
+                  : ", full durations")
+        << ")\n";
     out << "- **Machine**: " << meta.value(QStringLiteral("cores"), QStringLiteral("?")) << " cores, " << cpuModel()
-        << ", " << QSysInfo::kernelType() << ' ' << QSysInfo::kernelVersion() << ", "
-        << QSysInfo::prettyProductName() << "\n";
+        << ", " << QSysInfo::kernelType() << ' ' << QSysInfo::kernelVersion() << ", " << QSysInfo::prettyProductName()
+        << "\n";
     out << "- **Load average** (1/5/15 min) at start " << meta.value(QStringLiteral("load_start"), QStringLiteral("?"))
         << ", at end " << meta.value(QStringLiteral("load_end"), QStringLiteral("?"))
         << ". The client (taxicore-bench) runs on the same cores as the server, and the machine may be "
@@ -191,9 +196,9 @@ QString reportMarkdown(const QList<ResultRow> &rows, const QMap<QString, QString
             if (r.stageKey() != key)
                 continue;
             out << "| " << r.configuration << " | " << r.connections << " | " << r.completed << " | " << ms(r.p50Ms)
-                << " | " << ms(r.p90Ms) << " | " << ms(r.p95Ms) << " | " << ms(r.p99Ms) << " | " << ms(r.maxMs)
-                << " | " << fixed(r.requestsPerSecond, r.requestsPerSecond >= 100 ? 0 : 1) << " | " << ms(r.meanMs)
-                << " | " << r.timeouts << " | " << r.errors << " | " << r.unfinished << " | "
+                << " | " << ms(r.p90Ms) << " | " << ms(r.p95Ms) << " | " << ms(r.p99Ms) << " | " << ms(r.maxMs) << " | "
+                << fixed(r.requestsPerSecond, r.requestsPerSecond >= 100 ? 0 : 1) << " | " << ms(r.meanMs) << " | "
+                << r.timeouts << " | " << r.errors << " | " << r.unfinished << " | "
                 << (r.serverCpuUsPerRequest < 0 ? QStringLiteral("n/a") : fixed(r.serverCpuUsPerRequest, 1)) << " | "
                 << (r.clientBound ? "**yes**" : "no") << " |\n";
         }

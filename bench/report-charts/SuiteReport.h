@@ -8,11 +8,10 @@
 
 namespace taxicore::bench::suite {
 
-struct TargetCheck
-{
-    QString target;   // "processes/single req/s on /fib?n=25 at c=64 ≥ 1.8"
-    QString subject;  // the configuration checked
-    QString figures;  // "1.93× (812 vs 421 req/s)"
+struct TargetCheck {
+    QString target;  // "processes/single req/s on /fib?n=25 at c=64 ≥ 1.8"
+    QString subject; // the configuration checked
+    QString figures; // "1.93× (812 vs 421 req/s)"
     bool pass = false;
     bool measured = true; // false: the numbers needed are missing (reported as n/a)
 };
@@ -21,8 +20,7 @@ struct TargetCheck
 QList<TargetCheck> targetChecks(const QList<ResultRow> &rows);
 
 // meta: started_at, finished_at, load_start, load_end, quick, cores, duration_s, peers_note.
-QString reportMarkdown(const QList<ResultRow> &rows, const QMap<QString, QString> &meta,
-                       const QStringList &warnings);
+QString reportMarkdown(const QList<ResultRow> &rows, const QMap<QString, QString> &meta, const QStringList &warnings);
 
 QMap<QString, QString> readMeta(const QString &path);
 

@@ -73,29 +73,42 @@ QStringList distinct(const QList<ResultRow> &rows, QString (*key)(const ResultRo
 
 QStringList csvHeader()
 {
-    return {QStringLiteral("configuration"), QStringLiteral("kind"), QStringLiteral("scenario"),
-            QStringLiteral("stage"), QStringLiteral("requests"), QStringLiteral("connections"),
-            QStringLiteral("completed"), QStringLiteral("errors"), QStringLiteral("timeouts"),
-            QStringLiteral("unfinished"), QStringLiteral("requests_per_s"), QStringLiteral("mean_ms"),
-            QStringLiteral("p50_ms"), QStringLiteral("p90_ms"), QStringLiteral("p95_ms"),
-            QStringLiteral("p99_ms"), QStringLiteral("max_ms"), QStringLiteral("server_cpu_us_per_request"),
-            QStringLiteral("client_bound"), QStringLiteral("primary_rss_mb"),
-            QStringLiteral("worker_rss_max_mb"), QStringLiteral("workers")};
+    return {
+        QStringLiteral("configuration"), QStringLiteral("kind"),           QStringLiteral("scenario"),
+        QStringLiteral("stage"),         QStringLiteral("requests"),       QStringLiteral("connections"),
+        QStringLiteral("completed"),     QStringLiteral("errors"),         QStringLiteral("timeouts"),
+        QStringLiteral("unfinished"),    QStringLiteral("requests_per_s"), QStringLiteral("mean_ms"),
+        QStringLiteral("p50_ms"),        QStringLiteral("p90_ms"),         QStringLiteral("p95_ms"),
+        QStringLiteral("p99_ms"),        QStringLiteral("max_ms"),         QStringLiteral("server_cpu_us_per_request"),
+        QStringLiteral("client_bound"),  QStringLiteral("primary_rss_mb"), QStringLiteral("worker_rss_max_mb"),
+        QStringLiteral("workers")};
 }
 
 QString toCsv(const QList<ResultRow> &rows)
 {
     QString text = csvHeader().join(QLatin1Char(',')) + QLatin1Char('\n');
     for (const ResultRow &r : rows) {
-        const QStringList fields{csvField(r.configuration), csvField(r.kind), csvField(r.scenario),
-                                 csvField(r.stage), csvField(r.requests), QString::number(r.connections),
-                                 QString::number(r.completed), QString::number(r.errors),
-                                 QString::number(r.timeouts), QString::number(r.unfinished),
-                                 number(r.requestsPerSecond, 2), number(r.meanMs), number(r.p50Ms),
-                                 number(r.p90Ms), number(r.p95Ms), number(r.p99Ms), number(r.maxMs),
+        const QStringList fields{csvField(r.configuration),
+                                 csvField(r.kind),
+                                 csvField(r.scenario),
+                                 csvField(r.stage),
+                                 csvField(r.requests),
+                                 QString::number(r.connections),
+                                 QString::number(r.completed),
+                                 QString::number(r.errors),
+                                 QString::number(r.timeouts),
+                                 QString::number(r.unfinished),
+                                 number(r.requestsPerSecond, 2),
+                                 number(r.meanMs),
+                                 number(r.p50Ms),
+                                 number(r.p90Ms),
+                                 number(r.p95Ms),
+                                 number(r.p99Ms),
+                                 number(r.maxMs),
                                  r.serverCpuUsPerRequest < 0 ? QString() : number(r.serverCpuUsPerRequest, 2),
                                  r.clientBound ? QStringLiteral("true") : QStringLiteral("false"),
-                                 number(r.primaryRssMb, 1), number(r.workerRssMaxMb, 1),
+                                 number(r.primaryRssMb, 1),
+                                 number(r.workerRssMaxMb, 1),
                                  QString::number(r.workers)};
         text += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
     }
@@ -114,8 +127,8 @@ QList<ResultRow> fromCsv(const QString &text, QString &error)
     QMap<QString, qsizetype> column;
     for (qsizetype i = 0; i < header.size(); ++i)
         column[header.at(i)] = i;
-    for (const QString &name : {QStringLiteral("configuration"), QStringLiteral("scenario"),
-                                QStringLiteral("stage"), QStringLiteral("requests_per_s")}) {
+    for (const QString &name : {QStringLiteral("configuration"), QStringLiteral("scenario"), QStringLiteral("stage"),
+                                QStringLiteral("requests_per_s")}) {
         if (!column.contains(name)) {
             error = QStringLiteral("CSV has no column %1").arg(name);
             return {};
@@ -219,8 +232,8 @@ QList<ResultRow> fromManifest(const QString &manifestPath, QStringList &warnings
         for (qsizetype i = 0; i < stages.size(); ++i) {
             const QJsonObject stage = stages.at(i).toObject();
             const QJsonObject summary = stage.value(QLatin1String("summary")).toObject();
-            const QJsonObject latency = stage.value(QLatin1String("latency")).toObject()
-                                            .value(QLatin1String("corrected")).toObject();
+            const QJsonObject latency =
+                stage.value(QLatin1String("latency")).toObject().value(QLatin1String("corrected")).toObject();
             const QJsonObject errors = stage.value(QLatin1String("errors")).toObject();
             ResultRow r;
             r.configuration = f.at(0);
@@ -228,7 +241,8 @@ QList<ResultRow> fromManifest(const QString &manifestPath, QStringList &warnings
             r.scenario = f.at(2);
             r.stage = stage.value(QLatin1String("name")).toString();
             r.requests = stage.value(QLatin1String("requests_description")).toString();
-            r.connections = stage.value(QLatin1String("settings")).toObject().value(QLatin1String("connections")).toInt();
+            r.connections =
+                stage.value(QLatin1String("settings")).toObject().value(QLatin1String("connections")).toInt();
             r.completed = qint64(summary.value(QLatin1String("responses")).toDouble());
             r.errors = qint64(errors.value(QLatin1String("total")).toDouble());
             r.timeouts = qint64(errors.value(QLatin1String("timeout")).toDouble());
@@ -240,7 +254,8 @@ QList<ResultRow> fromManifest(const QString &manifestPath, QStringList &warnings
             r.p95Ms = latency.value(QLatin1String("p95_ms")).toDouble();
             r.p99Ms = latency.value(QLatin1String("p99_ms")).toDouble();
             r.maxMs = latency.value(QLatin1String("max_ms")).toDouble();
-            r.clientBound = stage.value(QLatin1String("client")).toObject().value(QLatin1String("client_bound")).toBool();
+            r.clientBound =
+                stage.value(QLatin1String("client")).toObject().value(QLatin1String("client_bound")).toBool();
             const double served = double(r.completed);
             if (i < cpu.size() && cpu.at(i) >= 0 && served > 0)
                 r.serverCpuUsPerRequest = cpu.at(i) / 1000.0 / served;

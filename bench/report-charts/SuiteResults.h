@@ -9,15 +9,14 @@
 
 namespace taxicore::bench::suite {
 
-struct ResultRow
-{
+struct ResultRow {
     QString configuration; // single, pool, processes:round-robin, express-cluster-2, ...
     QString kind;          // taxicore | node
     QString scenario;      // ab-hello, loadtest-fib25, ...
     QString stage;         // c64, c100, ...
     QString requests;      // "GET /fib?n=25"
     int connections = 0;
-    qint64 completed = 0;  // responses
+    qint64 completed = 0; // responses
     qint64 errors = 0;
     qint64 timeouts = 0;
     qint64 unfinished = 0;

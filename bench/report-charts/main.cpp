@@ -45,10 +45,14 @@ int main(int argc, char *argv[])
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Writes the comparison suite's report and PNG charts."));
     parser.addHelpOption();
-    parser.addOption({QStringLiteral("runs"), QStringLiteral("the suite's run manifest (TSV)"), QStringLiteral("file")});
-    parser.addOption({QStringLiteral("meta"), QStringLiteral("the suite's run conditions (key=value)"), QStringLiteral("file")});
-    parser.addOption({QStringLiteral("csv"), QStringLiteral("draw the charts from this results.csv"), QStringLiteral("file")});
-    parser.addOption({QStringLiteral("out"), QStringLiteral("output directory"), QStringLiteral("dir"), QStringLiteral(".")});
+    parser.addOption(
+        {QStringLiteral("runs"), QStringLiteral("the suite's run manifest (TSV)"), QStringLiteral("file")});
+    parser.addOption(
+        {QStringLiteral("meta"), QStringLiteral("the suite's run conditions (key=value)"), QStringLiteral("file")});
+    parser.addOption(
+        {QStringLiteral("csv"), QStringLiteral("draw the charts from this results.csv"), QStringLiteral("file")});
+    parser.addOption(
+        {QStringLiteral("out"), QStringLiteral("output directory"), QStringLiteral("dir"), QStringLiteral(".")});
     parser.process(app);
 
     const QString outDir = parser.value(QStringLiteral("out"));

@@ -7,7 +7,8 @@ namespace taxicore::bench {
 
 namespace {
 
-QJsonObject stageDigest(const QJsonObject &stage) {
+QJsonObject stageDigest(const QJsonObject &stage)
+{
     const QJsonObject summary = stage.value(QLatin1String("summary")).toObject();
     const QJsonObject settings = stage.value(QLatin1String("settings")).toObject();
     const QJsonObject latency =
@@ -24,7 +25,8 @@ QJsonObject stageDigest(const QJsonObject &stage) {
 
 } // namespace
 
-QJsonObject benchmarkEventDetail(const QJsonObject &resultJson, const QString &serverMode) {
+QJsonObject benchmarkEventDetail(const QJsonObject &resultJson, const QString &serverMode)
+{
     const QJsonArray stages = resultJson.value(QLatin1String("stages")).toArray();
     QJsonArray digests;
     int concurrency = 0;
@@ -38,17 +40,17 @@ QJsonObject benchmarkEventDetail(const QJsonObject &resultJson, const QString &s
         errors += digest.value(QLatin1String("errors")).toDouble();
         p50 = std::max(p50, digest.value(QLatin1String("p50_ms")).toDouble());
         p99 = std::max(p99, digest.value(QLatin1String("p99_ms")).toDouble());
-        interrupted = interrupted || value.toObject()
-                                         .value(QLatin1String("summary")).toObject()
-                                         .value(QLatin1String("interrupted")).toBool();
+        interrupted =
+            interrupted
+            || value.toObject().value(QLatin1String("summary")).toObject().value(QLatin1String("interrupted")).toBool();
         digests.append(digest);
     }
     const QJsonValue scenario = resultJson.value(QLatin1String("scenario"));
     QJsonObject detail{
         {QStringLiteral("tool"), QStringLiteral("taxicore-bench")},
         {QStringLiteral("url"), resultJson.value(QLatin1String("url"))},
-        {QStringLiteral("scenario"), scenario.isObject() ? scenario.toObject().value(QLatin1String("name"))
-                                                         : QJsonValue()},
+        {QStringLiteral("scenario"),
+         scenario.isObject() ? scenario.toObject().value(QLatin1String("name")) : QJsonValue()},
         {QStringLiteral("mode"), serverMode.isEmpty() ? QJsonValue() : QJsonValue(serverMode)},
         {QStringLiteral("started_at"), resultJson.value(QLatin1String("started_at"))},
         {QStringLiteral("concurrency"), concurrency},
@@ -66,7 +68,8 @@ QJsonObject benchmarkEventDetail(const QJsonObject &resultJson, const QString &s
     return detail;
 }
 
-QJsonObject benchmarkEventBody(const QJsonObject &detail) {
+QJsonObject benchmarkEventBody(const QJsonObject &detail)
+{
     return {{QStringLiteral("kind"), QStringLiteral("benchmark")}, {QStringLiteral("detail"), detail}};
 }
 

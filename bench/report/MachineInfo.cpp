@@ -7,7 +7,8 @@
 
 namespace taxicore::bench {
 
-MachineInfo MachineInfo::current() {
+MachineInfo MachineInfo::current()
+{
     MachineInfo info;
     info.cores = static_cast<int>(std::thread::hardware_concurrency());
     std::ifstream cpuinfo("/proc/cpuinfo");

@@ -11,30 +11,34 @@ namespace {
 constexpr double kNanosPerMilli = 1e6;
 constexpr double kNanosPerSecondD = 1e9;
 
-double toMs(int64_t ns) {
+double toMs(int64_t ns)
+{
     return static_cast<double>(ns) / kNanosPerMilli;
 }
 
-double toSeconds(Nanoseconds duration) {
+double toSeconds(Nanoseconds duration)
+{
     return static_cast<double>(duration.count()) / kNanosPerSecondD;
 }
 
-QJsonValue number(uint64_t value) {
+QJsonValue number(uint64_t value)
+{
     return QJsonValue(static_cast<double>(value));
 }
 
-QString text(const std::string &value) {
+QString text(const std::string &value)
+{
     return QString::fromStdString(value);
 }
 
 } // namespace
 
-QJsonObject settingsToJson(const LoadSettings &settings, int threads) {
+QJsonObject settingsToJson(const LoadSettings &settings, int threads)
+{
     QJsonObject json;
     json["connections"] = settings.connections;
     json["threads"] = threads;
-    json["duration_s"] =
-        settings.countLimited() ? QJsonValue() : QJsonValue(toSeconds(settings.duration));
+    json["duration_s"] = settings.countLimited() ? QJsonValue() : QJsonValue(toSeconds(settings.duration));
     json["requests"] = settings.countLimited() ? number(settings.requestCount) : QJsonValue();
     json["loop"] = settings.openLoop() ? "open" : "closed";
     json["rate"] = settings.openLoop() ? QJsonValue(settings.rate) : QJsonValue();
@@ -44,7 +48,8 @@ QJsonObject settingsToJson(const LoadSettings &settings, int threads) {
     return json;
 }
 
-QJsonObject latencyToJson(const Histogram &histogram) {
+QJsonObject latencyToJson(const Histogram &histogram)
+{
     QJsonObject json;
     json["count"] = number(histogram.count());
     json["min_ms"] = toMs(histogram.min());
@@ -59,19 +64,20 @@ QJsonObject latencyToJson(const Histogram &histogram) {
     return json;
 }
 
-QJsonArray histogramBucketsToJson(const Histogram &histogram) {
+QJsonArray histogramBucketsToJson(const Histogram &histogram)
+{
     QJsonArray buckets;
     for (std::size_t i = 0; i < Histogram::kBucketCount; ++i) {
         if (const uint64_t count = histogram.countAt(i)) {
             const uint64_t low = Histogram::bucketLowerBound(i);
-            buckets.append(
-                QJsonArray{number(low), number(low + Histogram::bucketWidth(i)), number(count)});
+            buckets.append(QJsonArray{number(low), number(low + Histogram::bucketWidth(i)), number(count)});
         }
     }
     return buckets;
 }
 
-QJsonObject stageResultToJson(const StageResult &stage) {
+QJsonObject stageResultToJson(const StageResult &stage)
+{
     const WorkerStats &totals = stage.totals;
     QJsonObject json;
     json["name"] = text(stage.name);
@@ -88,10 +94,9 @@ QJsonObject stageResultToJson(const StageResult &stage) {
     summary["conflicts"] = number(totals.value(WorkerStats::Conflicts));
     summary["errors"] = number(stage.errors());
     summary["bytes_read"] = number(totals.value(WorkerStats::BytesRead));
-    summary["bytes_per_s"] =
-        stage.elapsedSeconds > 0
-            ? static_cast<double>(totals.value(WorkerStats::BytesRead)) / stage.elapsedSeconds
-            : 0.0;
+    summary["bytes_per_s"] = stage.elapsedSeconds > 0
+                                 ? static_cast<double>(totals.value(WorkerStats::BytesRead)) / stage.elapsedSeconds
+                                 : 0.0;
     summary["connections_opened"] = number(totals.value(WorkerStats::ConnectionsOpened));
     summary["unfinished_at_end"] = number(totals.value(WorkerStats::UnfinishedAtEnd));
     summary["interrupted"] = stage.interrupted;
@@ -164,7 +169,8 @@ QJsonObject stageResultToJson(const StageResult &stage) {
     return json;
 }
 
-QJsonObject runResultToJson(const RunResult &run, const MachineInfo &machine) {
+QJsonObject runResultToJson(const RunResult &run, const MachineInfo &machine)
+{
     QJsonObject json;
     json["type"] = "result";
     json["schema_version"] = kResultSchemaVersion;
@@ -194,7 +200,8 @@ QJsonObject runResultToJson(const RunResult &run, const MachineInfo &machine) {
     return json;
 }
 
-QJsonObject stageStartToJson(int stageIndex, const StagePlan &stage) {
+QJsonObject stageStartToJson(int stageIndex, const StagePlan &stage)
+{
     QJsonObject json;
     json["type"] = "stage";
     json["stage"] = stageIndex;
@@ -204,8 +211,8 @@ QJsonObject stageStartToJson(int stageIndex, const StagePlan &stage) {
     return json;
 }
 
-QJsonObject progressToJson(int stageIndex, const std::string &stageName,
-                           const SecondSample &sample) {
+QJsonObject progressToJson(int stageIndex, const std::string &stageName, const SecondSample &sample)
+{
     QJsonObject json;
     json["type"] = "progress";
     json["stage"] = stageIndex;

@@ -21,7 +21,6 @@ QJsonArray histogramBucketsToJson(const Histogram &histogram);
 
 // --progress lines: one when a stage starts, one per second.
 QJsonObject stageStartToJson(int stageIndex, const StagePlan &stage);
-QJsonObject progressToJson(int stageIndex, const std::string &stageName,
-                           const SecondSample &sample);
+QJsonObject progressToJson(int stageIndex, const std::string &stageName, const SecondSample &sample);
 
 } // namespace taxicore::bench

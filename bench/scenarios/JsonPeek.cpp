@@ -6,12 +6,14 @@ namespace taxicore::bench {
 
 namespace {
 
-bool isSpace(char c) {
+bool isSpace(char c)
+{
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 // End of the JSON string starting at the quote `start` (index of its closing quote), or npos.
-std::size_t stringEnd(std::string_view json, std::size_t start) {
+std::size_t stringEnd(std::string_view json, std::size_t start)
+{
     for (std::size_t i = start + 1; i < json.size(); ++i) {
         if (json[i] == '\\')
             ++i;
@@ -23,7 +25,8 @@ std::size_t stringEnd(std::string_view json, std::size_t start) {
 
 // Position of the value of `field` in the outermost object, or npos. Keys of nested objects
 // ({"car":{"state":...},"state":...}) are skipped: only depth 1 counts.
-std::size_t valueStart(std::string_view json, std::string_view field) {
+std::size_t valueStart(std::string_view json, std::string_view field)
+{
     int depth = 0;
     bool expectKey = false;
     for (std::size_t i = 0; i < json.size(); ++i) {
@@ -65,7 +68,8 @@ std::size_t valueStart(std::string_view json, std::string_view field) {
 
 } // namespace
 
-std::optional<int64_t> peekJsonInteger(std::string_view json, std::string_view field) {
+std::optional<int64_t> peekJsonInteger(std::string_view json, std::string_view field)
+{
     const std::size_t pos = valueStart(json, field);
     if (pos == std::string_view::npos)
         return std::nullopt;
@@ -76,7 +80,8 @@ std::optional<int64_t> peekJsonInteger(std::string_view json, std::string_view f
     return value;
 }
 
-std::optional<std::string_view> peekJsonString(std::string_view json, std::string_view field) {
+std::optional<std::string_view> peekJsonString(std::string_view json, std::string_view field)
+{
     const std::size_t pos = valueStart(json, field);
     if (pos == std::string_view::npos || json[pos] != '"')
         return std::nullopt;

@@ -5,7 +5,8 @@
 namespace taxicore::bench {
 
 std::shared_ptr<const RequestPlan> Scenario::makePlan(const RequestRenderer &renderer,
-                                                     const std::string &deviceToken) const {
+                                                      const std::string &deviceToken) const
+{
     switch (requests) {
     case Requests::TaxiMix:
         return std::make_shared<TaxiPlan>(TaxiPlan::Style::Mix, renderer, TaxiMixWeights{}, deviceToken);

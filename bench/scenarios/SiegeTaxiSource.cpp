@@ -14,9 +14,12 @@ constexpr int kHttpConflict = 409;
 
 SiegeTaxiSource::SiegeTaxiSource(const TaxiRequests &requests, std::string riderId)
     : m_requests(requests)
-    , m_riderId(std::move(riderId)) {}
+    , m_riderId(std::move(riderId))
+{
+}
 
-std::string_view SiegeTaxiSource::nextRequest(FastRandom &random) {
+std::string_view SiegeTaxiSource::nextRequest(FastRandom &random)
+{
     using Step = TaxiMixSource::Step;
     m_sentCall = m_call;
     m_call = (m_call + 1) % kCallsInCycle;
@@ -46,7 +49,8 @@ std::string_view SiegeTaxiSource::nextRequest(FastRandom &random) {
     return m_request;
 }
 
-ResponseClass SiegeTaxiSource::onResponse(int status, std::string_view body) {
+ResponseClass SiegeTaxiSource::onResponse(int status, std::string_view body)
+{
     if (m_sentCall == Book) {
         if (status == kHttpConflict)
             return ResponseClass::NoCarAvailable;

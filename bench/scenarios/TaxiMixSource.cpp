@@ -8,21 +8,23 @@ namespace {
 
 constexpr int kHttpConflict = 409;
 
-bool isSuccess(int status) {
+bool isSuccess(int status)
+{
     return status >= 200 && status < 300;
 }
 
 } // namespace
 
-TaxiMixSource::TaxiMixSource(const TaxiRequests &requests, std::string riderId,
-                             TaxiMixWeights weights)
+TaxiMixSource::TaxiMixSource(const TaxiRequests &requests, std::string riderId, TaxiMixWeights weights)
     : m_requests(requests)
     , m_riderId(std::move(riderId))
-    , m_weights(weights) {}
+    , m_weights(weights)
+{
+}
 
-TaxiMixSource::Step TaxiMixSource::pickIndependentStep(FastRandom &random) const {
-    const double total =
-        m_weights.positionUpdate + m_weights.nearby + m_weights.quote + m_weights.book;
+TaxiMixSource::Step TaxiMixSource::pickIndependentStep(FastRandom &random) const
+{
+    const double total = m_weights.positionUpdate + m_weights.nearby + m_weights.quote + m_weights.book;
     double pick = random.uniform() * total;
     if ((pick -= m_weights.positionUpdate) < 0)
         return Step::PositionUpdate;
@@ -33,7 +35,8 @@ TaxiMixSource::Step TaxiMixSource::pickIndependentStep(FastRandom &random) const
     return Step::Book;
 }
 
-std::string_view TaxiMixSource::nextRequest(FastRandom &random) {
+std::string_view TaxiMixSource::nextRequest(FastRandom &random)
+{
     m_sent = m_next != Step::None ? m_next : pickIndependentStep(random);
     m_next = Step::None;
     switch (m_sent) {
@@ -67,7 +70,8 @@ std::string_view TaxiMixSource::nextRequest(FastRandom &random) {
     return m_request;
 }
 
-ResponseClass TaxiMixSource::onResponse(int status, std::string_view body) {
+ResponseClass TaxiMixSource::onResponse(int status, std::string_view body)
+{
     switch (m_sent) {
     case Step::Book:
         return afterBook(status, body);
@@ -83,7 +87,8 @@ ResponseClass TaxiMixSource::onResponse(int status, std::string_view body) {
     }
 }
 
-ResponseClass TaxiMixSource::afterBook(int status, std::string_view body) {
+ResponseClass TaxiMixSource::afterBook(int status, std::string_view body)
+{
     if (status == kHttpConflict)
         return ResponseClass::NoCarAvailable;
     if (!isSuccess(status))
@@ -96,7 +101,8 @@ ResponseClass TaxiMixSource::afterBook(int status, std::string_view body) {
     return ResponseClass::Success;
 }
 
-ResponseClass TaxiMixSource::afterCheck(int status, std::string_view body) {
+ResponseClass TaxiMixSource::afterCheck(int status, std::string_view body)
+{
     if (!isSuccess(status))
         return ResponseClass::HttpError;
     const auto state = peekJsonString(body, "state");
@@ -110,7 +116,8 @@ ResponseClass TaxiMixSource::afterCheck(int status, std::string_view body) {
     return ResponseClass::Success;
 }
 
-ResponseClass TaxiMixSource::afterTransition(int status, Step onSuccess) {
+ResponseClass TaxiMixSource::afterTransition(int status, Step onSuccess)
+{
     if (isSuccess(status)) {
         m_next = onSuccess;
         return ResponseClass::Success;
@@ -123,7 +130,8 @@ ResponseClass TaxiMixSource::afterTransition(int status, Step onSuccess) {
     return ResponseClass::HttpError;
 }
 
-void TaxiMixSource::onFailure() {
+void TaxiMixSource::onFailure()
+{
     m_next = Step::None;
     m_bookingId = -1;
 }

@@ -31,17 +31,7 @@ public:
     // The Step order is the order of TaxiPlan::kindNames().
     int kindOfLastRequest() const override { return static_cast<int>(m_sent); }
 
-    enum class Step {
-        PositionUpdate,
-        Nearby,
-        Quote,
-        Book,
-        CheckBooking,
-        Pickup,
-        Complete,
-        Cancel,
-        None
-    };
+    enum class Step { PositionUpdate, Nearby, Quote, Book, CheckBooking, Pickup, Complete, Cancel, None };
     Step lastStep() const { return m_sent; }
     int64_t bookingId() const { return m_bookingId; }
 

@@ -26,8 +26,9 @@ public:
     // or the admin token, unless the bench is a trusted loopback client); empty: none sent.
     explicit TaxiRequests(const RequestRenderer &renderer, std::string deviceToken = {})
         : m_renderer(renderer)
-        , m_deviceAuthorization(deviceToken.empty() ? std::string()
-                                                    : "Authorization: Bearer " + deviceToken + "\r\n") {}
+        , m_deviceAuthorization(deviceToken.empty() ? std::string() : "Authorization: Bearer " + deviceToken + "\r\n")
+    {
+    }
 
     std::string positionUpdate(FastRandom &random) const;
     std::string nearby(FastRandom &random) const;

@@ -50,8 +50,7 @@ public:
 
     // Seconds by road from each source to the target (one reverse search); kUnreachable for
     // sources further than maxSeconds or invalid.
-    std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources,
-                              double maxSeconds) const;
+    std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources, double maxSeconds) const;
 
     // A point uniformly distributed over the length of all roads (for spawning cars).
     RoadPoint randomRoadPoint(std::mt19937_64 &rng) const;

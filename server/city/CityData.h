@@ -28,22 +28,23 @@ struct CityData {
     std::span<const uint32_t> gridCellFirst;
     std::span<const format::GridItem> gridItems;
 
-    std::span<const format::Coord> shape(uint32_t segment) const {
-        return shapePoints.subspan(shapeFirst[segment],
-                                   shapeFirst[segment + 1] - shapeFirst[segment]);
+    std::span<const format::Coord> shape(uint32_t segment) const
+    {
+        return shapePoints.subspan(shapeFirst[segment], shapeFirst[segment + 1] - shapeFirst[segment]);
     }
-    std::span<const format::Arc> outgoing(uint32_t node) const {
+    std::span<const format::Arc> outgoing(uint32_t node) const
+    {
         return arcs.subspan(arcFirst[node], arcFirst[node + 1] - arcFirst[node]);
     }
-    std::span<const format::Arc> incoming(uint32_t node) const {
-        return reverseArcs.subspan(reverseArcFirst[node],
-                                   reverseArcFirst[node + 1] - reverseArcFirst[node]);
+    std::span<const format::Arc> incoming(uint32_t node) const
+    {
+        return reverseArcs.subspan(reverseArcFirst[node], reverseArcFirst[node + 1] - reverseArcFirst[node]);
     }
-    std::string_view name(uint32_t nameIndex) const {
+    std::string_view name(uint32_t nameIndex) const
+    {
         if (nameIndex >= nameFirst.size() - 1)
             return {};
-        return {nameBytes.data() + nameFirst[nameIndex],
-                nameFirst[nameIndex + 1] - nameFirst[nameIndex]};
+        return {nameBytes.data() + nameFirst[nameIndex], nameFirst[nameIndex + 1] - nameFirst[nameIndex]};
     }
     static GeoPoint geo(format::Coord c) { return {fromCoordUnits(c.lat), fromCoordUnits(c.lng)}; }
 };

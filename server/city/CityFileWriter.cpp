@@ -20,28 +20,24 @@ struct Csr {
 };
 
 // Road arcs grouped by tail (outgoing) or by head (incoming, head field = tail).
-Csr roadArcs(const RoadGraph &graph, bool incoming) {
+Csr roadArcs(const RoadGraph &graph, bool incoming)
+{
     std::vector<std::pair<uint32_t, format::Arc>> keyed;
     for (uint32_t s = 0; s < graph.segments.size(); ++s) {
         const RoadSegment &segment = graph.segments[s];
         if (segment.from == segment.to)
             continue;
         if (segment.forwardMs != format::kNotAllowed) {
-            keyed.push_back(
-                incoming
-                    ? std::pair{segment.to, format::Arc{segment.from, segment.forwardMs, s << 1}}
-                    : std::pair{segment.from, format::Arc{segment.to, segment.forwardMs, s << 1}});
+            keyed.push_back(incoming ? std::pair{segment.to, format::Arc{segment.from, segment.forwardMs, s << 1}}
+                                     : std::pair{segment.from, format::Arc{segment.to, segment.forwardMs, s << 1}});
         }
         if (segment.backwardMs != format::kNotAllowed) {
-            keyed.push_back(
-                incoming ? std::pair{segment.from,
-                                     format::Arc{segment.to, segment.backwardMs, s << 1 | 1}}
-                         : std::pair{segment.to,
-                                     format::Arc{segment.from, segment.backwardMs, s << 1 | 1}});
+            keyed.push_back(incoming
+                                ? std::pair{segment.from, format::Arc{segment.to, segment.backwardMs, s << 1 | 1}}
+                                : std::pair{segment.to, format::Arc{segment.from, segment.backwardMs, s << 1 | 1}});
         }
     }
-    std::stable_sort(keyed.begin(), keyed.end(),
-                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     Csr csr;
     csr.first.assign(graph.nodes.size() + 1, 0);
     for (const auto &[node, arc] : keyed) {
@@ -57,17 +53,18 @@ class SectionWriter {
 public:
     SectionWriter() { m_bytes.resize(sizeof(format::Header)); }
 
-    template <typename T> void add(format::Section section, const std::vector<T> &items) {
+    template <typename T> void add(format::Section section, const std::vector<T> &items)
+    {
         while (m_bytes.size() % format::kSectionAlignment != 0)
             m_bytes.append('\0');
         m_header.sections[section] = {uint64_t(m_bytes.size()), uint64_t(items.size() * sizeof(T))};
-        m_bytes.append(reinterpret_cast<const char *>(items.data()),
-                       qsizetype(items.size() * sizeof(T)));
+        m_bytes.append(reinterpret_cast<const char *>(items.data()), qsizetype(items.size() * sizeof(T)));
     }
 
     format::Header &header() { return m_header; }
 
-    QByteArray finish() {
+    QByteArray finish()
+    {
         m_header.magic = format::kMagic;
         m_header.version = format::kVersion;
         m_header.byteOrderMark = format::kByteOrderMark;
@@ -76,9 +73,8 @@ public:
         m_header.sectionCount = format::SectionCount;
         m_header.checksum = 0;
         std::memcpy(m_bytes.data(), &m_header, sizeof m_header);
-        const uint64_t checksum =
-            cityChecksum(reinterpret_cast<const unsigned char *>(m_bytes.constData()),
-                         size_t(m_bytes.size()), format::kChecksumOffset);
+        const uint64_t checksum = cityChecksum(reinterpret_cast<const unsigned char *>(m_bytes.constData()),
+                                               size_t(m_bytes.size()), format::kChecksumOffset);
         std::memcpy(m_bytes.data() + format::kChecksumOffset, &checksum, sizeof checksum);
         return m_bytes;
     }
@@ -88,7 +84,8 @@ private:
     QByteArray m_bytes;
 };
 
-void computeBounds(const RoadGraph &graph, format::Coord &min, format::Coord &max) {
+void computeBounds(const RoadGraph &graph, format::Coord &min, format::Coord &max)
+{
     min = {INT32_MAX, INT32_MAX};
     max = {INT32_MIN, INT32_MIN};
     for (const RoadSegment &segment : graph.segments) {
@@ -102,7 +99,8 @@ void computeBounds(const RoadGraph &graph, format::Coord &min, format::Coord &ma
 }
 } // namespace
 
-QByteArray serializeCity(const RoadGraph &graph, const ContractionHierarchy &hierarchy) {
+QByteArray serializeCity(const RoadGraph &graph, const ContractionHierarchy &hierarchy)
+{
     SectionWriter writer;
     format::Header &header = writer.header();
     computeBounds(graph, header.boundsMin, header.boundsMax);
@@ -112,8 +110,7 @@ QByteArray serializeCity(const RoadGraph &graph, const ContractionHierarchy &hie
     std::vector<format::Coord> shapePoints;
     for (const RoadSegment &s : graph.segments) {
         segments.push_back({s.from, s.to, s.nameIndex, float(s.lengthM), s.forwardMs, s.backwardMs,
-                            uint8_t(s.roadClass), uint8_t(std::clamp(s.speedKmh + 0.5, 1.0, 255.0)),
-                            0});
+                            uint8_t(s.roadClass), uint8_t(std::clamp(s.speedKmh + 0.5, 1.0, 255.0)), 0});
         shapePoints.insert(shapePoints.end(), s.shape.begin(), s.shape.end());
         shapeFirst.push_back(uint32_t(shapePoints.size()));
     }
@@ -160,7 +157,8 @@ QByteArray serializeCity(const RoadGraph &graph, const ContractionHierarchy &hie
     return writer.finish();
 }
 
-QString writeCityFile(const QString &path, const QByteArray &bytes) {
+QString writeCityFile(const QString &path, const QByteArray &bytes)
+{
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         return QStringLiteral("%1: cannot write: %2").arg(path, file.errorString());

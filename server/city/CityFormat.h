@@ -1,7 +1,7 @@
 #pragma once
 // On-disk layout of a TaxiCore city file (*.taxicity). Every section is a flat array of the
 // trivially-copyable records below, 8-byte aligned, so a loader maps the file and reads it in
-// place. Little-endian only (the header carries a byte-order mark). See README.md.
+// place. Little-endian only (the header carries a byte-order mark). See server/city/README.md.
 
 #include <array>
 #include <cstdint>

@@ -18,7 +18,8 @@ namespace {
 // A city fits in 1 degree (about 110 km north-south) each way.
 constexpr double kMaxSpanDegrees = 1.0;
 
-double spanDegrees(const RoadGraph &graph) {
+double spanDegrees(const RoadGraph &graph)
+{
     double south = 90, north = -90, west = 180, east = -180;
     for (const RoadSegment &segment : graph.segments)
         for (const format::Coord c : segment.shape) {
@@ -30,20 +31,21 @@ double spanDegrees(const RoadGraph &graph) {
     return std::max(north - south, east - west);
 }
 
-bool isOsmFile(const QString &path) {
-    return path.endsWith(QLatin1String(".osm"), Qt::CaseInsensitive) ||
-           path.endsWith(QLatin1String(".osm.pbf"), Qt::CaseInsensitive) ||
-           path.endsWith(QLatin1String(".pbf"), Qt::CaseInsensitive);
+bool isOsmFile(const QString &path)
+{
+    return path.endsWith(QLatin1String(".osm"), Qt::CaseInsensitive)
+           || path.endsWith(QLatin1String(".osm.pbf"), Qt::CaseInsensitive)
+           || path.endsWith(QLatin1String(".pbf"), Qt::CaseInsensitive);
 }
 } // namespace
 
-QString importCity(const QString &inputPath, const QString &outputPath, ImportReport *report) {
+QString importCity(const QString &inputPath, const QString &outputPath, ImportReport *report)
+{
     ImportReport local;
     ImportReport &out = report ? *report : local;
     QElapsedTimer timer;
     timer.start();
-    const WayReadResult read =
-        isOsmFile(inputPath) ? readOsmWays(inputPath) : readGeoJsonWays(inputPath);
+    const WayReadResult read = isOsmFile(inputPath) ? readOsmWays(inputPath) : readGeoJsonWays(inputPath);
     if (!read.error.isEmpty())
         return read.error;
     out.readSeconds = timer.nsecsElapsed() / 1e9;
@@ -54,7 +56,9 @@ QString importCity(const QString &inputPath, const QString &outputPath, ImportRe
         return QStringLiteral("%1: no drivable roads found").arg(inputPath);
     if (const double span = spanDegrees(graph); span > kMaxSpanDegrees)
         return QStringLiteral("%1: the roads span %2 degrees; a city may span at most %3")
-            .arg(inputPath).arg(span, 0, 'f', 1).arg(kMaxSpanDegrees);
+            .arg(inputPath)
+            .arg(span, 0, 'f', 1)
+            .arg(kMaxSpanDegrees);
     out.buildSeconds = timer.nsecsElapsed() / 1e9;
 
     timer.restart();

@@ -20,7 +20,6 @@ struct ImportReport {
 };
 
 // Returns an error message naming the file and the problem; empty on success.
-QString importCity(const QString &inputPath, const QString &outputPath,
-                   ImportReport *report = nullptr);
+QString importCity(const QString &inputPath, const QString &outputPath, ImportReport *report = nullptr);
 
 } // namespace taxicore::city

@@ -20,13 +20,14 @@ public:
     Validator(const uchar *bytes, uint64_t size, CityData &data)
         : m_bytes(bytes)
         , m_size(size)
-        , m_data(data) {}
+        , m_data(data)
+    {
+    }
 
-    QString run() {
+    QString run()
+    {
         if (m_size < sizeof(Header))
-            return QStringLiteral("truncated: %1 bytes, the header alone needs %2")
-                .arg(m_size)
-                .arg(sizeof(Header));
+            return QStringLiteral("truncated: %1 bytes, the header alone needs %2").arg(m_size).arg(sizeof(Header));
         std::memcpy(&m_header, m_bytes, sizeof(Header));
         if (m_header.magic != format::kMagic)
             return QStringLiteral("not a TaxiCore city file (bad magic)");
@@ -37,8 +38,7 @@ public:
                 .arg(m_header.version)
                 .arg(format::kVersion);
         if (m_header.headerSize != sizeof(Header) || m_header.sectionCount != format::SectionCount)
-            return QStringLiteral("header size or section count does not match version %1")
-                .arg(format::kVersion);
+            return QStringLiteral("header size or section count does not match version %1").arg(format::kVersion);
         if (m_header.fileSize != m_size)
             return QStringLiteral("truncated or padded: header says %1 bytes, the file has %2")
                 .arg(m_header.fileSize)
@@ -54,27 +54,26 @@ public:
     }
 
 private:
-    QString checkCounts() const {
+    QString checkCounts() const
+    {
         const Header &h = m_header;
-        if (h.nodeCount == 0 || h.nodeCount > format::kMaxNodes ||
-            h.segmentCount > format::kMaxNodes * 4u || h.shapePointCount > format::kMaxNodes * 8u ||
-            h.arcCount > format::kMaxNodes * 8u || h.upArcCount > format::kMaxNodes * 8u ||
-            h.downArcCount > format::kMaxNodes * 8u || h.nameCount > format::kMaxNodes ||
-            h.gridItemCount > format::kMaxNodes * 16u)
+        if (h.nodeCount == 0 || h.nodeCount > format::kMaxNodes || h.segmentCount > format::kMaxNodes * 4u
+            || h.shapePointCount > format::kMaxNodes * 8u || h.arcCount > format::kMaxNodes * 8u
+            || h.upArcCount > format::kMaxNodes * 8u || h.downArcCount > format::kMaxNodes * 8u
+            || h.nameCount > format::kMaxNodes || h.gridItemCount > format::kMaxNodes * 16u)
             return QStringLiteral("counts out of range");
-        if (h.gridRows == 0 || h.gridColumns == 0 ||
-            uint64_t(h.gridRows) * h.gridColumns > format::kMaxGridCells ||
-            h.gridCellSize.lat <= 0 || h.gridCellSize.lng <= 0)
+        if (h.gridRows == 0 || h.gridColumns == 0 || uint64_t(h.gridRows) * h.gridColumns > format::kMaxGridCells
+            || h.gridCellSize.lat <= 0 || h.gridCellSize.lng <= 0)
             return QStringLiteral("spatial grid dimensions out of range");
         return {};
     }
 
     template <typename T>
-    QString view(format::Section section, uint64_t count, std::span<const T> &out,
-                 const char *what) {
+    QString view(format::Section section, uint64_t count, std::span<const T> &out, const char *what)
+    {
         const format::SectionEntry entry = m_header.sections[section];
-        if (entry.offset < sizeof(Header) || entry.offset % alignof(T) != 0 ||
-            entry.offset > m_size || entry.size > m_size - entry.offset)
+        if (entry.offset < sizeof(Header) || entry.offset % alignof(T) != 0 || entry.offset > m_size
+            || entry.size > m_size - entry.offset)
             return QStringLiteral("section %1 lies outside the file").arg(QLatin1String(what));
         if (entry.size != count * sizeof(T))
             return QStringLiteral("section %1 has %2 bytes, its count needs %3")
@@ -85,7 +84,8 @@ private:
         return {};
     }
 
-    QString mapSections() {
+    QString mapSections()
+    {
         const Header &h = m_header;
         const uint64_t cells = uint64_t(h.gridRows) * h.gridColumns;
         QString errors[] = {
@@ -95,8 +95,7 @@ private:
             view(format::ShapePoints, h.shapePointCount, m_data.shapePoints, "shape points"),
             view(format::ArcFirst, h.nodeCount + 1ull, m_data.arcFirst, "arc index"),
             view(format::Arcs, h.arcCount, m_data.arcs, "arcs"),
-            view(format::ReverseArcFirst, h.nodeCount + 1ull, m_data.reverseArcFirst,
-                 "reverse arc index"),
+            view(format::ReverseArcFirst, h.nodeCount + 1ull, m_data.reverseArcFirst, "reverse arc index"),
             view(format::ReverseArcs, h.arcCount, m_data.reverseArcs, "reverse arcs"),
             view(format::UpFirst, h.nodeCount + 1ull, m_data.upFirst, "upward arc index"),
             view(format::UpArcs, h.upArcCount, m_data.upArcs, "upward arcs"),
@@ -114,7 +113,8 @@ private:
         return {};
     }
 
-    static bool validIndex(std::span<const uint32_t> first, size_t itemCount) {
+    static bool validIndex(std::span<const uint32_t> first, size_t itemCount)
+    {
         if (first.empty() || first.front() != 0 || first.back() != itemCount)
             return false;
         for (size_t i = 1; i < first.size(); ++i) {
@@ -124,36 +124,38 @@ private:
         return true;
     }
 
-    static bool validCoord(format::Coord c) {
-        return c.lat >= -kMaxLatUnits && c.lat <= kMaxLatUnits && c.lng >= -kMaxLngUnits &&
-               c.lng <= kMaxLngUnits;
+    static bool validCoord(format::Coord c)
+    {
+        return c.lat >= -kMaxLatUnits && c.lat <= kMaxLatUnits && c.lng >= -kMaxLngUnits && c.lng <= kMaxLngUnits;
     }
 
     static bool validWeight(uint32_t ms) { return ms <= format::kMaxArcWeightMs; }
 
     bool validSegmentRef(uint32_t ref) const { return (ref >> 1) < m_header.segmentCount; }
 
-    bool validArcs(std::span<const format::Arc> arcs) const {
+    bool validArcs(std::span<const format::Arc> arcs) const
+    {
         for (const format::Arc &arc : arcs) {
-            if (arc.head >= m_header.nodeCount || !validWeight(arc.weightMs) ||
-                !validSegmentRef(arc.segmentRef))
+            if (arc.head >= m_header.nodeCount || !validWeight(arc.weightMs) || !validSegmentRef(arc.segmentRef))
                 return false;
         }
         return true;
     }
 
-    bool validChArcs(std::span<const format::ChArc> arcs) const {
+    bool validChArcs(std::span<const format::ChArc> arcs) const
+    {
         for (const format::ChArc &arc : arcs) {
             const bool original = (arc.via & format::kOriginalArcFlag) != 0;
-            const bool validVia = original ? validSegmentRef(arc.via & ~format::kOriginalArcFlag)
-                                           : arc.via < m_header.nodeCount;
+            const bool validVia =
+                original ? validSegmentRef(arc.via & ~format::kOriginalArcFlag) : arc.via < m_header.nodeCount;
             if (arc.head >= m_header.nodeCount || !validWeight(arc.weightMs) || !validVia)
                 return false;
         }
         return true;
     }
 
-    bool validSegments() const {
+    bool validSegments() const
+    {
         const CityData &d = m_data;
         for (const format::Segment &s : d.segments) {
             if (s.from >= m_header.nodeCount || s.to >= m_header.nodeCount)
@@ -162,8 +164,8 @@ private:
                 return false;
             if (s.roadClass >= kRoadClassCount || !std::isfinite(s.lengthM) || s.lengthM < 0)
                 return false;
-            if ((s.forwardMs != format::kNotAllowed && !validWeight(s.forwardMs)) ||
-                (s.backwardMs != format::kNotAllowed && !validWeight(s.backwardMs)))
+            if ((s.forwardMs != format::kNotAllowed && !validWeight(s.forwardMs))
+                || (s.backwardMs != format::kNotAllowed && !validWeight(s.backwardMs)))
                 return false;
         }
         for (size_t s = 0; s < d.segments.size(); ++s) {
@@ -173,27 +175,25 @@ private:
         return true;
     }
 
-    bool validGrid() const {
+    bool validGrid() const
+    {
         for (const format::GridItem &item : m_data.gridItems) {
             if (item.segment >= m_header.segmentCount)
                 return false;
-            const uint32_t points =
-                m_data.shapeFirst[item.segment + 1] - m_data.shapeFirst[item.segment];
+            const uint32_t points = m_data.shapeFirst[item.segment + 1] - m_data.shapeFirst[item.segment];
             if (item.piece + 1 >= points)
                 return false;
         }
         return true;
     }
 
-    QString checkContents() const {
+    QString checkContents() const
+    {
         const CityData &d = m_data;
-        if (!validIndex(d.shapeFirst, d.shapePoints.size()) ||
-            !validIndex(d.arcFirst, d.arcs.size()) ||
-            !validIndex(d.reverseArcFirst, d.reverseArcs.size()) ||
-            !validIndex(d.upFirst, d.upArcs.size()) ||
-            !validIndex(d.downFirst, d.downArcs.size()) ||
-            !validIndex(d.nameFirst, d.nameBytes.size()) ||
-            !validIndex(d.gridCellFirst, d.gridItems.size()))
+        if (!validIndex(d.shapeFirst, d.shapePoints.size()) || !validIndex(d.arcFirst, d.arcs.size())
+            || !validIndex(d.reverseArcFirst, d.reverseArcs.size()) || !validIndex(d.upFirst, d.upArcs.size())
+            || !validIndex(d.downFirst, d.downArcs.size()) || !validIndex(d.nameFirst, d.nameBytes.size())
+            || !validIndex(d.gridCellFirst, d.gridItems.size()))
             return QStringLiteral("an index section is not monotonic or does not match its count");
         for (const format::Coord c : d.nodes)
             if (!validCoord(c))
@@ -202,14 +202,11 @@ private:
             if (!validCoord(c))
                 return QStringLiteral("shape coordinates out of range");
         if (!validSegments())
-            return QStringLiteral(
-                "a segment refers to a missing node, name or shape, or has a bad weight");
+            return QStringLiteral("a segment refers to a missing node, name or shape, or has a bad weight");
         if (!validArcs(d.arcs) || !validArcs(d.reverseArcs))
-            return QStringLiteral(
-                "an arc refers to a missing node or segment, or has a bad weight");
+            return QStringLiteral("an arc refers to a missing node or segment, or has a bad weight");
         if (!validChArcs(d.upArcs) || !validChArcs(d.downArcs))
-            return QStringLiteral(
-                "a hierarchy arc refers to a missing node or segment, or has a bad weight");
+            return QStringLiteral("a hierarchy arc refers to a missing node or segment, or has a bad weight");
         if (!validGrid())
             return QStringLiteral("a spatial grid item refers to a missing segment piece");
         return {};
@@ -222,7 +219,8 @@ private:
 };
 } // namespace
 
-QString mapCityFile(QFile &file, CityData &data) {
+QString mapCityFile(QFile &file, CityData &data)
+{
     const QString path = file.fileName();
     if (!QFileInfo::exists(path))
         return QStringLiteral("%1: no such file").arg(path);

@@ -28,21 +28,21 @@ public:
         , m_in(graph.nodes.size())
         , m_contracted(graph.nodes.size(), false)
         , m_deletedNeighbours(graph.nodes.size(), 0)
-        , m_distance(graph.nodes.size(), kInfinity) {
+        , m_distance(graph.nodes.size(), kInfinity)
+    {
         for (uint32_t s = 0; s < graph.segments.size(); ++s) {
             const RoadSegment &segment = graph.segments[s];
             if (segment.from == segment.to)
                 continue; // a loop never shortens a route between nodes
             if (segment.forwardMs != format::kNotAllowed)
-                addOrImprove(segment.from, segment.to, segment.forwardMs,
-                             format::kOriginalArcFlag | (s << 1));
+                addOrImprove(segment.from, segment.to, segment.forwardMs, format::kOriginalArcFlag | (s << 1));
             if (segment.backwardMs != format::kNotAllowed)
-                addOrImprove(segment.to, segment.from, segment.backwardMs,
-                             format::kOriginalArcFlag | (s << 1 | 1));
+                addOrImprove(segment.to, segment.from, segment.backwardMs, format::kOriginalArcFlag | (s << 1 | 1));
         }
     }
 
-    ContractionHierarchy run() {
+    ContractionHierarchy run()
+    {
         const uint32_t nodeCount = uint32_t(m_out.size());
         m_up.resize(nodeCount);
         m_down.resize(nodeCount);
@@ -67,7 +67,8 @@ public:
     }
 
 private:
-    void addOrImprove(uint32_t tail, uint32_t head, uint32_t weight, uint32_t via) {
+    void addOrImprove(uint32_t tail, uint32_t head, uint32_t weight, uint32_t via)
+    {
         for (Edge &edge : m_out[tail]) {
             if (edge.other != head)
                 continue;
@@ -88,7 +89,8 @@ private:
     }
 
     // Shortest distances from source avoiding `skip`, up to maxDistance or the settle limit.
-    void witnessSearch(uint32_t source, uint32_t skip, uint64_t maxDistance, int settleLimit) {
+    void witnessSearch(uint32_t source, uint32_t skip, uint64_t maxDistance, int settleLimit)
+    {
         for (uint32_t node : m_touched)
             m_distance[node] = kInfinity;
         m_touched.clear();
@@ -121,8 +123,8 @@ private:
     }
 
     // Calls addShortcut(u, x, weight) for every shortcut contracting `node` needs.
-    template <typename AddShortcut>
-    void forEachShortcut(uint32_t node, int settleLimit, AddShortcut addShortcut) {
+    template <typename AddShortcut> void forEachShortcut(uint32_t node, int settleLimit, AddShortcut addShortcut)
+    {
         uint32_t maxOut = 0;
         for (const Edge &out : m_out[node])
             maxOut = std::max(maxOut, out.weight);
@@ -138,20 +140,20 @@ private:
         }
     }
 
-    int64_t priority(uint32_t node) {
+    int64_t priority(uint32_t node)
+    {
         int64_t shortcuts = 0;
-        forEachShortcut(node, kSimulationSettleLimit,
-                        [&](uint32_t, uint32_t, uint64_t) { ++shortcuts; });
+        forEachShortcut(node, kSimulationSettleLimit, [&](uint32_t, uint32_t, uint64_t) { ++shortcuts; });
         const int64_t edgeDifference = shortcuts - int64_t(m_in[node].size() + m_out[node].size());
         return 4 * edgeDifference + 2 * m_deletedNeighbours[node];
     }
 
-    void contract(uint32_t node) {
+    void contract(uint32_t node)
+    {
         std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> shortcuts;
-        forEachShortcut(node, kWitnessSettleLimit,
-                        [&](uint32_t tail, uint32_t head, uint64_t weight) {
-                            shortcuts.emplace_back(tail, head, weight);
-                        });
+        forEachShortcut(node, kWitnessSettleLimit, [&](uint32_t tail, uint32_t head, uint64_t weight) {
+            shortcuts.emplace_back(tail, head, weight);
+        });
         m_contracted[node] = true;
         m_up[node] = m_out[node];
         m_down[node] = m_in[node];
@@ -173,7 +175,8 @@ private:
     }
 
     static void appendCsr(const std::vector<std::vector<Edge>> &lists, std::vector<uint32_t> &first,
-                          std::vector<format::ChArc> &arcs) {
+                          std::vector<format::ChArc> &arcs)
+    {
         first.assign(1, 0);
         for (const std::vector<Edge> &list : lists) {
             for (const Edge &edge : list)
@@ -182,7 +185,8 @@ private:
         }
     }
 
-    ContractionHierarchy assemble() {
+    ContractionHierarchy assemble()
+    {
         ContractionHierarchy hierarchy;
         appendCsr(m_up, hierarchy.upFirst, hierarchy.upArcs);
         appendCsr(m_down, hierarchy.downFirst, hierarchy.downArcs);
@@ -202,7 +206,8 @@ private:
 };
 } // namespace
 
-ContractionHierarchy buildContractionHierarchy(const RoadGraph &graph) {
+ContractionHierarchy buildContractionHierarchy(const RoadGraph &graph)
+{
     return Contractor(graph).run();
 }
 

@@ -24,9 +24,9 @@ struct Seed {
 // Dijkstra over one direction of the hierarchy (up arcs forward, down arcs reversed), calling
 // onSettle(node, cost); it stops when onSettle returns false or costs pass the limit.
 template <typename OnSettle>
-void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc> arcs,
-                  const Seed (&seeds)[2], int slot, double limitMs, SearchLabels &labels,
-                  OnSettle onSettle) {
+void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc> arcs, const Seed (&seeds)[2],
+                  int slot, double limitMs, SearchLabels &labels, OnSettle onSettle)
+{
     Queue queue;
     auto relax = [&](uint32_t node, double cost) {
         SearchLabel &label = labels.get(node);
@@ -52,7 +52,8 @@ void upwardSearch(std::span<const uint32_t> first, std::span<const format::ChArc
 } // namespace
 
 std::vector<double> EtaSearch::etaTo(const RoadPoint &target, std::span<const RoadPoint> sources,
-                                     double maxSeconds) const {
+                                     double maxSeconds) const
+{
     if (!target.valid)
         return std::vector<double>(sources.size(), kUnreachable);
     const double limitMs = maxSeconds * 1000.0;
@@ -60,16 +61,15 @@ std::vector<double> EtaSearch::etaTo(const RoadPoint &target, std::span<const Ro
                                                     : byHierarchy(target, sources, limitMs);
 }
 
-std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target,
-                                           std::span<const RoadPoint> sources,
-                                           double limitMs) const {
+std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target, std::span<const RoadPoint> sources,
+                                           double limitMs) const
+{
     std::vector<double> etas(sources.size(), kUnreachable);
     const format::Segment &end = m_data.segments[target.segment];
 
     SearchLabels toTarget;
-    const Seed targetSeeds[2] = {
-        {end.from, partialCostMs(end, Along::Forward, 0, target.offsetM)},
-        {end.to, partialCostMs(end, Along::Backward, end.lengthM, target.offsetM)}};
+    const Seed targetSeeds[2] = {{end.from, partialCostMs(end, Along::Forward, 0, target.offsetM)},
+                                 {end.to, partialCostMs(end, Along::Backward, end.lengthM, target.offsetM)}};
     upwardSearch(m_data.downFirst, m_data.downArcs, targetSeeds, kToTarget, limitMs, toTarget,
                  [](uint32_t, double) { return true; });
 
@@ -83,12 +83,11 @@ std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target,
             const Along along = target.offsetM >= source.offsetM ? Along::Forward : Along::Backward;
             best = partialCostMs(start, along, source.offsetM, target.offsetM);
         }
-        const Seed sourceSeeds[2] = {
-            {start.to, partialCostMs(start, Along::Forward, source.offsetM, start.lengthM)},
-            {start.from, partialCostMs(start, Along::Backward, source.offsetM, 0)}};
+        const Seed sourceSeeds[2] = {{start.to, partialCostMs(start, Along::Forward, source.offsetM, start.lengthM)},
+                                     {start.from, partialCostMs(start, Along::Backward, source.offsetM, 0)}};
         SearchLabels fromSource;
-        upwardSearch(m_data.upFirst, m_data.upArcs, sourceSeeds, kFromSource,
-                     std::min(limitMs, best), fromSource, [&](uint32_t node, double cost) {
+        upwardSearch(m_data.upFirst, m_data.upArcs, sourceSeeds, kFromSource, std::min(limitMs, best), fromSource,
+                     [&](uint32_t node, double cost) {
                          if (cost >= best)
                              return false;
                          if (const SearchLabel *label = toTarget.find(node))
@@ -101,9 +100,9 @@ std::vector<double> EtaSearch::byHierarchy(const RoadPoint &target,
     return etas;
 }
 
-std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target,
-                                                 std::span<const RoadPoint> sources,
-                                                 double limitMs) const {
+std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target, std::span<const RoadPoint> sources,
+                                                 double limitMs) const
+{
     const format::Segment &end = m_data.segments[target.segment];
     // Time from each node to the target; exact for settled nodes, above the limit for the rest.
     std::vector<double> toTarget(m_data.nodes.size(), kUnreachable);
@@ -112,8 +111,7 @@ std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target,
     for (const RoadPoint &source : sources) {
         if (!source.valid)
             continue;
-        for (const uint32_t node :
-             {m_data.segments[source.segment].from, m_data.segments[source.segment].to}) {
+        for (const uint32_t node : {m_data.segments[source.segment].from, m_data.segments[source.segment].to}) {
             if (!wanted[node]) {
                 wanted[node] = true;
                 ++wantedLeft;
@@ -150,10 +148,8 @@ std::vector<double> EtaSearch::byReverseDijkstra(const RoadPoint &target,
         if (!source.valid)
             continue;
         const format::Segment &start = m_data.segments[source.segment];
-        double best = std::min(partialCostMs(start, Along::Forward, source.offsetM, start.lengthM) +
-                                   toTarget[start.to],
-                               partialCostMs(start, Along::Backward, source.offsetM, 0) +
-                                   toTarget[start.from]);
+        double best = std::min(partialCostMs(start, Along::Forward, source.offsetM, start.lengthM) + toTarget[start.to],
+                               partialCostMs(start, Along::Backward, source.offsetM, 0) + toTarget[start.from]);
         if (source.segment == target.segment) {
             const Along along = target.offsetM >= source.offsetM ? Along::Forward : Along::Backward;
             best = std::min(best, partialCostMs(start, along, source.offsetM, target.offsetM));

@@ -21,17 +21,17 @@ inline constexpr size_t kBucketSearchMaxSources = 300;
 class EtaSearch {
 public:
     explicit EtaSearch(const CityData &data)
-        : m_data(data) {}
+        : m_data(data)
+    {
+    }
 
     // Seconds from each source to the target by road; kUnreachable beyond maxSeconds.
-    std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources,
-                              double maxSeconds) const;
+    std::vector<double> etaTo(const RoadPoint &target, std::span<const RoadPoint> sources, double maxSeconds) const;
 
 private:
-    std::vector<double> byHierarchy(const RoadPoint &target, std::span<const RoadPoint> sources,
-                                    double limitMs) const;
-    std::vector<double> byReverseDijkstra(const RoadPoint &target,
-                                          std::span<const RoadPoint> sources, double limitMs) const;
+    std::vector<double> byHierarchy(const RoadPoint &target, std::span<const RoadPoint> sources, double limitMs) const;
+    std::vector<double> byReverseDijkstra(const RoadPoint &target, std::span<const RoadPoint> sources,
+                                          double limitMs) const;
 
     const CityData &m_data;
 };

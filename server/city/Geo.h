@@ -13,7 +13,8 @@ struct GeoPoint {
 struct GeoBounds {
     GeoPoint min; // south-west corner
     GeoPoint max; // north-east corner
-    bool contains(GeoPoint p) const {
+    bool contains(GeoPoint p) const
+    {
         return p.lat >= min.lat && p.lat <= max.lat && p.lng >= min.lng && p.lng <= max.lng;
     }
 };
@@ -42,10 +43,12 @@ struct LocalProjection {
     double y(double lat) const { return (lat - origin.lat) * kMetersPerDegreeLat; }
 };
 
-inline int32_t toCoordUnits(double degrees) {
+inline int32_t toCoordUnits(double degrees)
+{
     return static_cast<int32_t>(degrees * kCoordUnitsPerDegree + (degrees >= 0 ? 0.5 : -0.5));
 }
-inline double fromCoordUnits(int32_t units) {
+inline double fromCoordUnits(int32_t units)
+{
     return units / kCoordUnitsPerDegree;
 }
 

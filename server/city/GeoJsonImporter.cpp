@@ -12,7 +12,8 @@ namespace taxicore::city {
 namespace {
 constexpr qint64 kMaxGeoJsonBytes = qint64(1) << 30;
 
-std::string tag(const QJsonObject &properties, const char *key) {
+std::string tag(const QJsonObject &properties, const char *key)
+{
     const QJsonValue value = properties.value(QLatin1String(key));
     if (value.isString())
         return value.toString().toStdString();
@@ -21,7 +22,8 @@ std::string tag(const QJsonObject &properties, const char *key) {
     return {};
 }
 
-bool appendLine(const QJsonArray &coordinates, RawWay &way) {
+bool appendLine(const QJsonArray &coordinates, RawWay &way)
+{
     for (const QJsonValue &pointValue : coordinates) {
         const QJsonArray point = pointValue.toArray();
         if (point.size() < 2 || !point[0].isDouble() || !point[1].isDouble())
@@ -37,7 +39,8 @@ bool appendLine(const QJsonArray &coordinates, RawWay &way) {
     return way.points.size() >= 2;
 }
 
-RawWay wayTags(const QJsonObject &properties) {
+RawWay wayTags(const QJsonObject &properties)
+{
     RawWay way;
     way.highway = tag(properties, "highway");
     way.name = tag(properties, "name");
@@ -53,7 +56,8 @@ RawWay wayTags(const QJsonObject &properties) {
 }
 } // namespace
 
-WayReadResult readGeoJsonWays(const QString &path) {
+WayReadResult readGeoJsonWays(const QString &path)
+{
     WayReadResult result;
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {

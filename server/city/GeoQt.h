@@ -11,20 +11,23 @@
 
 namespace taxicore::city {
 
-inline QGeoCoordinate toQGeoCoordinate(GeoPoint p) {
+inline QGeoCoordinate toQGeoCoordinate(GeoPoint p)
+{
     return QGeoCoordinate(p.lat, p.lng);
 }
 
-inline GeoPoint fromQGeoCoordinate(const QGeoCoordinate &c) {
+inline GeoPoint fromQGeoCoordinate(const QGeoCoordinate &c)
+{
     return {c.latitude(), c.longitude()};
 }
 
-inline QGeoRectangle toQGeoRectangle(GeoBounds b) {
-    return QGeoRectangle(QGeoCoordinate(b.max.lat, b.min.lng),
-                         QGeoCoordinate(b.min.lat, b.max.lng));
+inline QGeoRectangle toQGeoRectangle(GeoBounds b)
+{
+    return QGeoRectangle(QGeoCoordinate(b.max.lat, b.min.lng), QGeoCoordinate(b.min.lat, b.max.lng));
 }
 
-inline QGeoPath toQGeoPath(const std::vector<GeoPoint> &points) {
+inline QGeoPath toQGeoPath(const std::vector<GeoPoint> &points)
+{
     QList<QGeoCoordinate> path;
     path.reserve(qsizetype(points.size()));
     for (const GeoPoint p : points)

@@ -8,22 +8,22 @@
 namespace taxicore::city {
 
 namespace {
-int64_t quantize(double degrees) {
+int64_t quantize(double degrees)
+{
     return std::llround(degrees * kMapScale);
 }
 
-void appendNumber(QByteArray &out, int64_t value) {
+void appendNumber(QByteArray &out, int64_t value)
+{
     out.append(QByteArray::number(qlonglong(value)));
 }
 } // namespace
 
-QByteArray encodeMapJson(const std::vector<RoadPolyline> &roads, GeoBounds bounds) {
+QByteArray encodeMapJson(const std::vector<RoadPolyline> &roads, GeoBounds bounds)
+{
     QByteArray out;
     out.reserve(qsizetype(roads.size()) * 48);
-    out.append("{\"format\":\"")
-        .append(kMapFormat)
-        .append("\",\"attribution\":\"")
-        .append(kMapAttribution);
+    out.append("{\"format\":\"").append(kMapFormat).append("\",\"attribution\":\"").append(kMapAttribution);
     out.append("\",\"scale\":");
     appendNumber(out, kMapScale);
     out.append(",\"bounds\":[");
@@ -72,11 +72,12 @@ QByteArray encodeMapJson(const std::vector<RoadPolyline> &roads, GeoBounds bound
     return out;
 }
 
-std::optional<DecodedMap> decodeMapJson(const QByteArray &bytes) {
+std::optional<DecodedMap> decodeMapJson(const QByteArray &bytes)
+{
     QJsonParseError error;
     const QJsonObject root = QJsonDocument::fromJson(bytes, &error).object();
-    if (error.error != QJsonParseError::NoError ||
-        root.value(QLatin1String("format")).toString() != QLatin1String(kMapFormat))
+    if (error.error != QJsonParseError::NoError
+        || root.value(QLatin1String("format")).toString() != QLatin1String(kMapFormat))
         return std::nullopt;
     const double scale = root.value(QLatin1String("scale")).toDouble();
     const QJsonArray bounds = root.value(QLatin1String("bounds")).toArray();

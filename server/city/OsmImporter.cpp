@@ -16,10 +16,10 @@ namespace taxicore::city {
 
 #ifdef TAXICORE_HAVE_OSMIUM
 namespace {
-using LocationIndex =
-    osmium::index::map::FlexMem<osmium::unsigned_object_id_type, osmium::Location>;
+using LocationIndex = osmium::index::map::FlexMem<osmium::unsigned_object_id_type, osmium::Location>;
 
-std::string tagValue(const osmium::TagList &tags, const char *key) {
+std::string tagValue(const osmium::TagList &tags, const char *key)
+{
     const char *value = tags.get_value_by_key(key);
     return value ? std::string(value) : std::string();
 }
@@ -27,9 +27,12 @@ std::string tagValue(const osmium::TagList &tags, const char *key) {
 class HighwayCollector : public osmium::handler::Handler {
 public:
     explicit HighwayCollector(std::vector<RawWay> &ways)
-        : m_ways(ways) {}
+        : m_ways(ways)
+    {
+    }
 
-    void way(const osmium::Way &osmWay) {
+    void way(const osmium::Way &osmWay)
+    {
         const osmium::TagList &tags = osmWay.tags();
         if (!tags.has_key("highway"))
             return;
@@ -38,8 +41,7 @@ public:
             if (!ref.location().valid())
                 continue; // node outside the extract
             way.nodeKeys.push_back(uint64_t(ref.ref()));
-            way.points.push_back(
-                {toCoordUnits(ref.location().lat()), toCoordUnits(ref.location().lon())});
+            way.points.push_back({toCoordUnits(ref.location().lat()), toCoordUnits(ref.location().lon())});
         }
         if (way.points.size() < 2)
             return;
@@ -61,19 +63,20 @@ private:
 };
 } // namespace
 
-bool osmImportAvailable() {
+bool osmImportAvailable()
+{
     return true;
 }
 
-WayReadResult readOsmWays(const QString &path) {
+WayReadResult readOsmWays(const QString &path)
+{
     WayReadResult result;
     if (!QFileInfo(path).isReadable()) {
         result.error = QStringLiteral("%1: cannot open: no such readable file").arg(path);
         return result;
     }
     try {
-        osmium::io::Reader reader(path.toStdString(),
-                                  osmium::osm_entity_bits::node | osmium::osm_entity_bits::way);
+        osmium::io::Reader reader(path.toStdString(), osmium::osm_entity_bits::node | osmium::osm_entity_bits::way);
         LocationIndex index;
         osmium::handler::NodeLocationsForWays<LocationIndex> locations(index);
         locations.ignore_errors();
@@ -87,13 +90,14 @@ WayReadResult readOsmWays(const QString &path) {
     return result;
 }
 #else
-bool osmImportAvailable() {
+bool osmImportAvailable()
+{
     return false;
 }
 
-WayReadResult readOsmWays(const QString &path) {
-    return {{},
-            QStringLiteral("%1: this build has no libosmium (install libosmium2-dev)").arg(path)};
+WayReadResult readOsmWays(const QString &path)
+{
+    return {{}, QStringLiteral("%1: this build has no libosmium (install libosmium2-dev)").arg(path)};
 }
 #endif
 

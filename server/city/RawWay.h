@@ -26,7 +26,8 @@ struct RawWay {
     std::string area;
 };
 
-inline uint64_t coordinateNodeKey(format::Coord c) {
+inline uint64_t coordinateNodeKey(format::Coord c)
+{
     return (uint64_t(uint32_t(c.lat)) << 32) | uint32_t(c.lng);
 }
 

@@ -30,7 +30,8 @@ constexpr std::array<RoadClassInfo, kRoadClassCount> kRoadClasses = {{
 }};
 } // namespace
 
-std::optional<RoadClass> drivableRoadClass(std::string_view highway) {
+std::optional<RoadClass> drivableRoadClass(std::string_view highway)
+{
     for (int i = 0; i < kRoadClassCount; ++i) {
         if (kRoadClasses[i].highway == highway)
             return static_cast<RoadClass>(i);
@@ -38,15 +39,18 @@ std::optional<RoadClass> drivableRoadClass(std::string_view highway) {
     return std::nullopt;
 }
 
-std::string_view roadClassName(RoadClass roadClass) {
+std::string_view roadClassName(RoadClass roadClass)
+{
     return kRoadClasses[static_cast<int>(roadClass) % kRoadClassCount].highway;
 }
 
-double defaultSpeedKmh(RoadClass roadClass) {
+double defaultSpeedKmh(RoadClass roadClass)
+{
     return kRoadClasses[static_cast<int>(roadClass) % kRoadClassCount].defaultSpeedKmh;
 }
 
-bool impliesOneway(RoadClass roadClass) {
+bool impliesOneway(RoadClass roadClass)
+{
     return roadClass == RoadClass::Motorway || roadClass == RoadClass::MotorwayLink;
 }
 

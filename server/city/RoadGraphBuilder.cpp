@@ -18,11 +18,13 @@ struct DrivableRawWay {
     DrivableWay rules;
 };
 
-GeoPoint toGeo(format::Coord c) {
+GeoPoint toGeo(format::Coord c)
+{
     return {fromCoordUnits(c.lat), fromCoordUnits(c.lng)};
 }
 
-double shapeLength(const std::vector<format::Coord> &shape) {
+double shapeLength(const std::vector<format::Coord> &shape)
+{
     double length = 0;
     for (size_t i = 1; i < shape.size(); ++i)
         length += haversineMeters(toGeo(shape[i - 1]), toGeo(shape[i]));
@@ -30,7 +32,8 @@ double shapeLength(const std::vector<format::Coord> &shape) {
 }
 
 // A point becomes a graph node when it ends a way or appears more than once among all ways.
-std::unordered_map<uint64_t, uint32_t> nodeKeyUses(const std::vector<DrivableRawWay> &ways) {
+std::unordered_map<uint64_t, uint32_t> nodeKeyUses(const std::vector<DrivableRawWay> &ways)
+{
     std::unordered_map<uint64_t, uint32_t> uses;
     for (const DrivableRawWay &drivable : ways) {
         const std::vector<uint64_t> &keys = drivable.way->nodeKeys;
@@ -45,9 +48,12 @@ std::unordered_map<uint64_t, uint32_t> nodeKeyUses(const std::vector<DrivableRaw
 class Splitter {
 public:
     explicit Splitter(const std::unordered_map<uint64_t, uint32_t> &uses)
-        : m_uses(uses) {}
+        : m_uses(uses)
+    {
+    }
 
-    void split(const DrivableRawWay &drivable) {
+    void split(const DrivableRawWay &drivable)
+    {
         const RawWay &way = *drivable.way;
         const uint32_t nameIndex = internName(way.name);
         std::vector<format::Coord> shape;
@@ -69,14 +75,16 @@ public:
     RoadGraph take() { return std::move(m_graph); }
 
 private:
-    uint32_t nodeFor(uint64_t key, format::Coord coord) {
+    uint32_t nodeFor(uint64_t key, format::Coord coord)
+    {
         const auto [it, inserted] = m_nodeIds.try_emplace(key, uint32_t(m_graph.nodes.size()));
         if (inserted)
             m_graph.nodes.push_back(coord);
         return it->second;
     }
 
-    uint32_t internName(const std::string &name) {
+    uint32_t internName(const std::string &name)
+    {
         if (name.empty())
             return format::kNoName;
         const auto [it, inserted] = m_nameIds.try_emplace(name, uint32_t(m_graph.names.size()));
@@ -86,7 +94,8 @@ private:
     }
 
     void addSegment(uint32_t from, uint32_t to, uint32_t nameIndex, const DrivableWay &rules,
-                    const std::vector<format::Coord> &shape) {
+                    const std::vector<format::Coord> &shape)
+    {
         RoadSegment segment;
         segment.from = from;
         segment.to = to;
@@ -111,7 +120,8 @@ private:
     RoadGraph m_graph;
 };
 
-std::vector<std::pair<uint32_t, uint32_t>> directedArcs(const RoadGraph &graph) {
+std::vector<std::pair<uint32_t, uint32_t>> directedArcs(const RoadGraph &graph)
+{
     std::vector<std::pair<uint32_t, uint32_t>> arcs;
     for (const RoadSegment &segment : graph.segments) {
         if (segment.forwardMs != format::kNotAllowed)
@@ -122,7 +132,8 @@ std::vector<std::pair<uint32_t, uint32_t>> directedArcs(const RoadGraph &graph) 
     return arcs;
 }
 
-RoadGraph keepComponent(RoadGraph graph, const std::vector<uint32_t> &component, uint32_t keep) {
+RoadGraph keepComponent(RoadGraph graph, const std::vector<uint32_t> &component, uint32_t keep)
+{
     RoadGraph kept;
     std::vector<uint32_t> newId(graph.nodes.size(), kNotANode);
     for (uint32_t node = 0; node < graph.nodes.size(); ++node) {
@@ -151,12 +162,14 @@ RoadGraph keepComponent(RoadGraph graph, const std::vector<uint32_t> &component,
 }
 } // namespace
 
-uint32_t travelTimeMs(double lengthM, double speedKmh) {
+uint32_t travelTimeMs(double lengthM, double speedKmh)
+{
     const double ms = std::round(lengthM / (speedKmh / 3.6) * 1000.0);
     return uint32_t(std::clamp(ms, 1.0, double(format::kMaxArcWeightMs)));
 }
 
-RoadGraph buildRoadGraph(const std::vector<RawWay> &ways, RoadGraphStats *stats) {
+RoadGraph buildRoadGraph(const std::vector<RawWay> &ways, RoadGraphStats *stats)
+{
     std::vector<DrivableRawWay> drivable;
     for (const RawWay &way : ways) {
         if (way.points.size() < 2 || way.points.size() != way.nodeKeys.size())

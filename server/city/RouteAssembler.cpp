@@ -4,12 +4,14 @@
 
 namespace taxicore::city {
 
-void RouteAssembler::append(GeoPoint point, std::vector<GeoPoint> &polyline) const {
+void RouteAssembler::append(GeoPoint point, std::vector<GeoPoint> &polyline) const
+{
     if (polyline.empty() || polyline.back().lat != point.lat || polyline.back().lng != point.lng)
         polyline.push_back(point);
 }
 
-void RouteAssembler::appendShape(uint32_t segmentRef, std::vector<GeoPoint> &polyline) const {
+void RouteAssembler::appendShape(uint32_t segmentRef, std::vector<GeoPoint> &polyline) const
+{
     const std::span<const format::Coord> shape = m_data.shape(segmentRef >> 1);
     if ((segmentRef & 1) == 0) {
         for (const format::Coord c : shape)
@@ -20,9 +22,9 @@ void RouteAssembler::appendShape(uint32_t segmentRef, std::vector<GeoPoint> &pol
     }
 }
 
-Route RouteAssembler::assemble(const RoadPoint &from, Along leave,
-                               const std::vector<uint32_t> &segmentRefs, const RoadPoint &to,
-                               Along enter, double durationMs) const {
+Route RouteAssembler::assemble(const RoadPoint &from, Along leave, const std::vector<uint32_t> &segmentRefs,
+                               const RoadPoint &to, Along enter, double durationMs) const
+{
     Route route;
     route.found = true;
     route.durationS = durationMs / 1000.0;
@@ -62,8 +64,8 @@ Route RouteAssembler::assemble(const RoadPoint &from, Along leave,
     return route;
 }
 
-Route RouteAssembler::assembleWithinSegment(const RoadPoint &from, const RoadPoint &to,
-                                            double durationMs) const {
+Route RouteAssembler::assembleWithinSegment(const RoadPoint &from, const RoadPoint &to, double durationMs) const
+{
     Route route;
     route.found = true;
     route.durationS = durationMs / 1000.0;

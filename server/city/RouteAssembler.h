@@ -14,16 +14,17 @@ enum class Along : uint8_t { Forward, Backward }; // travel direction on a segme
 class RouteAssembler {
 public:
     explicit RouteAssembler(const CityData &data)
-        : m_data(data) {}
+        : m_data(data)
+    {
+    }
 
     // A route that leaves `from` in direction `leave`, follows `segmentRefs`, and reaches `to`
     // travelling in direction `enter` on its segment.
-    Route assemble(const RoadPoint &from, Along leave, const std::vector<uint32_t> &segmentRefs,
-                   const RoadPoint &to, Along enter, double durationMs) const;
+    Route assemble(const RoadPoint &from, Along leave, const std::vector<uint32_t> &segmentRefs, const RoadPoint &to,
+                   Along enter, double durationMs) const;
 
     // A route that stays on one segment.
-    Route assembleWithinSegment(const RoadPoint &from, const RoadPoint &to,
-                                double durationMs) const;
+    Route assembleWithinSegment(const RoadPoint &from, const RoadPoint &to, double durationMs) const;
 
 private:
     void appendShape(uint32_t segmentRef, std::vector<GeoPoint> &polyline) const;

@@ -18,13 +18,14 @@ constexpr int kBackward = 1;
 using QueueEntry = std::pair<double, uint32_t>;
 using Queue = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
 
-bool allowed(uint32_t ms) {
+bool allowed(uint32_t ms)
+{
     return ms != format::kNotAllowed;
 }
 } // namespace
 
-double partialCostMs(const format::Segment &segment, Along along, double fromOffsetM,
-                     double toOffsetM) {
+double partialCostMs(const format::Segment &segment, Along along, double fromOffsetM, double toOffsetM)
+{
     const uint32_t ms = along == Along::Forward ? segment.forwardMs : segment.backwardMs;
     if (!allowed(ms))
         return kInfinity;
@@ -35,9 +36,12 @@ double partialCostMs(const format::Segment &segment, Along along, double fromOff
 
 Router::Router(const CityData &data)
     : m_data(data)
-    , m_assembler(data) {}
+    , m_assembler(data)
+{
+}
 
-Route Router::route(const RoadPoint &from, const RoadPoint &to) const {
+Route Router::route(const RoadPoint &from, const RoadPoint &to) const
+{
     if (!from.valid || !to.valid)
         return {};
     const format::Segment &start = m_data.segments[from.segment];
@@ -59,8 +63,7 @@ Route Router::route(const RoadPoint &from, const RoadPoint &to) const {
     SearchLabels labels;
     const Meeting meeting = search(sources, targets, directMs, labels);
     if (meeting.node == kNoNode)
-        return directMs < kInfinity ? m_assembler.assembleWithinSegment(from, to, directMs)
-                                    : Route{};
+        return directMs < kInfinity ? m_assembler.assembleWithinSegment(from, to, directMs) : Route{};
 
     // Walk both search trees from the meeting node back to their roots, unpacking shortcuts.
     std::vector<uint32_t> forwardRefs;
@@ -98,11 +101,11 @@ Route Router::route(const RoadPoint &from, const RoadPoint &to) const {
     return m_assembler.assemble(from, leave, forwardRefs, to, enter, meeting.costMs);
 }
 
-Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vector<Seed> &targets,
-                               double bestMs, SearchLabels &labels) const {
+Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vector<Seed> &targets, double bestMs,
+                               SearchLabels &labels) const
+{
     Queue queues[2];
-    auto relax = [&](int direction, uint32_t node, double cost, uint32_t parent,
-                     uint32_t parentArc) {
+    auto relax = [&](int direction, uint32_t node, double cost, uint32_t parent, uint32_t parentArc) {
         SearchLabel &label = labels.get(node);
         if (cost < label.distance[direction]) {
             label.distance[direction] = cost;
@@ -122,9 +125,9 @@ Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vect
     bool finished[2] = {false, false};
     while (!finished[kForward] || !finished[kBackward]) {
         int direction = kForward;
-        if (finished[kForward] || (!finished[kBackward] && !queues[kBackward].empty() &&
-                                   (queues[kForward].empty() ||
-                                    queues[kBackward].top().first < queues[kForward].top().first)))
+        if (finished[kForward]
+            || (!finished[kBackward] && !queues[kBackward].empty()
+                && (queues[kForward].empty() || queues[kBackward].top().first < queues[kForward].top().first)))
             direction = kBackward;
         Queue &queue = queues[direction];
         if (queue.empty() || queue.top().first >= meeting.costMs) {
@@ -158,7 +161,8 @@ Router::Meeting Router::search(const std::vector<Seed> &sources, const std::vect
     return meeting;
 }
 
-const format::ChArc *Router::findArc(std::span<const format::ChArc> arcs, uint32_t head) const {
+const format::ChArc *Router::findArc(std::span<const format::ChArc> arcs, uint32_t head) const
+{
     const format::ChArc *best = nullptr;
     for (const format::ChArc &arc : arcs) {
         if (arc.head == head && (!best || arc.weightMs < best->weightMs))
@@ -167,8 +171,8 @@ const format::ChArc *Router::findArc(std::span<const format::ChArc> arcs, uint32
     return best;
 }
 
-bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via,
-                    std::vector<uint32_t> &segmentRefs) const {
+bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint32_t> &segmentRefs) const
+{
     struct Pending {
         uint32_t tail;
         uint32_t head;
@@ -188,13 +192,11 @@ bool Router::unpack(uint32_t tail, uint32_t head, uint32_t via,
             continue;
         }
         const uint32_t middle = arc.via;
-        const format::ChArc *first =
-            findArc(m_data.downArcs.subspan(m_data.downFirst[middle], m_data.downFirst[middle + 1] -
-                                                                          m_data.downFirst[middle]),
-                    arc.tail);
+        const format::ChArc *first = findArc(
+            m_data.downArcs.subspan(m_data.downFirst[middle], m_data.downFirst[middle + 1] - m_data.downFirst[middle]),
+            arc.tail);
         const format::ChArc *second =
-            findArc(m_data.upArcs.subspan(m_data.upFirst[middle],
-                                          m_data.upFirst[middle + 1] - m_data.upFirst[middle]),
+            findArc(m_data.upArcs.subspan(m_data.upFirst[middle], m_data.upFirst[middle + 1] - m_data.upFirst[middle]),
                     arc.head);
         if (!first || !second)
             return false;

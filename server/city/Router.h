@@ -27,10 +27,9 @@ private:
         uint32_t node;
     };
 
-    Meeting search(const std::vector<Seed> &sources, const std::vector<Seed> &targets,
-                   double bestMs, class SearchLabels &labels) const;
-    bool unpack(uint32_t tail, uint32_t head, uint32_t via,
-                std::vector<uint32_t> &segmentRefs) const;
+    Meeting search(const std::vector<Seed> &sources, const std::vector<Seed> &targets, double bestMs,
+                   class SearchLabels &labels) const;
+    bool unpack(uint32_t tail, uint32_t head, uint32_t via, std::vector<uint32_t> &segmentRefs) const;
     const format::ChArc *findArc(std::span<const format::ChArc> arcs, uint32_t head) const;
 
     const CityData &m_data;
@@ -38,7 +37,6 @@ private:
 };
 
 // Travel time in ms along part of a segment, or infinity where the direction is not allowed.
-double partialCostMs(const format::Segment &segment, Along along, double fromOffsetM,
-                     double toOffsetM);
+double partialCostMs(const format::Segment &segment, Along along, double fromOffsetM, double toOffsetM);
 
 } // namespace taxicore::city

@@ -13,8 +13,7 @@ inline constexpr uint32_t kNoNode = 0xFFFFFFFFu;
 
 struct SearchLabel {
     uint32_t node = kNoNode;
-    double distance[2] = {std::numeric_limits<double>::infinity(),
-                          std::numeric_limits<double>::infinity()};
+    double distance[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
     uint32_t parent[2] = {kNoNode, kNoNode};    // previous node in each direction's tree
     uint32_t parentArc[2] = {kNoNode, kNoNode}; // arc index, or a seed tag at the tree root
 };
@@ -27,9 +26,12 @@ public:
     SearchLabels()
         : m_slots(kInitialCapacity)
         , m_mask(kInitialCapacity - 1)
-        , m_shift(32 - kInitialBits) {}
+        , m_shift(32 - kInitialBits)
+    {
+    }
 
-    SearchLabel *find(uint32_t node) {
+    SearchLabel *find(uint32_t node)
+    {
         for (uint32_t slot = slotOf(node);; slot = (slot + 1) & m_mask) {
             if (m_slots[slot].node == node)
                 return &m_slots[slot];
@@ -38,7 +40,8 @@ public:
         }
     }
 
-    SearchLabel &get(uint32_t node) {
+    SearchLabel &get(uint32_t node)
+    {
         if (2 * (m_size + 1) > m_slots.size())
             grow();
         uint32_t slot = slotOf(node);
@@ -55,7 +58,8 @@ private:
     // Fibonacci hashing: the high bits of the product spread consecutive node ids.
     uint32_t slotOf(uint32_t node) const { return (node * 0x9E3779B1u) >> m_shift; }
 
-    void grow() {
+    void grow()
+    {
         std::vector<SearchLabel> old(m_slots.size() * 2);
         old.swap(m_slots);
         m_mask = uint32_t(m_slots.size() - 1);

@@ -13,26 +13,29 @@ struct Candidate {
     double t = 0; // position along the piece, 0..1
 };
 
-GeoPoint centreOf(const format::Header &h) {
+GeoPoint centreOf(const format::Header &h)
+{
     return {(fromCoordUnits(h.boundsMin.lat) + fromCoordUnits(h.boundsMax.lat)) / 2,
             (fromCoordUnits(h.boundsMin.lng) + fromCoordUnits(h.boundsMax.lng)) / 2};
 }
 
-int64_t cellIndex(double degrees, int32_t origin, int32_t cellSize) {
+int64_t cellIndex(double degrees, int32_t origin, int32_t cellSize)
+{
     return int64_t(std::floor((degrees * kCoordUnitsPerDegree - origin) / cellSize));
 }
 } // namespace
 
 Snapper::Snapper(const CityData &data)
     : m_data(data)
-    , m_projection(centreOf(*data.header)) {
+    , m_projection(centreOf(*data.header))
+{
     const format::Header &h = *data.header;
-    m_cellMeters =
-        std::min(h.gridCellSize.lat / kCoordUnitsPerDegree * kMetersPerDegreeLat,
-                 h.gridCellSize.lng / kCoordUnitsPerDegree * m_projection.metersPerDegreeLng);
+    m_cellMeters = std::min(h.gridCellSize.lat / kCoordUnitsPerDegree * kMetersPerDegreeLat,
+                            h.gridCellSize.lng / kCoordUnitsPerDegree * m_projection.metersPerDegreeLng);
 }
 
-RoadPoint Snapper::snap(GeoPoint query) const {
+RoadPoint Snapper::snap(GeoPoint query) const
+{
     // Coordinates come from clients: refuse NaN, clamp the rest onto the globe.
     if (!std::isfinite(query.lat) || !std::isfinite(query.lng))
         return {};
@@ -61,9 +64,7 @@ RoadPoint Snapper::snap(GeoPoint query) const {
             const double dy = m_projection.y(fromCoordUnits(shape[item.piece + 1].lat)) - ay;
             const double lengthSquared = dx * dx + dy * dy;
             const double t =
-                lengthSquared > 0
-                    ? std::clamp(((px - ax) * dx + (py - ay) * dy) / lengthSquared, 0.0, 1.0)
-                    : 0.0;
+                lengthSquared > 0 ? std::clamp(((px - ax) * dx + (py - ay) * dy) / lengthSquared, 0.0, 1.0) : 0.0;
             const double ex = ax + t * dx - px;
             const double ey = ay + t * dy - py;
             const double distanceSquared = ex * ex + ey * ey;
@@ -73,12 +74,10 @@ RoadPoint Snapper::snap(GeoPoint query) const {
     };
     const int64_t maxRing = std::max({row0, rows - 1 - row0, column0, columns - 1 - column0});
     for (int64_t ring = 0; ring <= maxRing; ++ring) {
-        for (int64_t r = std::max<int64_t>(0, row0 - ring); r <= std::min(rows - 1, row0 + ring);
-             ++r) {
+        for (int64_t r = std::max<int64_t>(0, row0 - ring); r <= std::min(rows - 1, row0 + ring); ++r) {
             const bool edgeRow = r == row0 - ring || r == row0 + ring;
             if (edgeRow) {
-                for (int64_t c = std::max<int64_t>(0, column0 - ring);
-                     c <= std::min(columns - 1, column0 + ring); ++c)
+                for (int64_t c = std::max<int64_t>(0, column0 - ring); c <= std::min(columns - 1, column0 + ring); ++c)
                     visitCell(r, c);
             } else {
                 if (column0 - ring >= 0)
@@ -112,7 +111,8 @@ RoadPoint Snapper::snap(GeoPoint query) const {
     return result;
 }
 
-RoadPoint Snapper::pointAlong(uint32_t segment, double offsetM) const {
+RoadPoint Snapper::pointAlong(uint32_t segment, double offsetM) const
+{
     const std::span<const format::Coord> shape = m_data.shape(segment);
     const double target = std::clamp(offsetM, 0.0, double(m_data.segments[segment].lengthM));
     double walked = 0;
@@ -122,9 +122,7 @@ RoadPoint Snapper::pointAlong(uint32_t segment, double offsetM) const {
         const double length = haversineMeters(a, b);
         if (walked + length >= target || piece + 2 == shape.size()) {
             const double t = length > 0 ? std::clamp((target - walked) / length, 0.0, 1.0) : 0.0;
-            return {true,    {a.lat + t * (b.lat - a.lat), a.lng + t * (b.lng - a.lng)},
-                    segment, piece,
-                    target,  0};
+            return {true, {a.lat + t * (b.lat - a.lat), a.lng + t * (b.lng - a.lng)}, segment, piece, target, 0};
         }
         walked += length;
     }

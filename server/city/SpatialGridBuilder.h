@@ -20,7 +20,6 @@ struct SpatialGrid {
     std::vector<format::GridItem> items;
 };
 
-SpatialGrid buildSpatialGrid(const RoadGraph &graph, format::Coord boundsMin,
-                             format::Coord boundsMax);
+SpatialGrid buildSpatialGrid(const RoadGraph &graph, format::Coord boundsMin, format::Coord boundsMax);
 
 } // namespace taxicore::city

@@ -12,8 +12,8 @@ struct Adjacency {
     std::vector<uint32_t> heads;
 };
 
-Adjacency adjacency(uint32_t nodeCount, const std::vector<std::pair<uint32_t, uint32_t>> &arcs,
-                    bool reversed) {
+Adjacency adjacency(uint32_t nodeCount, const std::vector<std::pair<uint32_t, uint32_t>> &arcs, bool reversed)
+{
     Adjacency result;
     result.first.assign(nodeCount + 1, 0);
     for (const auto &[tail, head] : arcs)
@@ -28,7 +28,8 @@ Adjacency adjacency(uint32_t nodeCount, const std::vector<std::pair<uint32_t, ui
 }
 
 // Nodes in increasing DFS finishing time.
-std::vector<uint32_t> finishingOrder(const Adjacency &graph, uint32_t nodeCount) {
+std::vector<uint32_t> finishingOrder(const Adjacency &graph, uint32_t nodeCount)
+{
     std::vector<uint32_t> order;
     order.reserve(nodeCount);
     std::vector<bool> visited(nodeCount, false);
@@ -56,11 +57,10 @@ std::vector<uint32_t> finishingOrder(const Adjacency &graph, uint32_t nodeCount)
 }
 } // namespace
 
-std::vector<uint32_t>
-stronglyConnectedComponents(uint32_t nodeCount,
-                            const std::vector<std::pair<uint32_t, uint32_t>> &arcs) {
-    const std::vector<uint32_t> order =
-        finishingOrder(adjacency(nodeCount, arcs, false), nodeCount);
+std::vector<uint32_t> stronglyConnectedComponents(uint32_t nodeCount,
+                                                  const std::vector<std::pair<uint32_t, uint32_t>> &arcs)
+{
+    const std::vector<uint32_t> order = finishingOrder(adjacency(nodeCount, arcs, false), nodeCount);
     const Adjacency reversed = adjacency(nodeCount, arcs, true);
     std::vector<uint32_t> component(nodeCount, kUnassigned);
     uint32_t nextComponent = 0;
@@ -86,7 +86,8 @@ stronglyConnectedComponents(uint32_t nodeCount,
     return component;
 }
 
-uint32_t largestComponent(const std::vector<uint32_t> &component) {
+uint32_t largestComponent(const std::vector<uint32_t> &component)
+{
     if (component.empty())
         return 0;
     std::vector<uint32_t> sizes(*std::max_element(component.begin(), component.end()) + 1, 0);

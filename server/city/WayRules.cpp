@@ -27,14 +27,16 @@ constexpr std::array<NamedSpeed, 6> kNamedSpeeds = {{
     {"living_street", 7},
 }};
 
-std::string lowercase(std::string_view text) {
+std::string lowercase(std::string_view text)
+{
     std::string result(text);
     for (char &c : result)
         c = char(std::tolower(static_cast<unsigned char>(c)));
     return result;
 }
 
-std::string_view trimmed(std::string_view text) {
+std::string_view trimmed(std::string_view text)
+{
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
         text.remove_prefix(1);
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
@@ -42,7 +44,8 @@ std::string_view trimmed(std::string_view text) {
     return text;
 }
 
-bool isOneOf(std::string_view value, std::initializer_list<std::string_view> options) {
+bool isOneOf(std::string_view value, std::initializer_list<std::string_view> options)
+{
     for (std::string_view option : options) {
         if (value == option)
             return true;
@@ -51,7 +54,8 @@ bool isOneOf(std::string_view value, std::initializer_list<std::string_view> opt
 }
 } // namespace
 
-std::optional<double> parseMaxspeedKmh(std::string_view maxspeed) {
+std::optional<double> parseMaxspeedKmh(std::string_view maxspeed)
+{
     const std::string text = lowercase(trimmed(maxspeed.substr(0, maxspeed.find(';'))));
     for (const NamedSpeed &named : kNamedSpeeds) {
         if (text == named.value)
@@ -78,7 +82,8 @@ std::optional<double> parseMaxspeedKmh(std::string_view maxspeed) {
     return kmh;
 }
 
-TravelDirection parseOneway(std::string_view oneway, bool impliedOneway) {
+TravelDirection parseOneway(std::string_view oneway, bool impliedOneway)
+{
     const std::string value = lowercase(trimmed(oneway));
     if (isOneOf(value, {"yes", "1", "true"}))
         return TravelDirection::Forward;
@@ -91,8 +96,8 @@ TravelDirection parseOneway(std::string_view oneway, bool impliedOneway) {
     return impliedOneway ? TravelDirection::Forward : TravelDirection::Both;
 }
 
-bool carAccessAllowed(std::string_view access, std::string_view motorVehicle,
-                      std::string_view motorcar) {
+bool carAccessAllowed(std::string_view access, std::string_view motorVehicle, std::string_view motorcar)
+{
     // The most specific tag present decides.
     for (std::string_view tag : {motorcar, motorVehicle, access}) {
         const std::string value = lowercase(trimmed(tag));
@@ -103,7 +108,8 @@ bool carAccessAllowed(std::string_view access, std::string_view motorVehicle,
     return true;
 }
 
-std::optional<DrivableWay> classifyWay(const RawWay &way) {
+std::optional<DrivableWay> classifyWay(const RawWay &way)
+{
     const std::optional<RoadClass> roadClass = drivableRoadClass(way.highway);
     if (!roadClass || way.area == "yes")
         return std::nullopt;
@@ -112,8 +118,7 @@ std::optional<DrivableWay> classifyWay(const RawWay &way) {
     if (*roadClass == RoadClass::Service && isOneOf(way.service, {"emergency_access"}))
         return std::nullopt;
     const bool roundabout = isOneOf(way.junction, {"roundabout", "circular"});
-    const TravelDirection direction =
-        parseOneway(way.oneway, roundabout || impliesOneway(*roadClass));
+    const TravelDirection direction = parseOneway(way.oneway, roundabout || impliesOneway(*roadClass));
     if (direction == TravelDirection::None)
         return std::nullopt;
     const double speed = parseMaxspeedKmh(way.maxspeed).value_or(defaultSpeedKmh(*roadClass));

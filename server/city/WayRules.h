@@ -26,8 +26,7 @@ std::optional<double> parseMaxspeedKmh(std::string_view maxspeed);
 TravelDirection parseOneway(std::string_view oneway, bool impliedOneway);
 
 // access/motor_vehicle/motorcar: a more specific tag overrides a general one.
-bool carAccessAllowed(std::string_view access, std::string_view motorVehicle,
-                      std::string_view motorcar);
+bool carAccessAllowed(std::string_view access, std::string_view motorVehicle, std::string_view motorcar);
 
 // nullopt when a car may not use the way at all.
 std::optional<DrivableWay> classifyWay(const RawWay &way);

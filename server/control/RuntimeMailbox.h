@@ -28,9 +28,9 @@ public:
     void publish(const RuntimeSettings &settings);
 
     struct Answer {
-        bool busy = false;     // another change is being applied: nothing was asked
-        bool answered = false; // the primary answered within the timeout
-        QString error;         // empty: applied
+        bool busy = false;       // another change is being applied: nothing was asked
+        bool answered = false;   // the primary answered within the timeout
+        QString error;           // empty: applied
         RuntimeSettings applied; // what this request put in force (when answered without error)
         uint32_t generation = 0; // the settings' generation right after this request was applied
     };

@@ -7,9 +7,12 @@ namespace taxicore {
 QString modeName(RuntimeMode mode)
 {
     switch (mode) {
-    case RuntimeMode::Single: return QStringLiteral("single");
-    case RuntimeMode::Pool: return QStringLiteral("pool");
-    case RuntimeMode::Processes: return QStringLiteral("processes");
+    case RuntimeMode::Single:
+        return QStringLiteral("single");
+    case RuntimeMode::Pool:
+        return QStringLiteral("pool");
+    case RuntimeMode::Processes:
+        return QStringLiteral("processes");
     }
     return QStringLiteral("single");
 }

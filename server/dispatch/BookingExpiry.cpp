@@ -54,8 +54,9 @@ int BookingExpiry::sweep(int64_t nowMs)
             m_fleet.settle(begun, true);
             continue;
         }
-        m_ledger->append(transitionRecord(begun.booking),
-                         [fleet = &m_fleet, begun](bool committed, const QString &) { fleet->settle(begun, committed); });
+        m_ledger->append(transitionRecord(begun.booking), [fleet = &m_fleet, begun](bool committed, const QString &) {
+            fleet->settle(begun, committed);
+        });
     }
     return expired;
 }

@@ -15,9 +15,10 @@ BookingReassign::BookingReassign(FleetStore &fleet, const TripEstimator &estimat
 
 FleetStore::Reassignment BookingReassign::operator()(uint64_t bookingId, int carId, Recorded recorded) const
 {
-    const FleetStore::Reassignment move = m_fleet.reassign(
-        bookingId, carId, kSearchRadiusM,
-        [this](LatLng target, const std::vector<LatLng> &cars) { return m_estimator.etasTo(target, cars); });
+    const FleetStore::Reassignment move =
+        m_fleet.reassign(bookingId, carId, kSearchRadiusM, [this](LatLng target, const std::vector<LatLng> &cars) {
+            return m_estimator.etasTo(target, cars);
+        });
     if (move.result != FleetStore::ReassignResult::Done)
         return move;
     if (!m_ledger) {
@@ -27,10 +28,11 @@ FleetStore::Reassignment BookingReassign::operator()(uint64_t bookingId, int car
     }
     // A transition back to "assigned" with the new car: the ledger's booking row takes the car,
     // so a restart restores the booking with it.
-    m_ledger->append(transitionRecord(move.booking), [move, recorded = std::move(recorded)](bool committed, const QString &error) {
-        if (recorded)
-            recorded(move, committed, error);
-    });
+    m_ledger->append(transitionRecord(move.booking),
+                     [move, recorded = std::move(recorded)](bool committed, const QString &error) {
+                         if (recorded)
+                             recorded(move, committed, error);
+                     });
     return move;
 }
 

@@ -89,10 +89,11 @@ void DemandGenerator::bookOne()
     m_rides.push_back({id, -1});
     if (m_ledger) {
         // As for the API: a booking that cannot be recorded durably does not stand.
-        m_ledger->append(bookingRecord(booked.booking, price.kept), [fleet = &m_fleet, id](bool committed, const QString &) {
-            if (!committed)
-                fleet->cancel(id);
-        });
+        m_ledger->append(bookingRecord(booked.booking, price.kept),
+                         [fleet = &m_fleet, id](bool committed, const QString &) {
+                             if (!committed)
+                                 fleet->cancel(id);
+                         });
     }
 }
 
@@ -114,12 +115,14 @@ bool DemandGenerator::serve(Ride &ride, double simSeconds)
     if (!car || city::haversineMeters(car->position, booking->dropoff) > kDropoffRadiusM)
         return true;
     const CompletedRide done = beginCompleteRide(m_fleet, ride.bookingId);
-    settleAfterCommit(done.transition, [&done](const BookingSnapshot &b) { return LedgerRecord(tripRecord(b, done.fare, done.tariff)); });
+    settleAfterCommit(done.transition, [&done](const BookingSnapshot &b) {
+        return LedgerRecord(tripRecord(b, done.fare, done.tariff));
+    });
     // Kept until the booking is no longer open: a complete the ledger refused is tried again.
     return true;
 }
 
-template<typename RecordOf>
+template <typename RecordOf>
 void DemandGenerator::settleAfterCommit(const FleetStore::Transition &move, RecordOf recordOf)
 {
     if (move.result != FleetStore::TransitionResult::Done)
@@ -129,9 +132,8 @@ void DemandGenerator::settleAfterCommit(const FleetStore::Transition &move, Reco
         return;
     }
     // As the rider API: the move shows only once the ledger holds it.
-    m_ledger->append(recordOf(move.booking), [fleet = &m_fleet, move](bool committed, const QString &) {
-        fleet->settle(move, committed);
-    });
+    m_ledger->append(recordOf(move.booking),
+                     [fleet = &m_fleet, move](bool committed, const QString &) { fleet->settle(move, committed); });
 }
 
 } // namespace taxicore

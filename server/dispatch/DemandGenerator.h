@@ -25,13 +25,12 @@ class TripEstimator;
 // Runs on the primary's simulator thread (FleetSimulator::step calls it).
 class DemandGenerator {
 public:
-    static constexpr double kBoardingWaitS = 20;   // simulated seconds from arrival to pickup
-    static constexpr double kDropoffRadiusM = 15;  // the trip ends this close to the drop-off
-    static constexpr double kMinTripM = 800;       // drop-offs at least this far (straight line)
-    static constexpr double kMaxOwedRides = 20;    // a stalled loop does not book a burst later
+    static constexpr double kBoardingWaitS = 20;  // simulated seconds from arrival to pickup
+    static constexpr double kDropoffRadiusM = 15; // the trip ends this close to the drop-off
+    static constexpr double kMinTripM = 800;      // drop-offs at least this far (straight line)
+    static constexpr double kMaxOwedRides = 20;   // a stalled loop does not book a burst later
 
-    DemandGenerator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed,
-                    Ledger *ledger);
+    DemandGenerator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed, Ledger *ledger);
     ~DemandGenerator();
 
     // `realSeconds` drive the booking rate, `simSeconds` the riders' waits.
@@ -53,8 +52,7 @@ private:
     // Boards, drops off and forgets the generator's rides; false when the ride is over.
     bool serve(Ride &ride, double simSeconds);
     // Applies a begun move once the ledger committed `recordOf(booking)` (at once without one).
-    template<typename RecordOf>
-    void settleAfterCommit(const FleetStore::Transition &move, RecordOf recordOf);
+    template <typename RecordOf> void settleAfterCommit(const FleetStore::Transition &move, RecordOf recordOf);
 
     FleetStore &m_fleet;
     std::shared_ptr<const city::City> m_city;

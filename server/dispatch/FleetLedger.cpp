@@ -53,10 +53,7 @@ TransitionRecord transitionRecord(const BookingSnapshot &b)
     r.carId = b.carId;
     // Each move carries the time it happened, not the time it is recorded: the ledger uses it to
     // ignore an arrival recorded after an operator already gave the booking another car.
-    r.atMs = b.endedMs   ? b.endedMs
-             : b.pickupMs  ? b.pickupMs
-             : b.arrivedMs ? b.arrivedMs
-                           : clock::wallMs();
+    r.atMs = b.endedMs ? b.endedMs : b.pickupMs ? b.pickupMs : b.arrivedMs ? b.arrivedMs : clock::wallMs();
     return r;
 }
 
@@ -91,9 +88,9 @@ int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &e
     for (const BookingRecord &r : open.value) {
         BookingSnapshot b;
         b.id = r.bookingId;
-        b.state = r.state == QStringLiteral("on_trip") ? BookingState::OnTrip
-            : r.state == QStringLiteral("arriving") ? BookingState::Arriving
-                                                     : BookingState::Assigned;
+        b.state = r.state == QStringLiteral("on_trip")    ? BookingState::OnTrip
+                  : r.state == QStringLiteral("arriving") ? BookingState::Arriving
+                                                          : BookingState::Assigned;
         b.carId = r.carId;
         b.riderId = r.riderId;
         b.pickup = {r.pickup.lat, r.pickup.lng};

@@ -18,8 +18,7 @@ class LedgerQueries;
 BookingRecord bookingRecord(const BookingSnapshot &booking, const BookingPrice &price);
 TransitionRecord transitionRecord(const BookingSnapshot &booking);
 // A checkpoint of an open booking's ride: its car at `carAt`, `odometerM` on the car's odometer now.
-ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &booking, LatLng carAt,
-                              double odometerM);
+ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &booking, LatLng carAt, double odometerM);
 TripRecord tripRecord(const BookingSnapshot &booking, const FareBreakdown &fare, const Tariff &tariff);
 
 // Puts every booking the ledger has as open back into the fleet (its car reserved again, where it

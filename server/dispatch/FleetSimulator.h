@@ -43,8 +43,8 @@ public:
     static constexpr double kMaxDestinationM = 6000;
     static constexpr int kDestinationTries = 16;
 
-    FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed,
-                   double speedFactor, QObject *parent = nullptr);
+    FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::City> city, quint64 seed, double speedFactor,
+                   QObject *parent = nullptr);
     ~FleetSimulator() override;
 
     // A random point where cars may start and cruise to: on a road when there is a city.

@@ -5,13 +5,20 @@ namespace taxicore {
 QLatin1StringView bookingStateName(BookingState state)
 {
     switch (state) {
-    case BookingState::Requested: return QLatin1StringView("requested");
-    case BookingState::Assigned: return QLatin1StringView("assigned");
-    case BookingState::Arriving: return QLatin1StringView("arriving");
-    case BookingState::OnTrip: return QLatin1StringView("on_trip");
-    case BookingState::Completed: return QLatin1StringView("completed");
-    case BookingState::Cancelled: return QLatin1StringView("cancelled");
-    case BookingState::Expired: return QLatin1StringView("expired");
+    case BookingState::Requested:
+        return QLatin1StringView("requested");
+    case BookingState::Assigned:
+        return QLatin1StringView("assigned");
+    case BookingState::Arriving:
+        return QLatin1StringView("arriving");
+    case BookingState::OnTrip:
+        return QLatin1StringView("on_trip");
+    case BookingState::Completed:
+        return QLatin1StringView("completed");
+    case BookingState::Cancelled:
+        return QLatin1StringView("cancelled");
+    case BookingState::Expired:
+        return QLatin1StringView("expired");
     }
     return QLatin1StringView("unknown");
 }
@@ -24,15 +31,19 @@ bool isOpen(BookingState state)
 bool canTransition(BookingState from, BookingState to)
 {
     switch (to) {
-    case BookingState::Assigned: return from == BookingState::Requested;
-    case BookingState::Arriving: return from == BookingState::Assigned;
-    case BookingState::OnTrip: return from == BookingState::Arriving;
-    case BookingState::Completed: return from == BookingState::OnTrip;
+    case BookingState::Assigned:
+        return from == BookingState::Requested;
+    case BookingState::Arriving:
+        return from == BookingState::Assigned;
+    case BookingState::OnTrip:
+        return from == BookingState::Arriving;
+    case BookingState::Completed:
+        return from == BookingState::OnTrip;
     case BookingState::Cancelled:
     case BookingState::Expired:
-        return from == BookingState::Requested || from == BookingState::Assigned
-            || from == BookingState::Arriving;
-    case BookingState::Requested: return false;
+        return from == BookingState::Requested || from == BookingState::Assigned || from == BookingState::Arriving;
+    case BookingState::Requested:
+        return false;
     }
     return false;
 }

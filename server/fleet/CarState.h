@@ -12,11 +12,16 @@ enum class CarState : uint32_t { Offline = 0, Available = 1, ToPickup = 2, OnTri
 inline QLatin1StringView carStateName(CarState state)
 {
     switch (state) {
-    case CarState::Offline: return QLatin1StringView("offline");
-    case CarState::Available: return QLatin1StringView("available");
-    case CarState::ToPickup: return QLatin1StringView("to_pickup");
-    case CarState::OnTrip: return QLatin1StringView("on_trip");
-    case CarState::Waiting: return QLatin1StringView("waiting");
+    case CarState::Offline:
+        return QLatin1StringView("offline");
+    case CarState::Available:
+        return QLatin1StringView("available");
+    case CarState::ToPickup:
+        return QLatin1StringView("to_pickup");
+    case CarState::OnTrip:
+        return QLatin1StringView("on_trip");
+    case CarState::Waiting:
+        return QLatin1StringView("waiting");
     }
     return QLatin1StringView("offline");
 }

@@ -46,7 +46,7 @@ public:
     // Writes a reported or simulated position; drives the arrival of an assigned car.
     // `fromDevice` pauses the simulator for this car for a while.
     virtual std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
-                                              bool fromDevice) = 0;
+                                                      bool fromDevice) = 0;
     // The simulator's live ETA (simulated seconds) of an assigned booking's car to its pickup.
     virtual void setEta(uint64_t id, uint32_t etaS) = 0;
     // Where a trip booked without a drop-off goes: the simulator chooses it once on board.
@@ -54,7 +54,7 @@ public:
     // True while a real device reports this car: the simulator must not move it.
     virtual bool isDeviceDriven(int id) const = 0;
     virtual std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
-                                  bool availableOnly = false) const = 0;
+                                          bool availableOnly = false) const = 0;
 
     enum class BookResult { Booked, NoCarAvailable, CapacityFull };
     struct Booking {
@@ -67,8 +67,8 @@ public:
     // Reserves the available car with the smallest ETA among the nearest ones (CAS
     // Available → ToPickup: never two bookings on one car) and creates the booking, assigned.
     // `riderTokenHash` (http/SecretToken.h) is kept with it: only that rider may move it.
-    virtual Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
-                 double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash = {}) = 0;
+    virtual Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff, double radiusM,
+                         const EtaRanker &etas, const QByteArray &riderTokenHash = {}) = 0;
 
     virtual std::optional<BookingSnapshot> booking(uint64_t id) const = 0;
     // Puts back a booking read from the ledger after a restart, reserving its car again. With
@@ -90,7 +90,8 @@ public:
     };
     virtual Transition beginPickup(uint64_t id) = 0;
     // The trip's distance from the car's odometer, its fare from `fareFor(distance, secs)`.
-    virtual Transition beginComplete(uint64_t id, const std::function<double(double distanceM, double seconds)> &fareFor) = 0;
+    virtual Transition beginComplete(uint64_t id,
+                                     const std::function<double(double distanceM, double seconds)> &fareFor) = 0;
     virtual Transition beginCancel(uint64_t id) = 0;
     // Nobody boarded within the pickup timeout: the booking ends and its car is free again.
     virtual Transition beginExpire(uint64_t id) = 0;

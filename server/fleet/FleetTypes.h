@@ -44,7 +44,7 @@ struct BookingSnapshot {
     double startOdometerM = 0;
     double distanceM = 0;
     double fare = 0;
-    QByteArray riderTokenHash; // empty: no owner recorded (see BookingSlot::riderTokenHash)
+    QByteArray riderTokenHash;   // empty: no owner recorded (see BookingSlot::riderTokenHash)
     bool hasDestination = false; // a trip without a drop-off: where the simulator drives it
     LatLng destination;
     double durationS = 0; // simulated seconds on board, when completed

@@ -163,8 +163,8 @@ void SharedMemoryFleet::writePosition(CarSlot &slot, LatLng position, float head
     slot.seq.store(seq + 2, std::memory_order_release);
 }
 
-std::optional<CarSnapshot> SharedMemoryFleet::updatePosition(int id, LatLng position, float heading,
-                                                      float speedKmh, bool fromDevice)
+std::optional<CarSnapshot> SharedMemoryFleet::updatePosition(int id, LatLng position, float heading, float speedKmh,
+                                                             bool fromDevice)
 {
     CarSlot *slot = carSlot(id);
     if (!slot)
@@ -209,7 +209,8 @@ void SharedMemoryFleet::setEta(uint64_t id, uint32_t etaS)
 {
     BookingSlot &slot = bookingSlot(id);
     SlotLock lock(slot.lock);
-    if (slot.id.load(std::memory_order_relaxed) == id && static_cast<BookingState>(slot.state) == BookingState::Assigned)
+    if (slot.id.load(std::memory_order_relaxed) == id
+        && static_cast<BookingState>(slot.state) == BookingState::Assigned)
         slot.etaS = etaS;
 }
 
@@ -224,8 +225,7 @@ void SharedMemoryFleet::setDestination(uint64_t id, LatLng destination)
     slot.hasDestination = 1;
 }
 
-std::vector<NearbyCar> SharedMemoryFleet::nearby(LatLng centre, double radiusM, int limit,
-                                          bool availableOnly) const
+std::vector<NearbyCar> SharedMemoryFleet::nearby(LatLng centre, double radiusM, int limit, bool availableOnly) const
 {
     std::vector<NearbyCar> found;
     if (limit <= 0)
@@ -235,8 +235,7 @@ std::vector<NearbyCar> SharedMemoryFleet::nearby(LatLng centre, double radiusM, 
     // the `limit` nearest have their slot read and their exact distance computed.
     constexpr double kMetresPerDegree = city::kMetersPerDegreeLat;
     constexpr double kApproxToleranceM = 2.0; // float rounding of the packed copy + planar error
-    const double metresPerLngDeg =
-        kMetresPerDegree * std::max(0.01, std::cos(centre.lat * std::numbers::pi / 180.0));
+    const double metresPerLngDeg = kMetresPerDegree * std::max(0.01, std::cos(centre.lat * std::numbers::pi / 180.0));
     const double reachM = radiusM + kApproxToleranceM;
     const float south = float(centre.lat - reachM / kMetresPerDegree);
     const float north = float(centre.lat + reachM / kMetresPerDegree);
@@ -324,9 +323,8 @@ SharedMemoryFleet::ReservedCar SharedMemoryFleet::reserveBestCar(LatLng pickup, 
     return {};
 }
 
-FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng pickup,
-                                     std::optional<LatLng> dropoff, double radiusM,
-                                     const EtaRanker &etas, const QByteArray &riderTokenHash)
+FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
+                                            double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash)
 {
     Booking result;
     const ReservedCar reserved = reserveBestCar(pickup, radiusM, etas);
@@ -387,9 +385,9 @@ bool SharedMemoryFleet::restoreBooking(const BookingSnapshot &b, const TripProgr
     if (!car || b.id == 0)
         return false;
     uint32_t expected = static_cast<uint32_t>(CarState::Available);
-    const CarState carState = b.state == BookingState::OnTrip ? CarState::OnTrip
-        : b.state == BookingState::Arriving                   ? CarState::Waiting
-                                                              : CarState::ToPickup;
+    const CarState carState = b.state == BookingState::OnTrip     ? CarState::OnTrip
+                              : b.state == BookingState::Arriving ? CarState::Waiting
+                                                                  : CarState::ToPickup;
     if (!car->state.compare_exchange_strong(expected, static_cast<uint32_t>(carState), std::memory_order_acq_rel))
         return false;
     // The car stands where it was: at the pickup when it had arrived, else at its checkpoint.
@@ -457,7 +455,7 @@ void SharedMemoryFleet::releaseCar(int carId, uint64_t bookingId)
         car->state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
 }
 
-template<typename Fill>
+template <typename Fill>
 FleetStore::Transition SharedMemoryFleet::beginTransition(uint64_t id, BookingState to, Fill fill)
 {
     Transition t;
@@ -492,7 +490,7 @@ FleetStore::Transition SharedMemoryFleet::beginPickup(uint64_t id)
 }
 
 FleetStore::Transition SharedMemoryFleet::beginComplete(uint64_t id,
-                                                 const std::function<double(double, double)> &fareFor)
+                                                        const std::function<double(double, double)> &fareFor)
 {
     return beginTransition(id, BookingState::Completed, [this, &fareFor](BookingSnapshot &b) {
         const CarSlot *car = carSlot(b.carId);

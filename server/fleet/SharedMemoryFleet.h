@@ -19,8 +19,7 @@ public:
     void setEta(uint64_t id, uint32_t etaS) override;
     void setDestination(uint64_t id, LatLng destination) override;
     bool isDeviceDriven(int id) const override;
-    std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
-                                  bool availableOnly = false) const override;
+    std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit, bool availableOnly = false) const override;
     Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff, double radiusM,
                  const EtaRanker &etas, const QByteArray &riderTokenHash = {}) override;
     std::optional<BookingSnapshot> booking(uint64_t id) const override;
@@ -50,8 +49,7 @@ private:
     ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas);
     // Locks booking `id` and, if the state machine allows `to` and no other move is reserved,
     // reserves it for `to`; `fill` writes the move's values into the returned snapshot.
-    template<typename Fill>
-    Transition beginTransition(uint64_t id, BookingState to, Fill fill);
+    template <typename Fill> Transition beginTransition(uint64_t id, BookingState to, Fill fill);
 };
 
 } // namespace taxicore

@@ -80,17 +80,19 @@ ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const 
         throwApiError(404, "car_not_found", QStringLiteral("there is no car %1").arg(carId));
 
     const auto reply = request.reply;
-    const auto move = reassign(id, carId, [reply](const FleetStore::Reassignment &done, bool committed, const QString &error) {
-        if (!committed) {
-            (*reply)(errorResponse(503, "ledger_unavailable",
-                                   QStringLiteral("the reassignment could not be recorded durably: %1").arg(error)));
-            return;
-        }
-        QJsonObject out = bookingJson(done.booking);
-        out.insert(QStringLiteral("car"), carJson(done.car));
-        out.insert(QStringLiteral("previous_car_id"), done.previousCarId);
-        (*reply)(jsonResponse(out));
-    });
+    const auto move =
+        reassign(id, carId, [reply](const FleetStore::Reassignment &done, bool committed, const QString &error) {
+            if (!committed) {
+                (*reply)(
+                    errorResponse(503, "ledger_unavailable",
+                                  QStringLiteral("the reassignment could not be recorded durably: %1").arg(error)));
+                return;
+            }
+            QJsonObject out = bookingJson(done.booking);
+            out.insert(QStringLiteral("car"), carJson(done.car));
+            out.insert(QStringLiteral("previous_car_id"), done.previousCarId);
+            (*reply)(jsonResponse(out));
+        });
     using R = FleetStore::ReassignResult;
     const QString state = QString(bookingStateName(move.booking.state));
     switch (move.result) {
@@ -152,8 +154,8 @@ void registerAdminRoutes(RouteTable &router, FleetStore &fleet, const TripEstima
             if (isLiveWorkerSlotState(slot.state.load(std::memory_order_relaxed)))
                 workers.append(workerJson(i, slot));
         }
-        return jsonResponse({{QStringLiteral("primary"), workerJson(0, fleet.workerSlot(0))},
-                             {QStringLiteral("workers"), workers}});
+        return jsonResponse(
+            {{QStringLiteral("primary"), workerJson(0, fleet.workerSlot(0))}, {QStringLiteral("workers"), workers}});
     });
     router.add(HttpMethod::Post, "/admin/v1/workers/{index}/kill", [&fleet](const ApiRequest &request) {
         requireOperator(request);
@@ -162,11 +164,13 @@ void registerAdminRoutes(RouteTable &router, FleetStore &fleet, const TripEstima
         const int pid = slot ? slot->pid.load(std::memory_order_relaxed) : 0;
         if (pid <= 0 || !isLiveWorkerSlotState(slot->state.load(std::memory_order_relaxed)))
             throwApiError(404, "worker_not_found", QStringLiteral("there is no running worker %1").arg(index));
-        EventLog(fleet.control()).append("kill", QStringLiteral("operator killed worker %1 (pid %2)").arg(index).arg(pid));
+        EventLog(fleet.control())
+            .append("kill", QStringLiteral("operator killed worker %1 (pid %2)").arg(index).arg(pid));
         if (pid == ::getpid()) {
             // The worker serving this request is the one to kill: answer first, die a moment later.
-            QMetaObject::invokeMethod(qApp, [] { QTimer::singleShot(kSelfKillDelayMs, [] { ::kill(::getpid(), SIGKILL); }); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                qApp, [] { QTimer::singleShot(kSelfKillDelayMs, [] { ::kill(::getpid(), SIGKILL); }); },
+                Qt::QueuedConnection);
         } else {
             ::kill(pid, SIGKILL);
         }

@@ -221,9 +221,8 @@ void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, 
     }
     socket->setHeld(false);
     discardInput(socket);
-    const Answer answer{serializeResponse(errorResponse(status, code, message), state.framing.currentIsHttp10(), false,
-                                          false),
-                        true};
+    const Answer answer{
+        serializeResponse(errorResponse(status, code, message), state.framing.currentIsHttp10(), false, false), true};
     deliver(socket, state.nextSequence++, answer);
 }
 
@@ -273,13 +272,16 @@ void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
         return;
     // Qt parses buffered requests only on readyRead (the check runs first, as always).
     QPointer<GuardedSocket> target(socket);
-    QMetaObject::invokeMethod(this, [this, target] {
-        if (!target)
-            return;
-        auto it = m_states.find(target.data());
-        if (it != m_states.end() && !it->paused && !it->rejected)
-            Q_EMIT target->readyRead();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, target] {
+            if (!target)
+                return;
+            auto it = m_states.find(target.data());
+            if (it != m_states.end() && !it->paused && !it->rejected)
+                Q_EMIT target->readyRead();
+        },
+        Qt::QueuedConnection);
 }
 
 void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)

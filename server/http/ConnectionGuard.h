@@ -81,7 +81,7 @@ private:
     MetricsRecorder &m_metrics;
     QHash<QTcpSocket *, ConnectionState> m_states;
     QList<QPointer<QTcpSocket>> m_upgraded; // null once the feed is done with the socket
-    std::vector<char> m_peekBuffer; // reused for every peek: no allocation per read
+    std::vector<char> m_peekBuffer;         // reused for every peek: no allocation per read
     QTimer m_sweepTimer;
     std::atomic<bool> m_draining{false};
     long long m_drainStartedMs = 0;

@@ -16,7 +16,10 @@ struct Answer {
 
 // What the guard knows about one client connection. Lives on the I/O thread only.
 struct ConnectionState {
-    explicit ConnectionState(const ConnectionLimits &limits) : framing(limits) {}
+    explicit ConnectionState(const ConnectionLimits &limits)
+        : framing(limits)
+    {
+    }
 
     // Every byte of the connection passes the framing check before QHttpServer parses it.
     RequestFraming framing;

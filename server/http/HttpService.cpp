@@ -22,19 +22,26 @@ HttpMethod toMethod(QHttpServerRequest::Method method)
 {
     using M = QHttpServerRequest::Method;
     switch (method) {
-    case M::Get: return HttpMethod::Get;
-    case M::Head: return HttpMethod::Head;
-    case M::Post: return HttpMethod::Post;
-    case M::Put: return HttpMethod::Put;
-    case M::Delete: return HttpMethod::Delete;
-    case M::Patch: return HttpMethod::Patch;
-    case M::Options: return HttpMethod::Options;
-    default: return HttpMethod::Other;
+    case M::Get:
+        return HttpMethod::Get;
+    case M::Head:
+        return HttpMethod::Head;
+    case M::Post:
+        return HttpMethod::Post;
+    case M::Put:
+        return HttpMethod::Put;
+    case M::Delete:
+        return HttpMethod::Delete;
+    case M::Patch:
+        return HttpMethod::Patch;
+    case M::Options:
+        return HttpMethod::Options;
+    default:
+        return HttpMethod::Other;
     }
 }
 
-ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByteArray path,
-                       QList<QByteArray> params)
+ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByteArray path, QList<QByteArray> params)
 {
     ApiRequest r;
     r.method = toMethod(request.method());
@@ -128,22 +135,26 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     // `this`, is what it holds, and a closed gate drops it. A reply queued to our thread before
     // the gate closed is removed with the service's other posted events.
     QPointer<QTcpSocket> target(socket);
-    copy.reply = std::make_shared<const DeferredReply>([gate = m_gate, target, sequence, finish](const ApiResponse &response) {
-        std::lock_guard lock(gate->mutex);
-        HttpService *service = gate->service;
-        if (!service)
-            return;
-        Answer answer = finish(response);
-        if (QThread::currentThread() == service->thread()) {
-            if (target)
-                service->m_guard.deliver(target, sequence, std::move(answer));
-            return;
-        }
-        QMetaObject::invokeMethod(service, [service, target, sequence, answer = std::move(answer)]() mutable {
-            if (target)
-                service->m_guard.deliver(target, sequence, std::move(answer));
-        }, Qt::QueuedConnection);
-    });
+    copy.reply =
+        std::make_shared<const DeferredReply>([gate = m_gate, target, sequence, finish](const ApiResponse &response) {
+            std::lock_guard lock(gate->mutex);
+            HttpService *service = gate->service;
+            if (!service)
+                return;
+            Answer answer = finish(response);
+            if (QThread::currentThread() == service->thread()) {
+                if (target)
+                    service->m_guard.deliver(target, sequence, std::move(answer));
+                return;
+            }
+            QMetaObject::invokeMethod(
+                service,
+                [service, target, sequence, answer = std::move(answer)]() mutable {
+                    if (target)
+                        service->m_guard.deliver(target, sequence, std::move(answer));
+                },
+                Qt::QueuedConnection);
+        });
     if (m_pool)
         m_pool->start([this, routeIndex, copy = std::move(copy)] { answer(routeIndex, copy); });
     else

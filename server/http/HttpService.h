@@ -21,8 +21,7 @@ struct ApiResponse;
 class HttpService : public QAbstractHttpServer {
     Q_OBJECT
 public:
-    HttpService(const RouteTable &router, ConnectionGuard &guard, MetricsRecorder &metrics,
-                QObject *parent = nullptr);
+    HttpService(const RouteTable &router, ConnectionGuard &guard, MetricsRecorder &metrics, QObject *parent = nullptr);
     // Closes the reply gate first: a deferred reply that comes later (a ledger commit finishing
     // while the server shuts down) is dropped instead of reaching a destroyed service.
     ~HttpService() override;

@@ -6,8 +6,14 @@
 namespace taxicore {
 
 namespace {
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
-double round1(double v) { return std::round(v * 10) / 10; }
+double round6(double v)
+{
+    return std::round(v * 1e6) / 1e6;
+}
+double round1(double v)
+{
+    return std::round(v * 10) / 10;
+}
 } // namespace
 
 QJsonObject pointJson(LatLng p)

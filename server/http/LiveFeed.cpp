@@ -37,18 +37,21 @@ constexpr qint64 kRoadEtaBudgetMs = 25;
 // A refused or closing socket that does not finish the closing handshake is aborted after this.
 constexpr int kCloseGraceMs = 3000;
 
-QByteArray compact(const QJsonObject &object) {
+QByteArray compact(const QJsonObject &object)
+{
     return QJsonDocument(object).toJson(QJsonDocument::Compact);
 }
 
-int effectivePort(const QUrl &url) {
+int effectivePort(const QUrl &url)
+{
     const QString scheme = url.scheme().toLower();
     return url.port(scheme == QLatin1String("https") || scheme == QLatin1String("wss") ? 443 : 80);
 }
 
 // Browsers always send Origin on a WebSocket handshake; other clients may omit it. A page from
 // another site must not read the feed (cross-site WebSocket hijacking): same host and port only.
-bool originAllowed(const QWebSocket &socket) {
+bool originAllowed(const QWebSocket &socket)
+{
     const QString origin = socket.origin();
     if (origin.isEmpty())
         return true;
@@ -56,11 +59,11 @@ bool originAllowed(const QWebSocket &socket) {
     const QUrl to = socket.requestUrl();
     if (!from.isValid() || from.host().isEmpty())
         return false;
-    return from.host().compare(to.host(), Qt::CaseInsensitive) == 0 &&
-           effectivePort(from) == effectivePort(to);
+    return from.host().compare(to.host(), Qt::CaseInsensitive) == 0 && effectivePort(from) == effectivePort(to);
 }
 
-double round1(double v) {
+double round1(double v)
+{
     return std::round(v * 10) / 10;
 }
 
@@ -81,13 +84,15 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
     : QObject(parent)
     , m_server(server)
     , m_fleet(fleet)
-    , m_fallbackEstimator(std::make_unique<StraightLineEstimator>()) {
+    , m_fallbackEstimator(std::make_unique<StraightLineEstimator>())
+{
     m_timer.setInterval(kDefaultIntervalMs);
     connect(&m_timer, &QTimer::timeout, this, &LiveFeed::tick);
     connect(&server, &QAbstractHttpServer::newWebSocketConnection, this, &LiveFeed::acceptPending);
 }
 
-LiveFeed::~LiveFeed() {
+LiveFeed::~LiveFeed()
+{
     // The sockets are our children; closing them here sends a "going away" frame when it can.
     const auto sockets = m_clients.keys();
     m_clients.clear();
@@ -97,28 +102,30 @@ LiveFeed::~LiveFeed() {
     }
 }
 
-bool LiveFeed::isWebSocketUpgrade(const QHttpServerRequest &request) {
-    return request.value(QByteArrayLiteral("upgrade"))
-                   .compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive) == 0 &&
-           request.value(QByteArrayLiteral("connection")).toLower().contains("upgrade");
+bool LiveFeed::isWebSocketUpgrade(const QHttpServerRequest &request)
+{
+    return request.value(QByteArrayLiteral("upgrade")).compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive) == 0
+           && request.value(QByteArrayLiteral("connection")).toLower().contains("upgrade");
 }
 
-bool LiveFeed::isUpgradeRequest(const QHttpServerRequest &request) {
+bool LiveFeed::isUpgradeRequest(const QHttpServerRequest &request)
+{
     return request.url().path() == QLatin1String(kPath) && isWebSocketUpgrade(request);
 }
 
-void LiveFeed::registerRoutes(RouteTable &router) {
+void LiveFeed::registerRoutes(RouteTable &router)
+{
     router.add(HttpMethod::Get, kPath, [](const ApiRequest &) {
-        ApiResponse r =
-            errorResponse(426, "upgrade_required",
-                          QStringLiteral("%1 is a WebSocket feed: connect with Upgrade: websocket")
-                              .arg(QLatin1String(kPath)));
+        ApiResponse r = errorResponse(
+            426, "upgrade_required",
+            QStringLiteral("%1 is a WebSocket feed: connect with Upgrade: websocket").arg(QLatin1String(kPath)));
         r.headers.append({QByteArrayLiteral("Upgrade"), QByteArrayLiteral("websocket")});
         return r;
     });
 }
 
-void LiveFeed::acceptPending() {
+void LiveFeed::acceptPending()
+{
     while (std::unique_ptr<QWebSocket> owned = m_server.nextPendingWebSocketConnection()) {
         QWebSocket *socket = owned.release();
         socket->setParent(this);
@@ -131,19 +138,16 @@ void LiveFeed::acceptPending() {
             });
         };
         if (socket->requestUrl().path() != QLatin1String(kPath)) {
-            refuse(QWebSocketProtocol::CloseCodePolicyViolated,
-                   QStringLiteral("no feed at this path"));
+            refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("no feed at this path"));
             continue;
         }
         if (!originAllowed(*socket)) {
-            refuse(QWebSocketProtocol::CloseCodePolicyViolated,
-                   QStringLiteral("origin not allowed"));
+            refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("origin not allowed"));
             continue;
         }
         if (m_clients.size() >= m_maxClients) {
             // 1008, not 1013 "try again later": Qt's own clients treat 1013 as a protocol error.
-            refuse(QWebSocketProtocol::CloseCodePolicyViolated,
-                   QStringLiteral("too many live clients; retry shortly"));
+            refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("too many live clients; retry shortly"));
             continue;
         }
         socket->setMaxAllowedIncomingMessageSize(kMaxIncomingBytes);
@@ -153,17 +157,14 @@ void LiveFeed::acceptPending() {
         m_clients.insert(socket, client);
         connect(socket, &QWebSocket::textMessageReceived, this,
                 [this, socket](const QString &text) { onMessage(socket, text); });
-        connect(socket, &QWebSocket::binaryMessageReceived, this,
-                [this, socket](const QByteArray &) {
-                    drop(socket, QWebSocketProtocol::CloseCodeDatatypeNotSupported,
-                         QStringLiteral("text JSON only"));
-                });
+        connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &) {
+            drop(socket, QWebSocketProtocol::CloseCodeDatatypeNotSupported, QStringLiteral("text JSON only"));
+        });
         connect(socket, &QWebSocket::bytesWritten, this, [this, socket](qint64 written) {
             if (auto it = m_clients.find(socket); it != m_clients.end())
                 (*it)->pendingBytes = std::max<qint64>(0, (*it)->pendingBytes - written);
         });
-        connect(socket, &QWebSocket::disconnected, this,
-                [this, socket] { m_clients.remove(socket); });
+        connect(socket, &QWebSocket::disconnected, this, [this, socket] { m_clients.remove(socket); });
         // A socket that never subscribes costs a descriptor and a connection slot for nothing.
         QTimer::singleShot(m_idleTimeoutMs, socket, [this, socket] {
             if (auto it = m_clients.find(socket); it != m_clients.end() && !(*it)->subscribed)
@@ -178,7 +179,8 @@ void LiveFeed::acceptPending() {
     }
 }
 
-void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason) {
+void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)
+{
     if (!m_clients.remove(socket))
         return;
     socket->close(static_cast<QWebSocketProtocol::CloseCode>(closeCode), reason);
@@ -188,7 +190,8 @@ void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason) {
     });
 }
 
-void LiveFeed::onMessage(QWebSocket *socket, const QString &text) {
+void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
+{
     auto it = m_clients.find(socket);
     if (it == m_clients.end())
         return;
@@ -202,31 +205,27 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text) {
     const QJsonDocument document = QJsonDocument::fromJson(text.toUtf8(), &parseError);
     const QJsonObject subscribe = document.object().value(QStringLiteral("subscribe")).toObject();
     if (parseError.error != QJsonParseError::NoError || subscribe.isEmpty()) {
-        fail("invalid_message",
-             QStringLiteral("send {\"subscribe\":{\"lat\":..,\"lng\":..,\"radius_m\":..,"
-                            "\"booking_id\":..}}"));
+        fail("invalid_message", QStringLiteral("send {\"subscribe\":{\"lat\":..,\"lng\":..,\"radius_m\":..,"
+                                               "\"booking_id\":..}}"));
         return;
     }
     const QJsonValue lat = subscribe.value(QStringLiteral("lat"));
     const QJsonValue lng = subscribe.value(QStringLiteral("lng"));
     const LatLng centre{lat.toDouble(NAN), lng.toDouble(NAN)};
-    if (!lat.isDouble() || !lng.isDouble() || !std::isfinite(centre.lat) ||
-        !std::isfinite(centre.lng)) {
+    if (!lat.isDouble() || !lng.isDouble() || !std::isfinite(centre.lat) || !std::isfinite(centre.lng)) {
         fail("invalid_position", QStringLiteral("subscribe needs numeric lat and lng"));
         return;
     }
     if (!serviceArea().contains(centre)) {
-        fail(
-            "outside_service_area",
-            QStringLiteral("(%1, %2) is outside the service area").arg(centre.lat).arg(centre.lng));
+        fail("outside_service_area",
+             QStringLiteral("(%1, %2) is outside the service area").arg(centre.lat).arg(centre.lng));
         return;
     }
     const double radius = subscribe.value(QStringLiteral("radius_m")).toDouble(kDefaultRadiusM);
     const double limit = subscribe.value(QStringLiteral("limit")).toDouble(kDefaultLimit);
     if (!(radius >= 1 && radius <= kMaxRadiusM) || !(limit >= 1 && limit <= kMaxLimit)) {
-        fail("out_of_range", QStringLiteral("radius_m must be in [1, %1], limit in [1, %2]")
-                                 .arg(kMaxRadiusM)
-                                 .arg(kMaxLimit));
+        fail("out_of_range",
+             QStringLiteral("radius_m must be in [1, %1], limit in [1, %2]").arg(kMaxRadiusM).arg(kMaxLimit));
         return;
     }
     uint64_t bookingId = 0;
@@ -257,7 +256,8 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text) {
         m_timer.start();
 }
 
-void LiveFeed::tick() {
+void LiveFeed::tick()
+{
     if (m_clients.isEmpty()) {
         m_timer.stop();
         return;
@@ -272,12 +272,12 @@ void LiveFeed::tick() {
     }
 }
 
-QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const {
+QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
+{
     // ~10 m grid: neighbours get the same answer from the cache.
     const double lat = std::round(client.centre.lat * 1e4) / 1e4;
     const double lng = std::round(client.centre.lng * 1e4) / 1e4;
-    const QString key =
-        QStringLiteral("%1,%2,%3,%4").arg(lat).arg(lng).arg(client.radiusM).arg(client.limit);
+    const QString key = QStringLiteral("%1,%2,%3,%4").arg(lat).arg(lng).arg(client.radiusM).arg(client.limit);
     if (auto it = cache.cars.constFind(key); it != cache.cars.constEnd())
         return *it;
     if (cache.byRoad && cache.started.elapsed() > kRoadEtaBudgetMs)
@@ -288,10 +288,8 @@ QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const {
     positions.reserve(found.size());
     for (const NearbyCar &n : found)
         positions.push_back(n.car.position);
-    const TripEstimator &estimator =
-        m_estimator && cache.byRoad ? *m_estimator : *m_fallbackEstimator;
-    const std::vector<double> etas =
-        positions.empty() ? std::vector<double>{} : estimator.etasTo(centre, positions);
+    const TripEstimator &estimator = m_estimator && cache.byRoad ? *m_estimator : *m_fallbackEstimator;
+    const std::vector<double> etas = positions.empty() ? std::vector<double>{} : estimator.etasTo(centre, positions);
     QJsonArray cars;
     for (std::size_t i = 0; i < found.size(); ++i) {
         QJsonObject car = carJson(found[i].car);
@@ -305,11 +303,12 @@ QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const {
     return bytes;
 }
 
-QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const {
+QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const
+{
     const auto booking = m_fleet.booking(bookingId);
     if (!booking)
-        return compact({{QStringLiteral("booking_id"), qint64(bookingId)},
-                        {QStringLiteral("state"), QStringLiteral("unknown")}});
+        return compact(
+            {{QStringLiteral("booking_id"), qint64(bookingId)}, {QStringLiteral("state"), QStringLiteral("unknown")}});
     const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
     QJsonObject out = bookingView(m_fleet, estimator, *booking);
     if (booking->state == BookingState::Completed)
@@ -317,7 +316,8 @@ QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const {
     return compact(out);
 }
 
-void LiveFeed::sendUpdate(Client &client, TickCache &carsCache) {
+void LiveFeed::sendUpdate(Client &client, TickCache &carsCache)
+{
     QByteArray message = QByteArrayLiteral("{\"type\":\"update\",\"t\":");
     message += QByteArray::number(qlonglong(clock::wallMs()));
     message += ",\"cars\":";
@@ -330,7 +330,8 @@ void LiveFeed::sendUpdate(Client &client, TickCache &carsCache) {
     send(client, message);
 }
 
-bool LiveFeed::send(Client &client, const QByteArray &utf8Json) {
+bool LiveFeed::send(Client &client, const QByteArray &utf8Json)
+{
     QWebSocket *socket = client.socket;
     if (client.pendingBytes > m_maxPendingBytes) {
         // A client that does not read is dropped rather than buffered without bound.

@@ -7,7 +7,7 @@ namespace taxicore {
 // Who may use operator endpoints (/admin/...), the same in every process of a server: set once
 // at start, before any request is served (the primary from its options, workers from the region).
 struct OperatorAccessPolicy {
-    QByteArray adminToken;    // empty: no token accepted (only trusted loopback clients)
+    QByteArray adminToken;     // empty: no token accepted (only trusted loopback clients)
     bool trustLoopback = true; // off when a reverse proxy on the same host makes everyone loopback
     QByteArray deviceToken;    // car devices (position reports); empty: only the admin token
 };

@@ -72,7 +72,8 @@ void registerReportRoutes(RouteTable &router, const LedgerQueries &reader)
                 break;
             list.append(tripJson(t));
         }
-        return jsonResponse({{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
+        return jsonResponse(
+            {{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
     });
     router.add(HttpMethod::Get, "/admin/v1/report", [&reader](const ApiRequest &request) {
         requireOperator(request);
@@ -88,7 +89,8 @@ void registerReportRoutes(RouteTable &router, const LedgerQueries &reader)
         QJsonArray byHour;
         for (int hour = 0; hour < 24; ++hour) {
             const LedgerHourBucket &b = report.value.byHour[std::size_t(hour)];
-            byHour.append(QJsonObject{{QStringLiteral("hour"), hour}, {QStringLiteral("trips"), b.trips},
+            byHour.append(QJsonObject{{QStringLiteral("hour"), hour},
+                                      {QStringLiteral("trips"), b.trips},
                                       {QStringLiteral("revenue"), b.revenue}});
         }
         return jsonResponse({{QStringLiteral("from_ms"), from},

@@ -8,14 +8,22 @@ namespace taxicore {
 QByteArray methodName(HttpMethod method)
 {
     switch (method) {
-    case HttpMethod::Get: return QByteArrayLiteral("GET");
-    case HttpMethod::Head: return QByteArrayLiteral("HEAD");
-    case HttpMethod::Post: return QByteArrayLiteral("POST");
-    case HttpMethod::Put: return QByteArrayLiteral("PUT");
-    case HttpMethod::Delete: return QByteArrayLiteral("DELETE");
-    case HttpMethod::Patch: return QByteArrayLiteral("PATCH");
-    case HttpMethod::Options: return QByteArrayLiteral("OPTIONS");
-    case HttpMethod::Other: return QByteArrayLiteral("OTHER");
+    case HttpMethod::Get:
+        return QByteArrayLiteral("GET");
+    case HttpMethod::Head:
+        return QByteArrayLiteral("HEAD");
+    case HttpMethod::Post:
+        return QByteArrayLiteral("POST");
+    case HttpMethod::Put:
+        return QByteArrayLiteral("PUT");
+    case HttpMethod::Delete:
+        return QByteArrayLiteral("DELETE");
+    case HttpMethod::Patch:
+        return QByteArrayLiteral("PATCH");
+    case HttpMethod::Options:
+        return QByteArrayLiteral("OPTIONS");
+    case HttpMethod::Other:
+        return QByteArrayLiteral("OTHER");
     }
     return {};
 }
@@ -77,13 +85,12 @@ RouteTable::Match RouteTable::match(HttpMethod method, const QByteArray &path) c
             allowed += ", HEAD";
     }
     if (allowed.isEmpty()) {
-        m.error = errorResponse(404, "not_found",
-                                QStringLiteral("no such resource: %1").arg(QString::fromUtf8(path)));
+        m.error = errorResponse(404, "not_found", QStringLiteral("no such resource: %1").arg(QString::fromUtf8(path)));
     } else {
-        m.error = errorResponse(405, "method_not_allowed",
-                                QStringLiteral("%1 is not allowed on %2; allowed: %3")
-                                    .arg(QString::fromLatin1(methodName(method)), QString::fromUtf8(path),
-                                         QString::fromLatin1(allowed)));
+        m.error = errorResponse(
+            405, "method_not_allowed",
+            QStringLiteral("%1 is not allowed on %2; allowed: %3")
+                .arg(QString::fromLatin1(methodName(method)), QString::fromUtf8(path), QString::fromLatin1(allowed)));
         m.error.headers.append({QByteArrayLiteral("Allow"), allowed});
     }
     return m;

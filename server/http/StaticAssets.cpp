@@ -37,7 +37,8 @@ struct Asset {
     bool isPage = false;
 };
 
-QByteArray contentTypeFor(const QString &name) {
+QByteArray contentTypeFor(const QString &name)
+{
     const QString suffix = QFileInfo(name).suffix().toLower();
     if (suffix == QLatin1String("html"))
         return QByteArrayLiteral("text/html; charset=utf-8");
@@ -58,12 +59,14 @@ QByteArray contentTypeFor(const QString &name) {
     return QByteArrayLiteral("application/octet-stream");
 }
 
-bool compressible(const QByteArray &contentType) {
-    return contentType.startsWith("text/") || contentType.startsWith("application/json") ||
-           contentType.startsWith("image/svg");
+bool compressible(const QByteArray &contentType)
+{
+    return contentType.startsWith("text/") || contentType.startsWith("application/json")
+           || contentType.startsWith("image/svg");
 }
 
-std::shared_ptr<Asset> makeAsset(const QString &name, QByteArray body) {
+std::shared_ptr<Asset> makeAsset(const QString &name, QByteArray body)
+{
     auto asset = std::make_shared<Asset>();
     asset->contentType = contentTypeFor(name);
     asset->isPage = name == QLatin1String(kIndexFile);
@@ -80,17 +83,18 @@ std::shared_ptr<Asset> makeAsset(const QString &name, QByteArray body) {
     return asset;
 }
 
-bool acceptsGzip(const QByteArray &acceptEncoding) {
+bool acceptsGzip(const QByteArray &acceptEncoding)
+{
     const QByteArray value = acceptEncoding.toLower();
     if (!value.contains("gzip"))
         return false;
     QByteArray compact = value;
     compact.replace(' ', QByteArray());
-    return !compact.contains("gzip;q=0,") && !compact.endsWith("gzip;q=0") &&
-           !compact.contains("gzip;q=0.0");
+    return !compact.contains("gzip;q=0,") && !compact.endsWith("gzip;q=0") && !compact.contains("gzip;q=0.0");
 }
 
-bool matchesEtag(const QByteArray &ifNoneMatch, const QByteArray &etag) {
+bool matchesEtag(const QByteArray &ifNoneMatch, const QByteArray &etag)
+{
     if (ifNoneMatch.isEmpty())
         return false;
     if (ifNoneMatch.trimmed() == "*")
@@ -105,7 +109,8 @@ bool matchesEtag(const QByteArray &ifNoneMatch, const QByteArray &etag) {
     return false;
 }
 
-ApiResponse serve(const Asset &asset, const ApiRequest &request) {
+ApiResponse serve(const Asset &asset, const ApiRequest &request)
+{
     ApiResponse r;
     r.contentType = asset.contentType;
     const bool gzip = !asset.gzipped.isEmpty() && acceptsGzip(request.acceptEncoding);
@@ -114,11 +119,10 @@ ApiResponse serve(const Asset &asset, const ApiRequest &request) {
     // The page is revalidated on every visit (a 304 costs one round trip); the assets it links
     // carry their content hash in the URL, so they may be kept for a year when asked by it.
     const bool versioned =
-        !asset.isPage &&
-        request.query.queryItemValue(QStringLiteral("v")).toLatin1() == asset.version;
-    r.headers.append({QByteArrayLiteral("Cache-Control"),
-                      versioned ? QByteArrayLiteral("public, max-age=31536000, immutable")
-                                : QByteArrayLiteral("no-cache")});
+        !asset.isPage && request.query.queryItemValue(QStringLiteral("v")).toLatin1() == asset.version;
+    r.headers.append({QByteArrayLiteral("Cache-Control"), versioned
+                                                              ? QByteArrayLiteral("public, max-age=31536000, immutable")
+                                                              : QByteArrayLiteral("no-cache")});
     if (!asset.gzipped.isEmpty())
         r.headers.append({QByteArrayLiteral("Vary"), QByteArrayLiteral("Accept-Encoding")});
     r.headers.append({QByteArrayLiteral("X-Content-Type-Options"), QByteArrayLiteral("nosniff")});
@@ -141,7 +145,8 @@ ApiResponse serve(const Asset &asset, const ApiRequest &request) {
 
 } // namespace
 
-void registerStaticRoutes(RouteTable &router) {
+void registerStaticRoutes(RouteTable &router)
+{
     // Read, hashed and compressed once; every request shares these bytes.
     auto assets = std::make_shared<QHash<QByteArray, std::shared_ptr<Asset>>>();
     QByteArray indexSource;
@@ -160,16 +165,14 @@ void registerStaticRoutes(RouteTable &router) {
     // The page links each asset as /assets/NAME; pin it to this build's content:
     // /assets/NAME?v=HASH.
     for (auto a = assets->cbegin(); a != assets->cend(); ++a)
-        indexSource.replace("/assets/" + a.key() + '"',
-                            "/assets/" + a.key() + "?v=" + a.value()->version + '"');
+        indexSource.replace("/assets/" + a.key() + '"', "/assets/" + a.key() + "?v=" + a.value()->version + '"');
     std::shared_ptr<Asset> page;
     if (!indexSource.isEmpty())
         page = makeAsset(QString::fromLatin1(kIndexFile), indexSource);
 
     const auto servePage = [page](const ApiRequest &request) {
         if (!page)
-            return errorResponse(503, "web_page_missing",
-                                 QStringLiteral("this build has no rider page"));
+            return errorResponse(503, "web_page_missing", QStringLiteral("this build has no rider page"));
         return serve(*page, request);
     };
     router.add(HttpMethod::Get, "/", servePage);
@@ -178,8 +181,7 @@ void registerStaticRoutes(RouteTable &router) {
         const auto found = assets->constFind(request.params.value(0));
         if (found == assets->constEnd())
             return errorResponse(404, "asset_not_found",
-                                 QStringLiteral("no such asset: %1")
-                                     .arg(QString::fromUtf8(request.params.value(0))));
+                                 QStringLiteral("no such asset: %1").arg(QString::fromUtf8(request.params.value(0))));
         return serve(**found, request);
     });
 }

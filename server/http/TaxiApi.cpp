@@ -99,7 +99,8 @@ ApiResponse TaxiApi::putPosition(const ApiRequest &request)
         throwApiError(404, "car_not_found", QStringLiteral("there is no car %1").arg(id));
     const auto before = m_fleet.car(int(id));
     const auto waiting = before && before->bookingId ? m_fleet.booking(before->bookingId) : std::nullopt;
-    const auto car = m_fleet.updatePosition(int(id), report.position, float(report.heading), float(report.speedKmh), true);
+    const auto car =
+        m_fleet.updatePosition(int(id), report.position, float(report.heading), float(report.speedKmh), true);
     // The report brought the car to its pickup: the booking's arrival is recorded like every move.
     if (waiting && waiting->state == BookingState::Assigned)
         if (const auto now = m_fleet.booking(waiting->id); now && now->state == BookingState::Arriving)
@@ -149,13 +150,13 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
     // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
     PricingBoard pricing(m_fleet.pricing());
     const RidePrice price = priceRide(pricing, m_estimator, pickupAt, dropoff);
-    const auto booked = m_fleet.book(order.riderId, pickupAt, dropoff, kBookingSearchRadiusM,
-                                     [this](LatLng target, const std::vector<LatLng> &cars) {
-                                         return m_estimator.etasTo(target, cars);
-                                     },
-                                     tokenHash(riderToken));
+    const auto booked = m_fleet.book(
+        order.riderId, pickupAt, dropoff, kBookingSearchRadiusM,
+        [this](LatLng target, const std::vector<LatLng> &cars) { return m_estimator.etasTo(target, cars); },
+        tokenHash(riderToken));
     if (booked.result == FleetStore::BookResult::NoCarAvailable)
-        throwApiError(409, "no_car_available", QStringLiteral("no car is available near the pickup; try again shortly"));
+        throwApiError(409, "no_car_available",
+                      QStringLiteral("no car is available near the pickup; try again shortly"));
     if (booked.result == FleetStore::BookResult::CapacityFull)
         throwApiError(503, "booking_capacity", QStringLiteral("too many open bookings; try again shortly"));
     pricing.recordBookingPrice(booked.booking.id, price.kept);
@@ -221,7 +222,6 @@ ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const
                       {{QStringLiteral("state"), state}});
     return jsonResponse(bookingJson(view.transition.booking));
 }
-
 
 ApiResponse TaxiApi::pickup(const ApiRequest &request)
 {

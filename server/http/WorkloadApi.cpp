@@ -32,17 +32,22 @@ double cpuLoop()
 
 void registerWorkloadRoutes(RouteTable &router)
 {
-    router.add(HttpMethod::Get, "/hello", [](const ApiRequest &) { return textResponse(QByteArrayLiteral("Hello World\n")); });
+    router.add(HttpMethod::Get, "/hello",
+               [](const ApiRequest &) { return textResponse(QByteArrayLiteral("Hello World\n")); });
     router.add(HttpMethod::Get, "/fib", [](const ApiRequest &request) {
-        const char *name = request.query.hasQueryItem(QStringLiteral("num")) && !request.query.hasQueryItem(QStringLiteral("n"))
-            ? "num" : "n";
+        const char *name =
+            request.query.hasQueryItem(QStringLiteral("num")) && !request.query.hasQueryItem(QStringLiteral("n"))
+                ? "num"
+                : "n";
         const int n = int(queryNumber(request, name, 0, kMaxFib));
         if (double(n) != request.query.queryItemValue(QString::fromLatin1(name)).toDouble())
-            throwApiError(400, "not_an_integer", QStringLiteral("%1 must be a whole number").arg(QLatin1StringView(name)));
+            throwApiError(400, "not_an_integer",
+                          QStringLiteral("%1 must be a whole number").arg(QLatin1StringView(name)));
         return jsonResponse({{QStringLiteral("n"), n}, {QStringLiteral("fib"), qint64(fibonacci(n))}});
     });
     router.add(HttpMethod::Get, "/cpu", [](const ApiRequest &) {
-        return jsonResponse({{QStringLiteral("iterations"), qint64(kCpuLoopIterations)}, {QStringLiteral("result"), cpuLoop()}});
+        return jsonResponse(
+            {{QStringLiteral("iterations"), qint64(kCpuLoopIterations)}, {QStringLiteral("result"), cpuLoop()}});
     });
 }
 

@@ -16,13 +16,13 @@ Ledger::Opened Ledger::open(const LedgerOptions &options)
                          .arg(options.url)};
 }
 
-bool Ledger::appendAndWait(LedgerRecord record, QString *error, int timeoutMs) {
+bool Ledger::appendAndWait(LedgerRecord record, QString *error, int timeoutMs)
+{
     // Shared: the callback may still run after a timeout has returned.
     auto verdict = std::make_shared<std::promise<QString>>();
     std::future<QString> result = verdict->get_future();
     append(std::move(record), [verdict](bool committed, const QString &why) {
-        verdict->set_value(committed ? QString()
-                                     : (why.isEmpty() ? QStringLiteral("not committed") : why));
+        verdict->set_value(committed ? QString() : (why.isEmpty() ? QStringLiteral("not committed") : why));
     });
     QString message;
     if (result.wait_for(std::chrono::milliseconds(timeoutMs)) != std::future_status::ready)

@@ -14,13 +14,17 @@ namespace taxicore {
 LedgerBatchWriter::LedgerBatchWriter(const QString &file, const LedgerOptions &options)
     : m_file(file)
     , m_wal(file + QStringLiteral("-wal"))
-    , m_options(options) {}
+    , m_options(options)
+{
+}
 
-LedgerBatchWriter::~LedgerBatchWriter() {
+LedgerBatchWriter::~LedgerBatchWriter()
+{
     stop();
 }
 
-QString LedgerBatchWriter::start() {
+QString LedgerBatchWriter::start()
+{
     std::promise<QString> started;
     std::future<QString> result = started.get_future();
     m_thread = std::thread(&LedgerBatchWriter::run, this, std::move(started));
@@ -34,7 +38,8 @@ QString LedgerBatchWriter::start() {
     return {};
 }
 
-void LedgerBatchWriter::append(LedgerRecord record, Done done) {
+void LedgerBatchWriter::append(LedgerRecord record, Done done)
+{
     ++m_appended;
     QString refused;
     {
@@ -45,26 +50,27 @@ void LedgerBatchWriter::append(LedgerRecord record, Done done) {
             m_wake.notify_one();
             return;
         }
-        refused = m_accepting
-                      ? QStringLiteral("ledger %1: overloaded, %2 records wait for the disk; "
-                                       "the record was not written")
-                            .arg(m_file)
-                            .arg(m_queue.size())
-                      : QStringLiteral("ledger %1: closed; the record was not written").arg(m_file);
+        refused = m_accepting ? QStringLiteral("ledger %1: overloaded, %2 records wait for the disk; "
+                                               "the record was not written")
+                                    .arg(m_file)
+                                    .arg(m_queue.size())
+                              : QStringLiteral("ledger %1: closed; the record was not written").arg(m_file);
     }
     ++m_failed;
     if (done)
         done(false, refused);
 }
 
-bool LedgerBatchWriter::waitUntilIdle(int timeoutMs) {
+bool LedgerBatchWriter::waitUntilIdle(int timeoutMs)
+{
     std::unique_lock lock(m_mutex);
     const quint64 target = m_queuedTotal;
     return m_idle.wait_for(lock, std::chrono::milliseconds(timeoutMs),
                            [this, target] { return m_settledTotal >= target; });
 }
 
-LedgerStats LedgerBatchWriter::stats() const {
+LedgerStats LedgerBatchWriter::stats() const
+{
     LedgerStats s;
     s.appended = m_appended;
     s.committed = m_committed;
@@ -74,7 +80,8 @@ LedgerStats LedgerBatchWriter::stats() const {
     return s;
 }
 
-void LedgerBatchWriter::stop() {
+void LedgerBatchWriter::stop()
+{
     {
         std::lock_guard lock(m_mutex);
         m_accepting = false;
@@ -85,7 +92,8 @@ void LedgerBatchWriter::stop() {
         m_thread.join();
 }
 
-void LedgerBatchWriter::run(std::promise<QString> started) {
+void LedgerBatchWriter::run(std::promise<QString> started)
+{
     LedgerConnection connection;
     QString error = openFile(connection);
     std::optional<LedgerRecordWriter> writer;
@@ -108,7 +116,8 @@ void LedgerBatchWriter::run(std::promise<QString> started) {
     }
 }
 
-QString LedgerBatchWriter::openFile(LedgerConnection &connection) {
+QString LedgerBatchWriter::openFile(LedgerConnection &connection)
+{
     QString error = connection.open(m_file, m_options, LedgerConnection::Role::Writer);
     if (error.isEmpty() && m_options.verifyOnOpen)
         error = connection.quickCheck();
@@ -121,13 +130,15 @@ QString LedgerBatchWriter::openFile(LedgerConnection &connection) {
 }
 
 // False once stopping and the queue is drained.
-bool LedgerBatchWriter::waitForWork() {
+bool LedgerBatchWriter::waitForWork()
+{
     std::unique_lock lock(m_mutex);
     m_wake.wait(lock, [this] { return !m_queue.empty() || m_stopping; });
     return !m_queue.empty();
 }
 
-std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer) {
+std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer)
+{
     std::vector<Pending> batch;
     QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
     if (!error.isEmpty()) {
@@ -144,8 +155,7 @@ std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerR
             break;
         for (std::size_t i = first; i < batch.size() && !writeFailed; ++i)
             writeFailed = !writer.write(batch[i].record).isEmpty();
-        if (writeFailed || int(batch.size()) >= m_options.batchMaxRecords ||
-            fed.elapsed() >= m_options.batchMaxDelayMs)
+        if (writeFailed || int(batch.size()) >= m_options.batchMaxRecords || fed.elapsed() >= m_options.batchMaxDelayMs)
             break;
     }
     if (!writeFailed)
@@ -165,7 +175,8 @@ std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerR
 
 // The slow path after a failed statement: each record in its own transaction, its own verdict.
 void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer,
-                                       std::vector<Pending> &batch) {
+                                       std::vector<Pending> &batch)
+{
     for (std::size_t i = 0; i < batch.size(); ++i) {
         QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
         if (error.isEmpty())
@@ -187,11 +198,11 @@ void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecor
 // empty a WAL that writers keep appending to, and the WAL file never shrinks by itself: past
 // walResetBytes a TRUNCATE checkpoint empties it. Busy (another process is mid-transaction or
 // checkpointing): tried again after the next batch.
-void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection) {
+void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection)
+{
     if (m_options.checkpointIntervalMs <= 0)
         return;
-    const bool large =
-        m_options.walResetBytes > 0 && QFileInfo(m_wal).size() > m_options.walResetBytes;
+    const bool large = m_options.walResetBytes > 0 && QFileInfo(m_wal).size() > m_options.walResetBytes;
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     if (!large && now - m_lastCheckpointMs < m_options.checkpointIntervalMs)
         return;
@@ -202,7 +213,8 @@ void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection) {
 }
 
 // Moves queued records into the batch, up to its limit; returns how many.
-std::size_t LedgerBatchWriter::takeQueued(std::vector<Pending> &batch) {
+std::size_t LedgerBatchWriter::takeQueued(std::vector<Pending> &batch)
+{
     std::lock_guard lock(m_mutex);
     const std::size_t limit = std::size_t(std::max(1, m_options.batchMaxRecords));
     const std::size_t room = limit - std::min(batch.size(), limit);
@@ -214,7 +226,8 @@ std::size_t LedgerBatchWriter::takeQueued(std::vector<Pending> &batch) {
     return count;
 }
 
-void LedgerBatchWriter::finish(std::vector<Pending> &batch, bool committed, const QString &error) {
+void LedgerBatchWriter::finish(std::vector<Pending> &batch, bool committed, const QString &error)
+{
     (committed ? m_committed : m_failed) += batch.size();
     for (Pending &pending : batch) {
         if (pending.done)

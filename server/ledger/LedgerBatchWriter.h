@@ -53,8 +53,7 @@ private:
     bool waitForWork();
     // Returns how many records it took (each has had its callback run).
     std::size_t commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer);
-    void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer,
-                        std::vector<Pending> &batch);
+    void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer, std::vector<Pending> &batch);
     std::size_t takeQueued(std::vector<Pending> &batch);
     void checkpointIfDue(LedgerConnection &connection);
     void finish(std::vector<Pending> &batch, bool committed, const QString &error);

@@ -28,18 +28,19 @@ enum SqliteCode {
 constexpr int kBusyBackoffMinUs = 500;
 constexpr int kBusyBackoffJitterUs = 1000;
 
-int sqliteCode(const QSqlError &error) {
+int sqliteCode(const QSqlError &error)
+{
     return error.nativeErrorCode().toInt() & 0xff;
 }
 
-QString problemOf(int code) {
+QString problemOf(int code)
+{
     switch (code) {
     case kBusy:
     case kLocked:
         return QStringLiteral("the database is locked by another process");
     case kReadOnly:
-        return QStringLiteral(
-            "the database is read-only (check the permissions of the file and its directory)");
+        return QStringLiteral("the database is read-only (check the permissions of the file and its directory)");
     case kIoError:
         return QStringLiteral("disk I/O error");
     case kCorrupt:
@@ -55,7 +56,8 @@ QString problemOf(int code) {
     }
 }
 
-QString uniqueConnectionName() {
+QString uniqueConnectionName()
+{
     static std::atomic<quint64> counter{0};
     return QStringLiteral("taxicore-ledger-%1").arg(counter.fetch_add(1) + 1);
 }
@@ -64,7 +66,8 @@ QString uniqueConnectionName() {
 
 LedgerConnection::LedgerConnection() = default;
 
-LedgerConnection::~LedgerConnection() {
+LedgerConnection::~LedgerConnection()
+{
     if (m_name.isEmpty())
         return;
     m_db.close();
@@ -72,14 +75,13 @@ LedgerConnection::~LedgerConnection() {
     QSqlDatabase::removeDatabase(m_name);
 }
 
-QString LedgerConnection::open(const QString &file, const LedgerOptions &options, Role role) {
+QString LedgerConnection::open(const QString &file, const LedgerOptions &options, Role role)
+{
     m_file = file;
     m_name = uniqueConnectionName();
     m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_name);
     if (!m_db.isValid())
-        return QStringLiteral(
-                   "ledger %1: the QSQLITE driver is not available (install libqt6sql6-sqlite)")
-            .arg(file);
+        return QStringLiteral("ledger %1: the QSQLITE driver is not available (install libqt6sql6-sqlite)").arg(file);
     m_db.setDatabaseName(file);
     if (!m_db.open())
         return describe(m_db.lastError(), QStringLiteral("opening"));
@@ -89,8 +91,7 @@ QString LedgerConnection::open(const QString &file, const LedgerOptions &options
         return error;
 
     QString mode;
-    error = queryOne(QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("switching to WAL"),
-                     &mode);
+    error = queryOne(QStringLiteral("PRAGMA journal_mode=WAL"), QStringLiteral("switching to WAL"), &mode);
     if (!error.isEmpty())
         return error;
     if (mode.compare(QLatin1StringView("wal"), Qt::CaseInsensitive) != 0)
@@ -98,8 +99,7 @@ QString LedgerConnection::open(const QString &file, const LedgerOptions &options
                               "directory writable?)")
             .arg(file, mode);
     if (options.checkpointIntervalMs > 0) {
-        error = exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"),
-                     QStringLiteral("setting wal_autocheckpoint"));
+        error = exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), QStringLiteral("setting wal_autocheckpoint"));
         if (!error.isEmpty())
             return error;
     }
@@ -108,19 +108,21 @@ QString LedgerConnection::open(const QString &file, const LedgerOptions &options
                 QStringLiteral("setting synchronous"));
 }
 
-QString LedgerConnection::exec(const QString &sql, const QString &doing) {
+QString LedgerConnection::exec(const QString &sql, const QString &doing)
+{
     QSqlQuery query(m_db);
     if (!query.exec(sql))
         return describe(query.lastError(), doing);
     return {};
 }
 
-QString LedgerConnection::setBusyTimeout(int ms) {
-    return exec(QStringLiteral("PRAGMA busy_timeout=%1").arg(ms),
-                QStringLiteral("setting busy_timeout"));
+QString LedgerConnection::setBusyTimeout(int ms)
+{
+    return exec(QStringLiteral("PRAGMA busy_timeout=%1").arg(ms), QStringLiteral("setting busy_timeout"));
 }
 
-QString LedgerConnection::queryOne(const QString &sql, const QString &doing, QString *value) {
+QString LedgerConnection::queryOne(const QString &sql, const QString &doing, QString *value)
+{
     QSqlQuery query(m_db);
     if (!query.exec(sql))
         return describe(query.lastError(), doing);
@@ -129,8 +131,8 @@ QString LedgerConnection::queryOne(const QString &sql, const QString &doing, QSt
     return {};
 }
 
-QString LedgerConnection::execRetrying(const QString &sql, const QString &doing, int giveUpMs,
-                                       quint64 *busyRetries) {
+QString LedgerConnection::execRetrying(const QString &sql, const QString &doing, int giveUpMs, quint64 *busyRetries)
+{
     QElapsedTimer waited;
     waited.start();
     for (;;) {
@@ -139,47 +141,49 @@ QString LedgerConnection::execRetrying(const QString &sql, const QString &doing,
             return {};
         const QSqlError error = query.lastError();
         if (!isBusy(error) || waited.elapsed() >= giveUpMs)
-            return describe(error, doing) +
-                   (isBusy(error) ? QStringLiteral(" (gave up after %1 ms)").arg(waited.elapsed())
-                                  : QString());
+            return describe(error, doing)
+                   + (isBusy(error) ? QStringLiteral(" (gave up after %1 ms)").arg(waited.elapsed()) : QString());
         if (busyRetries)
             ++*busyRetries;
-        QThread::usleep(kBusyBackoffMinUs +
-                        QRandomGenerator::global()->bounded(kBusyBackoffJitterUs));
+        QThread::usleep(kBusyBackoffMinUs + QRandomGenerator::global()->bounded(kBusyBackoffJitterUs));
     }
 }
 
-QString LedgerConnection::beginImmediate(int giveUpMs, quint64 *busyRetries) {
-    return execRetrying(QStringLiteral("BEGIN IMMEDIATE"),
-                        QStringLiteral("starting a write transaction"), giveUpMs, busyRetries);
-}
-
-QString LedgerConnection::commit(int giveUpMs, quint64 *busyRetries) {
-    return execRetrying(QStringLiteral("COMMIT"), QStringLiteral("committing"), giveUpMs,
+QString LedgerConnection::beginImmediate(int giveUpMs, quint64 *busyRetries)
+{
+    return execRetrying(QStringLiteral("BEGIN IMMEDIATE"), QStringLiteral("starting a write transaction"), giveUpMs,
                         busyRetries);
 }
 
-void LedgerConnection::rollback() {
+QString LedgerConnection::commit(int giveUpMs, quint64 *busyRetries)
+{
+    return execRetrying(QStringLiteral("COMMIT"), QStringLiteral("committing"), giveUpMs, busyRetries);
+}
+
+void LedgerConnection::rollback()
+{
     QSqlQuery query(m_db);
     query.exec(QStringLiteral("ROLLBACK")); // fails harmlessly when SQLite already rolled back
 }
 
-QString LedgerConnection::quickCheck() {
+QString LedgerConnection::quickCheck()
+{
     QString verdict;
-    const QString error = queryOne(QStringLiteral("PRAGMA quick_check(1)"),
-                                   QStringLiteral("checking integrity"), &verdict);
+    const QString error =
+        queryOne(QStringLiteral("PRAGMA quick_check(1)"), QStringLiteral("checking integrity"), &verdict);
     if (!error.isEmpty() || verdict == QLatin1StringView("ok"))
         return error;
-    return QStringLiteral("ledger %1: the database file is corrupt (quick_check: %2)")
-        .arg(m_file, verdict);
+    return QStringLiteral("ledger %1: the database file is corrupt (quick_check: %2)").arg(m_file, verdict);
 }
 
-QString LedgerConnection::describe(const QSqlError &error, const QString &doing) const {
+QString LedgerConnection::describe(const QSqlError &error, const QString &doing) const
+{
     return QStringLiteral("ledger %1: %2 failed: %3 (%4)")
         .arg(m_file, doing, problemOf(sqliteCode(error)), error.text());
 }
 
-bool LedgerConnection::isBusy(const QSqlError &error) {
+bool LedgerConnection::isBusy(const QSqlError &error)
+{
     const int code = sqliteCode(error);
     return code == kBusy || code == kLocked;
 }

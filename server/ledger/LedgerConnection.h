@@ -40,8 +40,7 @@ public:
     static bool isBusy(const QSqlError &error);
 
 private:
-    QString execRetrying(const QString &sql, const QString &doing, int giveUpMs,
-                         quint64 *busyRetries);
+    QString execRetrying(const QString &sql, const QString &doing, int giveUpMs, quint64 *busyRetries);
     QString queryOne(const QString &sql, const QString &doing, QString *value);
 
     QString m_name;

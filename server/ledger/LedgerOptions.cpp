@@ -4,7 +4,8 @@
 
 namespace taxicore {
 
-std::optional<LedgerDurability> parseLedgerDurability(QStringView text) {
+std::optional<LedgerDurability> parseLedgerDurability(QStringView text)
+{
     if (text == u"normal")
         return LedgerDurability::Normal;
     if (text == u"full")
@@ -12,11 +13,13 @@ std::optional<LedgerDurability> parseLedgerDurability(QStringView text) {
     return std::nullopt;
 }
 
-QString ledgerDurabilityName(LedgerDurability durability) {
+QString ledgerDurabilityName(LedgerDurability durability)
+{
     return durability == LedgerDurability::Full ? QStringLiteral("full") : QStringLiteral("normal");
 }
 
-QString ledgerFilePath(const QString &dataDir) {
+QString ledgerFilePath(const QString &dataDir)
+{
     return QDir(dataDir).filePath(QLatin1StringView(kLedgerFileName));
 }
 

@@ -18,16 +18,16 @@ QString ledgerDurabilityName(LedgerDurability durability);
 struct LedgerOptions {
     QString dataDir; // the file is <dataDir>/ledger.sqlite; the directory is created if missing
     LedgerDurability durability = LedgerDurability::Normal;
-    int busyTimeoutMs = 5000;   // SQLite waits this long for another process's write lock
-    int lockedGiveUpMs = 30000; // a batch retries SQLITE_BUSY this long before it fails
-    int batchMaxRecords = 1000; // a transaction commits after this many records ...
-    int batchMaxDelayMs = 10;   // ... or after being fed for this long, or when the queue empties
+    int busyTimeoutMs = 5000;        // SQLite waits this long for another process's write lock
+    int lockedGiveUpMs = 30000;      // a batch retries SQLITE_BUSY this long before it fails
+    int batchMaxRecords = 1000;      // a transaction commits after this many records ...
+    int batchMaxDelayMs = 10;        // ... or after being fed for this long, or when the queue empties
     int maxQueuedRecords = 100000;   // beyond this append() fails at once (overload: answer 503)
     bool verifyOnOpen = true;        // PRAGMA quick_check at open: corruption is an error at start
     int checkpointIntervalMs = 500;  // the writer copies the WAL into the database this often,
                                      // after a batch's callbacks; 0: SQLite's, inside COMMIT
     qint64 walResetBytes = 32 << 20; // beyond this it empties and truncates the WAL instead
-    QString url; // the backend (Ledger::open): empty or "sqlite:" is the embedded SQLite file
+    QString url;                     // the backend (Ledger::open): empty or "sqlite:" is the embedded SQLite file
 };
 
 inline constexpr auto kLedgerFileName = "ledger.sqlite";

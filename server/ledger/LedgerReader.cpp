@@ -11,43 +11,42 @@ namespace taxicore {
 
 namespace {
 
-const auto kOpenBookings = QStringLiteral(
-    "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-    " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
-    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-    " FROM bookings WHERE state_rank < 4 ORDER BY id");
+const auto kOpenBookings =
+    QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+                   " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+                   " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
+                   " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
+                   " FROM bookings WHERE state_rank < 4 ORDER BY id");
 
-const auto kBooking = QStringLiteral(
-    "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-    " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
-    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-    " FROM bookings WHERE id = ?");
+const auto kBooking =
+    QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+                   " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+                   " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
+                   " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
+                   " FROM bookings WHERE id = ?");
 
-const auto kTripOf = QStringLiteral(
-    "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
-    " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
-    " WHERE booking_id = ?");
+const auto kTripOf =
+    QStringLiteral("SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
+                   " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
+                   " WHERE booking_id = ?");
 
-const auto kTrips = QStringLiteral(
-    "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
-    " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
-    " WHERE ended_ms >= ? AND ended_ms < ? ORDER BY ended_ms, booking_id");
+const auto kTrips =
+    QStringLiteral("SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
+                   " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
+                   " WHERE ended_ms >= ? AND ended_ms < ? ORDER BY ended_ms, booking_id");
 
-const auto kEvents = QStringLiteral(
-    "SELECT at_ms, kind, detail FROM events WHERE at_ms >= ? AND at_ms < ? ORDER BY at_ms, id");
+const auto kEvents =
+    QStringLiteral("SELECT at_ms, kind, detail FROM events WHERE at_ms >= ? AND at_ms < ? ORDER BY at_ms, id");
 
 // Runs `sql` with `values` bound on a fresh reader connection; `row` sees each result row.
 template <typename Row>
-QString select(const LedgerOptions &options, const QString &sql, const QVariantList &values,
-               Row row) {
+QString select(const LedgerOptions &options, const QString &sql, const QVariantList &values, Row row)
+{
     const QString file = ledgerFilePath(options.dataDir);
     if (!QFileInfo::exists(file))
         return QStringLiteral("ledger %1: the file does not exist").arg(file);
     LedgerConnection connection;
-    if (QString error = connection.open(file, options, LedgerConnection::Role::Reader);
-        !error.isEmpty())
+    if (QString error = connection.open(file, options, LedgerConnection::Role::Reader); !error.isEmpty())
         return error;
     QSqlQuery query(connection.database());
     query.setForwardOnly(true);
@@ -60,14 +59,16 @@ QString select(const LedgerOptions &options, const QString &sql, const QVariantL
     return done ? QString() : connection.describe(query.lastError(), QStringLiteral("reading"));
 }
 
-std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn) {
+std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn)
+{
     if (query.isNull(latColumn))
         return std::nullopt;
     return LedgerPoint{query.value(latColumn).toDouble(), query.value(latColumn + 1).toDouble()};
 }
 
 // Schema 4's columns from `first` on: surge, the quote (8 columns) and the checkpoint (7).
-void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b) {
+void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b)
+{
     if (!q.isNull(first))
         b.surge = q.value(first).toDouble();
     if (!q.isNull(first + 1)) {
@@ -95,7 +96,8 @@ void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b) {
 }
 
 // A booking row of kOpenBookings / kBooking.
-BookingRecord bookingAt(const QSqlQuery &q) {
+BookingRecord bookingAt(const QSqlQuery &q)
+{
     BookingRecord b;
     b.bookingId = q.value(0).toULongLong();
     b.state = q.value(1).toString();
@@ -111,7 +113,8 @@ BookingRecord bookingAt(const QSqlQuery &q) {
 }
 
 // A trip row of kTrips / kTripOf.
-TripRecord tripAt(const QSqlQuery &q) {
+TripRecord tripAt(const QSqlQuery &q)
+{
     TripRecord t;
     t.bookingId = q.value(0).toULongLong();
     t.carId = q.value(1).toInt();
@@ -133,42 +136,46 @@ TripRecord tripAt(const QSqlQuery &q) {
 } // namespace
 
 LedgerReader::LedgerReader(const LedgerOptions &options)
-    : m_options(options) {}
+    : m_options(options)
+{
+}
 
-LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const {
+LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const
+{
     LedgerResult<std::vector<BookingRecord>> result;
-    result.error = select(m_options, kOpenBookings, {}, [&](const QSqlQuery &q) {
-        result.value.push_back(bookingAt(q));
-    });
+    result.error =
+        select(m_options, kOpenBookings, {}, [&](const QSqlQuery &q) { result.value.push_back(bookingAt(q)); });
     return result;
 }
 
-LedgerResult<std::optional<StoredBooking>> LedgerReader::booking(quint64 id) const {
+LedgerResult<std::optional<StoredBooking>> LedgerReader::booking(quint64 id) const
+{
     LedgerResult<std::optional<StoredBooking>> result;
     result.error = select(m_options, kBooking, {qint64(id)}, [&](const QSqlQuery &q) {
         result.value = StoredBooking{bookingAt(q), std::nullopt};
     });
     if (result.ok() && result.value)
-        result.error = select(m_options, kTripOf, {qint64(id)},
-                              [&](const QSqlQuery &q) { result.value->trip = tripAt(q); });
+        result.error =
+            select(m_options, kTripOf, {qint64(id)}, [&](const QSqlQuery &q) { result.value->trip = tripAt(q); });
     return result;
 }
 
-LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const {
+LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const
+{
     LedgerResult<std::vector<TripRecord>> result;
-    result.error = select(m_options, kTrips, {fromMs, toMs}, [&](const QSqlQuery &q) {
-        result.value.push_back(tripAt(q));
-    });
+    result.error =
+        select(m_options, kTrips, {fromMs, toMs}, [&](const QSqlQuery &q) { result.value.push_back(tripAt(q)); });
     return result;
 }
 
-LedgerResult<LedgerReport> LedgerReader::report(qint64 fromMs, qint64 toMs,
-                                                const QTimeZone &zone) const {
+LedgerResult<LedgerReport> LedgerReader::report(qint64 fromMs, qint64 toMs, const QTimeZone &zone) const
+{
     const LedgerResult<std::vector<TripRecord>> found = trips(fromMs, toMs);
     return {buildLedgerReport(found.value, fromMs, toMs, zone), found.error};
 }
 
-LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint64 toMs) const {
+LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint64 toMs) const
+{
     LedgerResult<std::vector<EventRecord>> result;
     result.error = select(m_options, kEvents, {fromMs, toMs}, [&](const QSqlQuery &q) {
         EventRecord e;
@@ -180,7 +187,8 @@ LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint6
     return result;
 }
 
-LedgerResult<quint64> LedgerReader::maxBookingId() const {
+LedgerResult<quint64> LedgerReader::maxBookingId() const
+{
     LedgerResult<quint64> result;
     result.error = select(m_options, QStringLiteral("SELECT max(id) FROM bookings"), {},
                           [&](const QSqlQuery &q) { result.value = q.value(0).toULongLong(); });

@@ -14,98 +14,100 @@ namespace {
 // The booking row takes the new state only when it is further along the state machine. A new
 // booking whose id already exists with another creation time replaces it (an id reused after a
 // restart must never hide an open booking behind an old closed one).
-const auto kUpsertBooking = QStringLiteral(
-    "INSERT INTO bookings (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-    " state, state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base,"
-    " quote_distance, quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-    " ON CONFLICT(id) DO UPDATE SET rider_id = excluded.rider_id,"
-    " rider_token_hash = excluded.rider_token_hash, surge = excluded.surge,"
-    " quote_total = excluded.quote_total, quote_base = excluded.quote_base,"
-    " quote_distance = excluded.quote_distance, quote_time = excluded.quote_time,"
-    " quote_minimum = excluded.quote_minimum, quote_distance_m = excluded.quote_distance_m,"
-    " quote_duration_s = excluded.quote_duration_s,"
-    " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
-    " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
-    " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
-    " car_id = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
-    "excluded.created_ms, 0)"
-    "   THEN excluded.car_id ELSE car_id END,"
-    " state = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
-    "excluded.created_ms, 0)"
-    "   THEN excluded.state ELSE state END,"
-    " updated_ms = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
-    "excluded.created_ms, 0)"
-    "   THEN excluded.updated_ms ELSE updated_ms END,"
-    " state_rank = CASE WHEN ifnull(created_ms <> excluded.created_ms, 0) THEN excluded.state_rank"
-    "   ELSE max(state_rank, excluded.state_rank) END,"
-    " created_ms = excluded.created_ms");
+const auto kUpsertBooking =
+    QStringLiteral("INSERT INTO bookings (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+                   " state, state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base,"
+                   " quote_distance, quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
+                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                   " ON CONFLICT(id) DO UPDATE SET rider_id = excluded.rider_id,"
+                   " rider_token_hash = excluded.rider_token_hash, surge = excluded.surge,"
+                   " quote_total = excluded.quote_total, quote_base = excluded.quote_base,"
+                   " quote_distance = excluded.quote_distance, quote_time = excluded.quote_time,"
+                   " quote_minimum = excluded.quote_minimum, quote_distance_m = excluded.quote_distance_m,"
+                   " quote_duration_s = excluded.quote_duration_s,"
+                   " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
+                   " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
+                   " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
+                   " car_id = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
+                   "excluded.created_ms, 0)"
+                   "   THEN excluded.car_id ELSE car_id END,"
+                   " state = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
+                   "excluded.created_ms, 0)"
+                   "   THEN excluded.state ELSE state END,"
+                   " updated_ms = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
+                   "excluded.created_ms, 0)"
+                   "   THEN excluded.updated_ms ELSE updated_ms END,"
+                   " state_rank = CASE WHEN ifnull(created_ms <> excluded.created_ms, 0) THEN excluded.state_rank"
+                   "   ELSE max(state_rank, excluded.state_rank) END,"
+                   " created_ms = excluded.created_ms");
 
 // A transition for a booking whose row is not committed yet creates it; the booking fills it in.
 // A move applies when it is further along the state machine, except an arrival older than a
 // reassign (a row still assigned but updated after its creation): that car was replaced by a
 // reassign committed first (the two are recorded by different threads), and applying it would
 // restore the booking with the old car.
-#define TAXICORE_MOVE_APPLIES                                                                      \
-    "(excluded.state_rank > state_rank AND NOT (excluded.state = 'arriving' AND state = 'assigned'"\
+#define TAXICORE_MOVE_APPLIES                                                                                          \
+    "(excluded.state_rank > state_rank AND NOT (excluded.state = 'arriving' AND state = 'assigned'"                    \
     " AND ifnull(updated_ms > created_ms, 0) AND excluded.updated_ms < updated_ms))"
-const auto kMoveState = QStringLiteral(
-    "INSERT INTO bookings (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
-    " VALUES (?,?,?,?,?,?,?)"
-    " ON CONFLICT(id) DO UPDATE SET"
-    " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
-    " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
-    " car_id = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN coalesce(nullif(excluded.car_id, 0), car_id)"
-    "   ELSE car_id END,"
-    " state = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.state ELSE state END,"
-    " updated_ms = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.updated_ms ELSE updated_ms END,"
-    " state_rank = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.state_rank ELSE state_rank END");
+const auto kMoveState =
+    QStringLiteral("INSERT INTO bookings (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
+                   " VALUES (?,?,?,?,?,?,?)"
+                   " ON CONFLICT(id) DO UPDATE SET"
+                   " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
+                   " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
+                   " car_id = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN coalesce(nullif(excluded.car_id, 0), car_id)"
+                   "   ELSE car_id END,"
+                   " state = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.state ELSE state END,"
+                   " updated_ms = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.updated_ms ELSE updated_ms END,"
+                   " state_rank = CASE WHEN " TAXICORE_MOVE_APPLIES " THEN excluded.state_rank ELSE state_rank END");
 #undef TAXICORE_MOVE_APPLIES
 
 // Back to "assigned" with another car (an operator's reassign): the booking row takes the new car
 // while it is still waiting for one (assigned or arriving) and the move is not older than the
 // row's last update, so a restart restores the booking with the car it has now. A row not yet
 // committed is created; the booking's own insert then keeps this car (same rank).
-const auto kReassign = QStringLiteral(
-    "INSERT INTO bookings (id, car_id, state, state_rank, updated_ms) VALUES (?,?,'assigned',1,?)"
-    " ON CONFLICT(id) DO UPDATE SET"
-    " car_id = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-    "   THEN excluded.car_id ELSE car_id END,"
-    " state = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-    "   THEN 'assigned' ELSE state END,"
-    " state_rank = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-    "   THEN 1 ELSE state_rank END,"
-    " updated_ms = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-    "   THEN excluded.updated_ms ELSE updated_ms END");
+const auto kReassign =
+    QStringLiteral("INSERT INTO bookings (id, car_id, state, state_rank, updated_ms) VALUES (?,?,'assigned',1,?)"
+                   " ON CONFLICT(id) DO UPDATE SET"
+                   " car_id = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+                   "   THEN excluded.car_id ELSE car_id END,"
+                   " state = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+                   "   THEN 'assigned' ELSE state END,"
+                   " state_rank = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+                   "   THEN 1 ELSE state_rank END,"
+                   " updated_ms = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
+                   "   THEN excluded.updated_ms ELSE updated_ms END");
 
 // A checkpoint lands only on an open booking and only when newer than the stored one (the
 // simulator's records commit in order, but a restart's first checkpoint may race a late one).
-const auto kProgress = QStringLiteral(
-    "UPDATE bookings SET car_lat = ?, car_lng = ?, destination_lat = ?, destination_lng = ?,"
-    " trip_distance_m = ?, trip_elapsed_s = ?, progress_ms = ?"
-    " WHERE id = ? AND state_rank < 4 AND ifnull(progress_ms, 0) <= ?");
+const auto kProgress =
+    QStringLiteral("UPDATE bookings SET car_lat = ?, car_lng = ?, destination_lat = ?, destination_lng = ?,"
+                   " trip_distance_m = ?, trip_elapsed_s = ?, progress_ms = ?"
+                   " WHERE id = ? AND state_rank < 4 AND ifnull(progress_ms, 0) <= ?");
 
 const auto kInsertTransition =
     QStringLiteral("INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (?,?,?,?)");
 
-const auto kInsertTrip = QStringLiteral(
-    "INSERT OR REPLACE INTO trips (booking_id, car_id, rider_id, started_ms, ended_ms, distance_m,"
-    " duration_s, fare_total, currency, fare_base, fare_distance, fare_time, fare_minimum, "
-    "fare_surge)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+const auto kInsertTrip =
+    QStringLiteral("INSERT OR REPLACE INTO trips (booking_id, car_id, rider_id, started_ms, ended_ms, distance_m,"
+                   " duration_s, fare_total, currency, fare_base, fare_distance, fare_time, fare_minimum, "
+                   "fare_surge)"
+                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 
-const auto kInsertEvent =
-    QStringLiteral("INSERT INTO events (at_ms, kind, detail, pid) VALUES (?,?,?,?)");
+const auto kInsertEvent = QStringLiteral("INSERT INTO events (at_ms, kind, detail, pid) VALUES (?,?,?,?)");
 
-QVariant latOf(const std::optional<LedgerPoint> &point) {
+QVariant latOf(const std::optional<LedgerPoint> &point)
+{
     return point ? QVariant(point->lat) : QVariant();
 }
 
-QVariant lngOf(const std::optional<LedgerPoint> &point) {
+QVariant lngOf(const std::optional<LedgerPoint> &point)
+{
     return point ? QVariant(point->lng) : QVariant();
 }
 
-QString checkBooking(quint64 id, const QString &state) {
+QString checkBooking(quint64 id, const QString &state)
+{
     if (id == 0 || id > quint64(std::numeric_limits<qint64>::max()))
         return QStringLiteral("ledger: invalid booking id %1").arg(id);
     if (ledgerStateRank(state) < 0)
@@ -124,23 +126,26 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
     , m_event(connection.database())
     , m_reassign(connection.database())
     , m_progress(connection.database())
-    , m_pid(QCoreApplication::applicationPid()) {}
+    , m_pid(QCoreApplication::applicationPid())
+{
+}
 
-QString LedgerRecordWriter::prepare() {
+QString LedgerRecordWriter::prepare()
+{
     const std::pair<QSqlQuery *, QString> statements[] = {
         {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
-        {&m_trip, kInsertTrip},       {&m_event, kInsertEvent},     {&m_reassign, kReassign},
+        {&m_trip, kInsertTrip},       {&m_event, kInsertEvent}, {&m_reassign, kReassign},
         {&m_progress, kProgress},
     };
     for (const auto &[query, sql] : statements) {
         if (!query->prepare(sql))
-            return m_connection.describe(query->lastError(),
-                                         QStringLiteral("preparing statements"));
+            return m_connection.describe(query->lastError(), QStringLiteral("preparing statements"));
     }
     return {};
 }
 
-QString LedgerRecordWriter::write(const LedgerRecord &record) {
+QString LedgerRecordWriter::write(const LedgerRecord &record)
+{
     return std::visit(
         [this](const auto &r) -> QString {
             using T = std::decay_t<decltype(r)>;
@@ -158,13 +163,21 @@ QString LedgerRecordWriter::write(const LedgerRecord &record) {
         record);
 }
 
-QString LedgerRecordWriter::writeBooking(const BookingRecord &b) {
+QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
+{
     if (QString error = checkBooking(b.bookingId, b.state); !error.isEmpty())
         return error;
-    const QVariant values[] = {qint64(b.bookingId), b.riderId,    b.carId,
-                               b.pickup.lat,        b.pickup.lng, latOf(b.dropoff),
-                               lngOf(b.dropoff),    b.state,      ledgerStateRank(b.state),
-                               b.createdMs,         b.atMs,
+    const QVariant values[] = {qint64(b.bookingId),
+                               b.riderId,
+                               b.carId,
+                               b.pickup.lat,
+                               b.pickup.lng,
+                               latOf(b.dropoff),
+                               lngOf(b.dropoff),
+                               b.state,
+                               ledgerStateRank(b.state),
+                               b.createdMs,
+                               b.atMs,
                                b.riderTokenHash.isEmpty() ? QVariant() : QVariant(b.riderTokenHash),
                                b.surge ? QVariant(*b.surge) : QVariant(),
                                b.quote ? QVariant(b.quote->fare.total) : QVariant(),
@@ -185,7 +198,8 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b) {
     return run(m_transition, QStringLiteral("writing a transition"));
 }
 
-QString LedgerRecordWriter::writeTransition(const TransitionRecord &t) {
+QString LedgerRecordWriter::writeTransition(const TransitionRecord &t)
+{
     if (QString error = checkBooking(t.bookingId, t.state); !error.isEmpty())
         return error;
     // A booking is created by a BookingRecord; a transition back to "assigned" is a reassign.
@@ -194,7 +208,8 @@ QString LedgerRecordWriter::writeTransition(const TransitionRecord &t) {
     return moveState(t.bookingId, t.state, t.carId, t.atMs, t.dropoff);
 }
 
-QString LedgerRecordWriter::writeReassign(const TransitionRecord &t) {
+QString LedgerRecordWriter::writeReassign(const TransitionRecord &t)
+{
     m_reassign.bindValue(0, qint64(t.bookingId));
     m_reassign.bindValue(1, t.carId);
     m_reassign.bindValue(2, t.atMs);
@@ -207,13 +222,13 @@ QString LedgerRecordWriter::writeReassign(const TransitionRecord &t) {
     return run(m_transition, QStringLiteral("writing a transition"));
 }
 
-QString LedgerRecordWriter::writeTrip(const TripRecord &t) {
+QString LedgerRecordWriter::writeTrip(const TripRecord &t)
+{
     if (QString error = checkBooking(t.bookingId, QStringLiteral("completed")); !error.isEmpty())
         return error;
-    const QVariant values[] = {
-        qint64(t.bookingId),   t.carId,           t.riderId,      t.startedMs,     t.endedMs,
-        t.distanceM,           t.durationS,       t.fare.total,   t.fare.currency, t.fare.base,
-        t.fare.distanceCharge, t.fare.timeCharge, t.fare.minimum, t.fare.surge};
+    const QVariant values[] = {qint64(t.bookingId),   t.carId,           t.riderId,      t.startedMs,     t.endedMs,
+                               t.distanceM,           t.durationS,       t.fare.total,   t.fare.currency, t.fare.base,
+                               t.fare.distanceCharge, t.fare.timeCharge, t.fare.minimum, t.fare.surge};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_trip.bindValue(i, values[i]);
     if (QString error = run(m_trip, QStringLiteral("writing a trip")); !error.isEmpty())
@@ -221,7 +236,8 @@ QString LedgerRecordWriter::writeTrip(const TripRecord &t) {
     return moveState(t.bookingId, QStringLiteral("completed"), t.carId, t.endedMs, std::nullopt);
 }
 
-QString LedgerRecordWriter::writeEvent(const EventRecord &e) {
+QString LedgerRecordWriter::writeEvent(const EventRecord &e)
+{
     if (e.kind.isEmpty())
         return QStringLiteral("ledger: an event needs a kind");
     m_event.bindValue(0, e.atMs);
@@ -231,26 +247,33 @@ QString LedgerRecordWriter::writeEvent(const EventRecord &e) {
     return run(m_event, QStringLiteral("writing an event"));
 }
 
-QString LedgerRecordWriter::writeProgress(const ProgressRecord &p) {
+QString LedgerRecordWriter::writeProgress(const ProgressRecord &p)
+{
     if (QString error = checkBooking(p.bookingId, QStringLiteral("on_trip")); !error.isEmpty())
         return error;
     const LedgerProgress &at = p.progress;
-    const QVariant values[] = {at.carAt.lat,        at.carAt.lng,      latOf(at.destination),
-                               lngOf(at.destination), at.tripDistanceM, at.tripElapsedS,
-                               at.atMs,             qint64(p.bookingId), at.atMs};
+    const QVariant values[] = {at.carAt.lat,
+                               at.carAt.lng,
+                               latOf(at.destination),
+                               lngOf(at.destination),
+                               at.tripDistanceM,
+                               at.tripElapsedS,
+                               at.atMs,
+                               qint64(p.bookingId),
+                               at.atMs};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_progress.bindValue(i, values[i]);
     return run(m_progress, QStringLiteral("checkpointing a booking's progress"));
 }
 
-QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, int carId,
-                                      qint64 atMs, const std::optional<LedgerPoint> &dropoff) {
+QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, int carId, qint64 atMs,
+                                      const std::optional<LedgerPoint> &dropoff)
+{
     const QVariant values[] = {qint64(bookingId),      carId, latOf(dropoff), lngOf(dropoff), state,
                                ledgerStateRank(state), atMs};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_state.bindValue(i, values[i]);
-    if (QString error = run(m_state, QStringLiteral("updating a booking's state"));
-        !error.isEmpty())
+    if (QString error = run(m_state, QStringLiteral("updating a booking's state")); !error.isEmpty())
         return error;
     m_transition.bindValue(0, qint64(bookingId));
     m_transition.bindValue(1, state);
@@ -259,7 +282,8 @@ QString LedgerRecordWriter::moveState(quint64 bookingId, const QString &state, i
     return run(m_transition, QStringLiteral("writing a transition"));
 }
 
-QString LedgerRecordWriter::run(QSqlQuery &query, const QString &doing) {
+QString LedgerRecordWriter::run(QSqlQuery &query, const QString &doing)
+{
     const bool done = query.exec();
     const QString error = done ? QString() : m_connection.describe(query.lastError(), doing);
     query.finish();

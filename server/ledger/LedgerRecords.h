@@ -52,9 +52,9 @@ struct BookingRecord {
     std::optional<LedgerPoint> dropoff;
     qint64 createdMs = 0;
     qint64 atMs = 0;
-    QByteArray riderTokenHash; // empty: no owner (schema 3)
-    std::optional<double> surge;        // captured at booking (schema 4); none: 1
-    std::optional<LedgerQuote> quote;   // with a drop-off (schema 4)
+    QByteArray riderTokenHash;              // empty: no owner (schema 3)
+    std::optional<double> surge;            // captured at booking (schema 4); none: 1
+    std::optional<LedgerQuote> quote;       // with a drop-off (schema 4)
     std::optional<LedgerProgress> progress; // read back only: the last checkpoint
 };
 

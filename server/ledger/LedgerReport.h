@@ -25,8 +25,7 @@ struct LedgerReport {
     std::array<LedgerHourBucket, 24> byHour; // hour of the trip's end in the report's time zone
 };
 
-LedgerReport buildLedgerReport(const std::vector<TripRecord> &trips, qint64 fromMs, qint64 toMs,
-                               const QTimeZone &zone);
+LedgerReport buildLedgerReport(const std::vector<TripRecord> &trips, qint64 fromMs, qint64 toMs, const QTimeZone &zone);
 // hour,trips,revenue,average_fare: 24 rows then a "total" row; amounts with 2 decimals.
 QByteArray ledgerReportCsv(const LedgerReport &report);
 // One row per trip, with its fare breakdown; times in ISO 8601 UTC.

@@ -18,10 +18,9 @@ const QStringList kMigration1 = {
     QStringLiteral("CREATE TABLE transitions (id INTEGER PRIMARY KEY, booking_id INTEGER NOT NULL,"
                    " state TEXT NOT NULL, car_id INTEGER, at_ms INTEGER NOT NULL)"),
     QStringLiteral("CREATE INDEX transitions_by_booking ON transitions (booking_id)"),
-    QStringLiteral(
-        "CREATE TABLE trips (booking_id INTEGER PRIMARY KEY, car_id INTEGER, rider_id TEXT,"
-        " started_ms INTEGER, ended_ms INTEGER, distance_m REAL, duration_s REAL,"
-        " fare_total REAL, currency TEXT)"),
+    QStringLiteral("CREATE TABLE trips (booking_id INTEGER PRIMARY KEY, car_id INTEGER, rider_id TEXT,"
+                   " started_ms INTEGER, ended_ms INTEGER, distance_m REAL, duration_s REAL,"
+                   " fare_total REAL, currency TEXT)"),
     QStringLiteral("CREATE TABLE events (id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL,"
                    " kind TEXT NOT NULL, detail TEXT, pid INTEGER)"),
 };
@@ -68,17 +67,18 @@ const QStringList kMigration4 = {
 
 const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4};
 
-int readUserVersion(LedgerConnection &connection, QString *error) {
+int readUserVersion(LedgerConnection &connection, QString *error)
+{
     QSqlQuery query(connection.database());
     if (!query.exec(QStringLiteral("PRAGMA user_version")) || !query.next()) {
-        *error =
-            connection.describe(query.lastError(), QStringLiteral("reading the schema version"));
+        *error = connection.describe(query.lastError(), QStringLiteral("reading the schema version"));
         return -1;
     }
     return query.value(0).toInt();
 }
 
-QString applyMigrations(LedgerConnection &connection, int from) {
+QString applyMigrations(LedgerConnection &connection, int from)
+{
     for (int version = from + 1; version <= ledgerSchemaVersion(); ++version) {
         const QString doing = QStringLiteral("migrating the schema to version %1").arg(version);
         for (const QString &sql : ledgerMigrationSteps(version)) {
@@ -93,16 +93,18 @@ QString applyMigrations(LedgerConnection &connection, int from) {
 
 } // namespace
 
-int ledgerSchemaVersion() {
+int ledgerSchemaVersion()
+{
     return int(kMigrations.size());
 }
 
-QStringList ledgerMigrationSteps(int version) {
-    return version >= 1 && version <= ledgerSchemaVersion() ? kMigrations.at(version - 1)
-                                                            : QStringList();
+QStringList ledgerMigrationSteps(int version)
+{
+    return version >= 1 && version <= ledgerSchemaVersion() ? kMigrations.at(version - 1) : QStringList();
 }
 
-QString migrateLedger(LedgerConnection &connection, int giveUpMs) {
+QString migrateLedger(LedgerConnection &connection, int giveUpMs)
+{
     QString error = connection.beginImmediate(giveUpMs, nullptr);
     if (!error.isEmpty())
         return error;

@@ -2,7 +2,8 @@
 
 namespace taxicore {
 
-int ledgerStateRank(QStringView state) {
+int ledgerStateRank(QStringView state)
+{
     if (state == u"requested")
         return 0;
     if (state == u"assigned")
@@ -16,7 +17,8 @@ int ledgerStateRank(QStringView state) {
     return -1;
 }
 
-bool ledgerStateIsOpen(QStringView state) {
+bool ledgerStateIsOpen(QStringView state)
+{
     const int rank = ledgerStateRank(state);
     return rank >= 0 && rank < 4;
 }

@@ -8,15 +8,15 @@ namespace taxicore {
 
 namespace {
 
-QString prepareDirectory(const QString &dataDir) {
+QString prepareDirectory(const QString &dataDir)
+{
     if (dataDir.isEmpty())
         return QStringLiteral("ledger: no data directory given");
     const QFileInfo info(dataDir);
     if (info.exists() && !info.isDir())
         return QStringLiteral("ledger %1: the data directory is a file").arg(dataDir);
     if (!QDir().mkpath(dataDir))
-        return QStringLiteral("ledger %1: cannot create the data directory (unwritable parent?)")
-            .arg(dataDir);
+        return QStringLiteral("ledger %1: cannot create the data directory (unwritable parent?)").arg(dataDir);
     const QFileInfo file(ledgerFilePath(dataDir));
     if (file.exists() && !file.isFile())
         return QStringLiteral("ledger %1: exists but is not a file").arg(file.filePath());
@@ -29,11 +29,14 @@ SqliteLedger::SqliteLedger(const LedgerOptions &options)
     : Ledger(options)
     , m_file(ledgerFilePath(options.dataDir))
     , m_reader(options)
-    , m_writer(m_file, options) {}
+    , m_writer(m_file, options)
+{
+}
 
 SqliteLedger::~SqliteLedger() = default;
 
-Ledger::Opened SqliteLedger::open(const LedgerOptions &options) {
+Ledger::Opened SqliteLedger::open(const LedgerOptions &options)
+{
     if (QString error = prepareDirectory(options.dataDir); !error.isEmpty())
         return {nullptr, error};
     std::unique_ptr<SqliteLedger> ledger(new SqliteLedger(options));
@@ -42,9 +45,9 @@ Ledger::Opened SqliteLedger::open(const LedgerOptions &options) {
     return {std::move(ledger), {}};
 }
 
-void SqliteLedger::append(LedgerRecord record, Done done) {
+void SqliteLedger::append(LedgerRecord record, Done done)
+{
     m_writer.append(std::move(record), std::move(done));
 }
-
 
 } // namespace taxicore

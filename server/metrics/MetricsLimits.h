@@ -10,8 +10,8 @@ namespace taxicore {
 inline constexpr int kMetricsRouteSlots = kRouteKinds;
 
 // The status codes counted one by one; anything else lands in "other" by class.
-inline constexpr std::array<int, kStatusKinds> kCountedStatuses = {
-    200, 201, 204, 304, 400, 404, 405, 408, 409, 413, 414, 429, 431, 500, 503, 0 /* other */};
+inline constexpr std::array<int, kStatusKinds> kCountedStatuses = {200, 201, 204, 304, 400, 404, 405, 408,
+                                                                   409, 413, 414, 429, 431, 500, 503, 0 /* other */};
 
 inline int statusIndex(int status)
 {

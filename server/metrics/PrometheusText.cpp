@@ -7,8 +7,7 @@ namespace taxicore {
 
 namespace {
 
-template<typename Read>
-uint64_t sumSlots(const FleetStore &fleet, Read read)
+template <typename Read> uint64_t sumSlots(const FleetStore &fleet, Read read)
 {
     uint64_t sum = 0;
     for (int i = 0; i < kMaxWorkers; ++i)
@@ -40,13 +39,14 @@ QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &ro
         if (name.isEmpty())
             continue;
         for (int st = 0; st < kStatusKinds; ++st) {
-            const uint64_t n = sumSlots(fleet, [&](const WorkerSlot &s) { return s.byRouteStatus[route][st].load(relaxed); });
+            const uint64_t n =
+                sumSlots(fleet, [&](const WorkerSlot &s) { return s.byRouteStatus[route][st].load(relaxed); });
             if (n == 0)
                 continue;
             const int code = kCountedStatuses[std::size_t(st)];
             out += "taxicore_http_requests_total{route=\"" + name + "\",status=\""
-                + (code ? QByteArray::number(code) : QByteArrayLiteral("other")) + "\"} "
-                + QByteArray::number(n) + '\n';
+                   + (code ? QByteArray::number(code) : QByteArrayLiteral("other")) + "\"} " + QByteArray::number(n)
+                   + '\n';
         }
     }
     out += "# HELP taxicore_http_request_duration_seconds Time from a parsed request to its response.\n"
@@ -54,8 +54,8 @@ QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &ro
     uint64_t cumulative = 0;
     for (int b = 0; b < kLatencyBuckets; ++b) {
         cumulative += sumSlots(fleet, [&](const WorkerSlot &s) { return s.latency[b].load(relaxed); });
-        out += "taxicore_http_request_duration_seconds_bucket{le=\"" + number(latencyBucketBoundUs(b) / 1e6)
-            + "\"} " + QByteArray::number(cumulative) + '\n';
+        out += "taxicore_http_request_duration_seconds_bucket{le=\"" + number(latencyBucketBoundUs(b) / 1e6) + "\"} "
+               + QByteArray::number(cumulative) + '\n';
     }
     out += "taxicore_http_request_duration_seconds_bucket{le=\"+Inf\"} " + QByteArray::number(cumulative) + '\n';
     const uint64_t sumUs = sumSlots(fleet, [&](const WorkerSlot &s) { return s.latencySumUs.load(relaxed); });
@@ -63,16 +63,16 @@ QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &ro
     out += "taxicore_http_request_duration_seconds_count " + QByteArray::number(cumulative) + '\n';
     out += "# HELP taxicore_open_connections Client connections open now.\n"
            "# TYPE taxicore_open_connections gauge\ntaxicore_open_connections "
-        + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.openConnections.load(relaxed); }))
-        + '\n';
+           + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.openConnections.load(relaxed); }))
+           + '\n';
     out += "# HELP taxicore_requests_in_flight Requests being handled now.\n"
            "# TYPE taxicore_requests_in_flight gauge\ntaxicore_requests_in_flight "
-        + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.inFlight.load(relaxed); }))
-        + '\n';
+           + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.inFlight.load(relaxed); })) + '\n';
     out += "# HELP taxicore_mode The execution model serving now.\n# TYPE taxicore_mode gauge\n"
-           "taxicore_mode{mode=\"" + mode + "\"} 1\n";
+           "taxicore_mode{mode=\""
+           + mode + "\"} 1\n";
     out += "# HELP taxicore_cars Cars in the fleet.\n# TYPE taxicore_cars gauge\ntaxicore_cars "
-        + QByteArray::number(fleet.carCount()) + '\n';
+           + QByteArray::number(fleet.carCount()) + '\n';
     return out;
 }
 

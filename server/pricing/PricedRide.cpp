@@ -44,10 +44,10 @@ FareBreakdown rideFare(const PricingBoard &pricing, const Tariff &tariff, const 
 {
     const std::optional<BookingPrice> price = pricing.bookingPrice(booking.id);
     if (price && price->hasQuote) {
-        const bool chargedTheQuote = booking.state == BookingState::Completed
-            && std::abs(booking.fare - price->quote.total) < 0.005;
+        const bool chargedTheQuote =
+            booking.state == BookingState::Completed && std::abs(booking.fare - price->quote.total) < 0.005;
         const bool atDropoff = booking.state != BookingState::Completed && booking.hasDropoff && carAt
-            && city::haversineMeters(*carAt, booking.dropoff) <= kAtDropoffM;
+                               && city::haversineMeters(*carAt, booking.dropoff) <= kAtDropoffM;
         if (chargedTheQuote || atDropoff)
             return price->quote;
     }

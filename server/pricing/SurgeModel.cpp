@@ -17,7 +17,8 @@ SurgeGrid SurgeGrid::covering(LatLng southWest, LatLng northEast, double cellM, 
     g.west = southWest.lng;
     const double midLat = (southWest.lat + northEast.lat) / 2;
     const double heightM = std::max(1.0, (northEast.lat - southWest.lat) * kMetresPerDegreeLat);
-    const double widthM = std::max(1.0, (northEast.lng - southWest.lng) * kMetresPerDegreeLat * std::cos(midLat * kPi / 180));
+    const double widthM =
+        std::max(1.0, (northEast.lng - southWest.lng) * kMetresPerDegreeLat * std::cos(midLat * kPi / 180));
     double cell = std::max(1.0, cellM);
     // Grow the cells until the grid fits.
     while (std::ceil(heightM / cell) * std::ceil(widthM / cell) > maxCells)

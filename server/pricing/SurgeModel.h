@@ -36,8 +36,8 @@ class SurgeModel {
 public:
     explicit SurgeModel(SurgeGrid grid);
 
-    void update(const std::vector<LatLng> &openPickups, const std::vector<LatLng> &availableCars,
-                const Tariff &tariff, double elapsedS);
+    void update(const std::vector<LatLng> &openPickups, const std::vector<LatLng> &availableCars, const Tariff &tariff,
+                double elapsedS);
     const SurgeGrid &grid() const { return m_grid; }
     const std::vector<double> &surge() const { return m_surge; }
     double surgeAt(LatLng p) const;

@@ -24,8 +24,8 @@ void SurgePublisher::update(double elapsedS)
             availableCars.push_back(car->position);
         } else if (car->state == CarState::ToPickup || car->state == CarState::Waiting) {
             // Every open booking has a car on its way (a booking is assigned when it is made).
-            if (const auto booking = m_fleet.booking(car->bookingId); booking && isOpen(booking->state)
-                && booking->state != BookingState::OnTrip)
+            if (const auto booking = m_fleet.booking(car->bookingId);
+                booking && isOpen(booking->state) && booking->state != BookingState::OnTrip)
                 openPickups.push_back(booking->pickup);
         }
     }

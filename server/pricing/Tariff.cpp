@@ -6,7 +6,10 @@
 namespace taxicore {
 
 namespace {
-double roundToCents(double value) { return std::round(value * 100.0) / 100.0; }
+double roundToCents(double value)
+{
+    return std::round(value * 100.0) / 100.0;
+}
 } // namespace
 
 FareBreakdown computeFare(const Tariff &tariff, double distanceM, double durationS, double surge)

@@ -67,10 +67,8 @@ TariffParse tariffFromJson(const QJsonObject &json, const Tariff &start)
         }
         const double value = it.value().toDouble(std::nan(""));
         if (!it.value().isDouble() || !std::isfinite(value) || value < field->min || value > field->max) {
-            result.error = QStringLiteral("field \"%1\" must be a number from %2 to %3")
-                               .arg(key)
-                               .arg(field->min)
-                               .arg(field->max);
+            result.error =
+                QStringLiteral("field \"%1\" must be a number from %2 to %3").arg(key).arg(field->min).arg(field->max);
             return result;
         }
         tariff.*field->member = value;

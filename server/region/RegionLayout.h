@@ -105,7 +105,7 @@ struct RateBucket {
 };
 
 struct AccessBlock {
-    char adminToken[kAdminTokenBytes]; // NUL-terminated
+    char adminToken[kAdminTokenBytes];  // NUL-terminated
     char deviceToken[kAdminTokenBytes]; // PUT /api/v1/cars/{id}/position; NUL-terminated
     uint32_t trustLoopback;
     double bookingRatePerMinute;
@@ -132,7 +132,7 @@ struct ControlBlock {
     // One change at a time (RuntimeMailbox): the mailbox is busy until the asker of the newest
     // request took its answer or withdrew (collectedSequence), or until requestDeadlineMs passed.
     std::atomic<uint64_t> collectedSequence;
-    int64_t requestDeadlineMs; // clock::monotonicMs()
+    int64_t requestDeadlineMs;                                          // clock::monotonicMs()
     int32_t requestMode, requestWorkers, requestThreads, requestPolicy; // -1 = unchanged
     uint64_t replySequence;                                             // the request answered
     int32_t replyMode, replyWorkers, replyThreads, replyPolicy;         // what it put in force

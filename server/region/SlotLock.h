@@ -70,8 +70,7 @@ public:
             uint32_t expected = 0;
             if (m_word.compare_exchange_weak(expected, self, std::memory_order_acquire))
                 return;
-            if (spins > kSpinsBeforeSteal && expected != self
-                && kill(static_cast<pid_t>(expected), 0) != 0
+            if (spins > kSpinsBeforeSteal && expected != self && kill(static_cast<pid_t>(expected), 0) != 0
                 && m_word.compare_exchange_strong(expected, self, std::memory_order_acquire))
                 return;
             if (expected == self && spins > kSpinsBeforeSteal) // a thread of ours: keep waiting

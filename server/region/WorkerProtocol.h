@@ -74,11 +74,16 @@ static_assert(std::atomic<WorkerSlotState>::is_always_lock_free, "shared memory 
 constexpr const char *workerSlotStateName(WorkerSlotState state)
 {
     switch (state) { // no default: a new state without a name is a -Wswitch error
-    case WorkerSlotState::Unused: return "unused";
-    case WorkerSlotState::Starting: return "starting";
-    case WorkerSlotState::Serving: return "serving";
-    case WorkerSlotState::Draining: return "draining";
-    case WorkerSlotState::Exited: return "exited";
+    case WorkerSlotState::Unused:
+        return "unused";
+    case WorkerSlotState::Starting:
+        return "starting";
+    case WorkerSlotState::Serving:
+        return "serving";
+    case WorkerSlotState::Draining:
+        return "draining";
+    case WorkerSlotState::Exited:
+        return "exited";
     }
     return "exited";
 }

@@ -17,7 +17,8 @@ QString loadOrCreateToken(const QString &dataDir, const QString &fileName, const
     QFile existing(path);
     if (existing.exists()) {
         if (!existing.open(QIODevice::ReadOnly)) {
-            error = QStringLiteral("cannot read the %1 %2: %3").arg(QLatin1StringView(what), path, existing.errorString());
+            error =
+                QStringLiteral("cannot read the %1 %2: %3").arg(QLatin1StringView(what), path, existing.errorString());
             return {};
         }
         const QString token = QString::fromLatin1(existing.readAll().trimmed());
@@ -32,8 +33,7 @@ QString loadOrCreateToken(const QString &dataDir, const QString &fileName, const
     const QByteArray token = randomHexToken(16);
     QSaveFile file(path);
     // Owner only from the first byte on: the temporary file is created with these permissions.
-    if (!file.open(QIODevice::WriteOnly)
-        || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
+    if (!file.open(QIODevice::WriteOnly) || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
         || file.write(token + '\n') != token.size() + 1 || !file.commit()) {
         error = QStringLiteral("cannot write the %1 %2: %3").arg(QLatin1StringView(what), path, file.errorString());
         return {};

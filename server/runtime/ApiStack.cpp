@@ -21,8 +21,8 @@
 
 namespace taxicore {
 
-ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger,
-                           int workerSlot, ConnectionLimits limits)
+ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
+                   ConnectionLimits limits)
     : m_fleet(fleet)
     , m_city(std::move(city))
     , m_metrics(fleet.workerSlot(workerSlot))

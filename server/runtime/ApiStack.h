@@ -29,7 +29,7 @@ class ApiStack {
 public:
     // `ledger` may be null (no durability: tests of the HTTP layer alone).
     ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
-                 ConnectionLimits limits = {});
+             ConnectionLimits limits = {});
     ~ApiStack();
 
     ConnectionGuard &guard() const { return *m_guard; }

@@ -18,7 +18,10 @@ public:
     DataDirLock &operator=(const DataDirLock &) = delete;
 
 private:
-    explicit DataDirLock(int fd) : m_fd(fd) {}
+    explicit DataDirLock(int fd)
+        : m_fd(fd)
+    {
+    }
     int m_fd;
 };
 

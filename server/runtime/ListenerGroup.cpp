@@ -93,7 +93,7 @@ bool ListenerGroup::listen(const QHostAddress &address, quint16 port, QString &e
         const int one = 1;
         setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         const bool free = address.protocol() == QAbstractSocket::IPv6Protocol
-            || ::bind(probe, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
+                          || ::bind(probe, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
         ::close(probe);
         if (!free) {
             error = QStringLiteral("cannot listen on %1:%2: the address is already in use")
@@ -123,7 +123,8 @@ bool ListenerGroup::ensureListeners(int count, QString &error)
         if (thread() == QThread::currentThread())
             watch(index, fd);
         else
-            QMetaObject::invokeMethod(this, [this, index, fd] { watch(index, fd); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, index, fd] { watch(index, fd); }, Qt::QueuedConnection);
     }
     return true;
 }
@@ -160,7 +161,8 @@ void ListenerGroup::shutDown()
             const int connection = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (connection < 0)
                 break;
-            QMetaObject::invokeMethod(this, [this, connection] { m_acceptor(connection); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, connection] { m_acceptor(connection); }, Qt::QueuedConnection);
         }
         // shutdown(), not close(): a worker holding a copy of this socket stops listening too.
         ::shutdown(fd, SHUT_RDWR);

@@ -49,7 +49,7 @@ private:
     Acceptor m_acceptor;
     QHostAddress m_address;
     quint16 m_port = 0;
-    mutable QMutex m_mutex;      // guards m_fds and m_shutDown: read from the control thread too
+    mutable QMutex m_mutex; // guards m_fds and m_shutDown: read from the control thread too
     std::vector<int> m_fds;
     bool m_shutDown = false;
     std::vector<AcceptLoop *> m_loops; // I/O thread only

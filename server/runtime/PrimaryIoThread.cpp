@@ -25,7 +25,7 @@ constexpr int kLedgerIdleWaitMs = 5000;
 } // namespace
 
 PrimaryIoThread::PrimaryIoThread(const ServerOptions &options, FleetStore &fleet,
-                             std::shared_ptr<const city::City> city, Ledger *ledger, ConnectionLimits limits)
+                                 std::shared_ptr<const city::City> city, Ledger *ledger, ConnectionLimits limits)
     : m_options(options)
     , m_fleet(fleet)
     , m_city(std::move(city))
@@ -79,8 +79,11 @@ void PrimaryIoThread::run()
 
     m_stopTarget = &listeners;
     m_guard = &stack.guard();
-    m_started.set_value({true, listeners.port(), {},
-                         RuntimeController::InProcess{&listeners, &dispatcher, &stack.guard(), &stack.service(), &pool}});
+    m_started.set_value(
+        {true,
+         listeners.port(),
+         {},
+         RuntimeController::InProcess{&listeners, &dispatcher, &stack.guard(), &stack.service(), &pool}});
     exec();
     m_stopTarget = nullptr;
     m_guard = nullptr;
@@ -105,12 +108,15 @@ void PrimaryIoThread::drainAndStop(int graceMs)
         wait();
         return;
     }
-    QMetaObject::invokeMethod(listeners, [this, listeners, guard, graceMs] {
-        listeners->stopAccepting();
-        connect(guard, &ConnectionGuard::allConnectionsClosed, this, &QThread::quit, Qt::DirectConnection);
-        QTimer::singleShot(graceMs, listeners, [this] { quit(); });
-        guard->startDraining();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        listeners,
+        [this, listeners, guard, graceMs] {
+            listeners->stopAccepting();
+            connect(guard, &ConnectionGuard::allConnectionsClosed, this, &QThread::quit, Qt::DirectConnection);
+            QTimer::singleShot(graceMs, listeners, [this] { quit(); });
+            guard->startDraining();
+        },
+        Qt::QueuedConnection);
     wait();
 }
 

@@ -33,7 +33,7 @@ public:
     };
 
     PrimaryIoThread(const ServerOptions &options, FleetStore &fleet, std::shared_ptr<const city::City> city,
-                  Ledger *ledger, ConnectionLimits limits = {});
+                    Ledger *ledger, ConnectionLimits limits = {});
     ~PrimaryIoThread() override;
 
     // Starts the thread and waits until it listens or fails.

@@ -13,8 +13,8 @@ QtMessageHandler g_previous = nullptr;
 bool isExpected(const QString &message)
 {
     return message.startsWith(QLatin1StringView("QTcpServer::nextPendingConnection() called while not listening"))
-        || (message.startsWith(QLatin1StringView("The TCP server taxicore::ConnectionGuard"))
-            && message.endsWith(QLatin1StringView("is not listening.")));
+           || (message.startsWith(QLatin1StringView("The TCP server taxicore::ConnectionGuard"))
+               && message.endsWith(QLatin1StringView("is not listening.")));
 }
 
 void filter(QtMsgType type, const QMessageLogContext &context, const QString &message)

@@ -35,16 +35,16 @@ RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, Wor
     connect(m_supervisor.get(), &WorkerSupervisor::crashLoop, this, &RuntimeController::onCrashLoop);
     // The dispatcher's bookkeeping of passed connections lives on the I/O thread.
     connect(m_supervisor.get(), &WorkerSupervisor::connectionAdopted, this, [this](int index, uint32_t id) {
-        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->adopted(index, id); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->adopted(index, id); }, Qt::QueuedConnection);
     });
     connect(m_supervisor.get(), &WorkerSupervisor::connectionDeclined, this, [this](int index, uint32_t id) {
-        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->declined(index, id); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->declined(index, id); }, Qt::QueuedConnection);
     });
     connect(m_supervisor.get(), &WorkerSupervisor::workerGone, this, [this](int index) {
-        QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, index] { d->workerGone(index); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            m_in.dispatcher, [d = m_in.dispatcher, index] { d->workerGone(index); }, Qt::QueuedConnection);
     });
     m_mailboxTimer.setInterval(kMailboxPollMs);
     connect(&m_mailboxTimer, &QTimer::timeout, this, &RuntimeController::pollMailbox);
@@ -68,10 +68,12 @@ void RuntimeController::archiveEvents()
     const uint64_t newest = m_fleet.control().nextEvent.load(std::memory_order_acquire);
     if (!m_ledger || newest == m_archivedEvents)
         return;
-    const QJsonArray events = EventLog(m_fleet.control()).newest(int(std::min<uint64_t>(newest - m_archivedEvents, kEventSlots)));
+    const QJsonArray events =
+        EventLog(m_fleet.control()).newest(int(std::min<uint64_t>(newest - m_archivedEvents, kEventSlots)));
     for (qsizetype i = events.size() - 1; i >= 0; --i) { // oldest first
         const QJsonObject e = events[i].toObject();
-        m_ledger->append(EventRecord{e.value(QStringLiteral("kind")).toString(), e, qint64(e.value(QStringLiteral("time_ms")).toDouble())});
+        m_ledger->append(EventRecord{e.value(QStringLiteral("kind")).toString(), e,
+                                     qint64(e.value(QStringLiteral("time_ms")).toDouble())});
     }
     m_archivedEvents = newest;
 }
@@ -89,11 +91,14 @@ QString RuntimeController::apply(const RuntimeSettings &wanted)
     const bool processes = next.mode == RuntimeMode::Processes;
     QThreadPool *pool = next.mode == RuntimeMode::Pool ? m_in.pool : nullptr;
     const int threads = next.threads;
-    QMetaObject::invokeMethod(m_in.service, [service = m_in.service, pool, threads] {
-        if (pool)
-            pool->setMaxThreadCount(threads);
-        service->setThreadPool(pool);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_in.service,
+        [service = m_in.service, pool, threads] {
+            if (pool)
+                pool->setMaxThreadCount(threads);
+            service->setThreadPool(pool);
+        },
+        Qt::QueuedConnection);
     // Connections move to the workers once all of them serve (or after a deadline), so the
     // reconnecting clients spread over every worker instead of piling onto the first one up.
     m_workersDeadline = processes ? clock::monotonicMs() + kAllWorkersReadyWaitMs : 0;
@@ -105,9 +110,12 @@ QString RuntimeController::apply(const RuntimeSettings &wanted)
         assignListeners();
     RuntimeMailbox(m_fleet.control()).publish(next);
     if (!(previous == next))
-        EventLog(m_fleet.control()).append("switch", QStringLiteral("mode %1, workers %2, threads %3, policy %4")
-                                                         .arg(modeName(next.mode)).arg(next.workers)
-                                                         .arg(next.threads).arg(policyName(next.policy)));
+        EventLog(m_fleet.control())
+            .append("switch", QStringLiteral("mode %1, workers %2, threads %3, policy %4")
+                                  .arg(modeName(next.mode))
+                                  .arg(next.workers)
+                                  .arg(next.threads)
+                                  .arg(policyName(next.policy)));
     return {};
 }
 
@@ -120,14 +128,17 @@ void RuntimeController::onWorkersChanged()
     const bool allReady = links.size() >= m_settings.workers || clock::monotonicMs() >= m_workersDeadline;
     // The in-process server stops taking keep-alive requests once the workers serve.
     const bool toWorkers = processes && !links.isEmpty() && allReady;
-    QMetaObject::invokeMethod(m_in.dispatcher, [d = m_in.dispatcher, links, g = m_in.guard, toWorkers] {
-        d->setWorkers(links);
-        d->setToWorkers(toWorkers);
-        if (toWorkers)
-            g->startDraining();
-        else
-            g->stopDraining();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_in.dispatcher,
+        [d = m_in.dispatcher, links, g = m_in.guard, toWorkers] {
+            d->setWorkers(links);
+            d->setToWorkers(toWorkers);
+            if (toWorkers)
+                g->startDraining();
+            else
+                g->stopDraining();
+        },
+        Qt::QueuedConnection);
     assignListeners();
 }
 
@@ -155,8 +166,9 @@ void RuntimeController::assignListeners()
             continue;
         }
         const int listener = it.value();
-        QMetaObject::invokeMethod(m_in.listeners, [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, true); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            m_in.listeners, [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, true); },
+            Qt::QueuedConnection);
         m_supervisor->send(it.key(), WorkerMessageType::StopListening);
         it = m_listenerOfWorker.erase(it);
     }
@@ -166,9 +178,9 @@ void RuntimeController::assignListeners()
         const int listener = it.value();
         if (m_supervisor->send(it.key(), WorkerMessageType::Listen, m_in.listeners->listenerFd(listener))) {
             m_listenerOfWorker.insert(it.key(), listener);
-            QMetaObject::invokeMethod(m_in.listeners,
-                                      [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, false); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                m_in.listeners, [l = m_in.listeners, listener] { l->setPrimaryAccepts(listener, false); },
+                Qt::QueuedConnection);
         }
     }
 }

@@ -76,7 +76,6 @@ bool ServerHost::start(QString &error)
     pricing.setTariff(m_options.tariff);
     pricing.setDemandRate(m_options.demandRatePerMinute);
 
-
     if (!openLedger(error))
         return false;
     if (!setUpOperatorAccess(error))
@@ -92,7 +91,8 @@ bool ServerHost::start(QString &error)
         return false;
     }
     if (restored > 0)
-        EventLog(m_fleet->control()).append("restore", QStringLiteral("%1 open bookings restored from the ledger").arg(restored));
+        EventLog(m_fleet->control())
+            .append("restore", QStringLiteral("%1 open bookings restored from the ledger").arg(restored));
     m_simulationThread = std::make_unique<QThread>();
     m_simulationThread->setObjectName(QStringLiteral("taxicore-sim"));
     m_simulator->moveToThread(m_simulationThread.get());
@@ -171,8 +171,13 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
 {
     WorkerSupervisor::Settings workers;
     workers.program = QCoreApplication::applicationDirPath() + QStringLiteral("/taxicore-server");
-    workers.extraArgs = {QStringLiteral("--city"), m_cityPath, QStringLiteral("--data-dir"), m_ledger->options().dataDir,
-                         QStringLiteral("--durability"), m_options.durability, QStringLiteral("--feed-idle-timeout-ms"),
+    workers.extraArgs = {QStringLiteral("--city"),
+                         m_cityPath,
+                         QStringLiteral("--data-dir"),
+                         m_ledger->options().dataDir,
+                         QStringLiteral("--durability"),
+                         m_options.durability,
+                         QStringLiteral("--feed-idle-timeout-ms"),
                          QString::number(m_options.feedIdleTimeoutMs)};
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
@@ -200,8 +205,7 @@ QString ServerHost::applyRuntime(const RuntimeSettings &settings)
     if (answer.busy)
         return QStringLiteral("another runtime change is still being applied");
     if (!answer.answered)
-        return QStringLiteral("the runtime controller did not answer within %1 s")
-            .arg(kRuntimeApplyTimeoutMs / 1000);
+        return QStringLiteral("the runtime controller did not answer within %1 s").arg(kRuntimeApplyTimeoutMs / 1000);
     return answer.error;
 }
 
@@ -218,8 +222,9 @@ void ServerHost::stop(int graceMs)
         m_thread->closeListeners();
     if (m_controller) {
         // Workers drain first (their connections finish), then the in-process server.
-        QMetaObject::invokeMethod(m_controller.get(), [c = m_controller.get(), graceMs] { c->shutdown(graceMs); },
-                                  Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            m_controller.get(), [c = m_controller.get(), graceMs] { c->shutdown(graceMs); },
+            Qt::BlockingQueuedConnection);
         m_controlThread->quit();
         m_controlThread->wait();
         m_controller.reset();
@@ -238,7 +243,7 @@ void ServerHost::stop(int graceMs)
         m_simulator.reset();
         m_simulationThread.reset();
     }
-    m_ledger.reset(); // commits what is queued, then closes
+    m_ledger.reset();      // commits what is queued, then closes
     m_dataDirLock.reset(); // last: the ledger is closed, another server may take the directory
 }
 

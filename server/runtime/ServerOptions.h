@@ -19,22 +19,22 @@ struct ServerOptions {
     QString mode = QStringLiteral("single"); // single | pool | processes
     int cars = 500;
     quint64 seed = 1;
-    double simSpeed = 1.0; // simulated seconds per real second
+    double simSpeed = 1.0;    // simulated seconds per real second
     int pickupTimeoutS = 600; // --pickup-timeout: simulated seconds an unboarded booking holds its car
-    QString dataDir; // empty: QStandardPaths::AppDataLocation
-    QString durability = QStringLiteral("normal"); // normal | full (the ledger's synchronous level)
-    QString cityPath; // empty: the bundled city
-    int workers = 0;  // processes mode; 0 = number of cores
-    int threads = 0;  // pool mode; 0 = number of cores
-    QString policy = QStringLiteral("round-robin"); // round-robin | kernel
+    QString dataDir;          // empty: QStandardPaths::AppDataLocation
+    QString durability = QStringLiteral("normal");      // normal | full (the ledger's synchronous level)
+    QString cityPath;                                   // empty: the bundled city
+    int workers = 0;                                    // processes mode; 0 = number of cores
+    int threads = 0;                                    // pool mode; 0 = number of cores
+    QString policy = QStringLiteral("round-robin");     // round-robin | kernel
     int heartbeatTimeoutMs = kWorkerHeartbeatTimeoutMs; // a worker silent this long is replaced
-    QString tariffPath;              // --tariff FILE; empty: the built-in tariff
-    Tariff tariff;                   // read from tariffPath by readServerOptions
-    double demandRatePerMinute = 0;  // --demand-rate: generated rides per minute, 0 = off
-    ConnectionLimits limits;         // --max-request-line ... --max-connections (README: "Limits")
-    QString adminToken;        // empty: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token (made at first start)
-    QString deviceToken;       // empty: $TAXICORE_DEVICE_TOKEN, else DATA_DIR/device-token (made at first start)
-    bool trustLoopback = true; // loopback clients are operators without a token, and not rate limited
+    QString tariffPath;                                 // --tariff FILE; empty: the built-in tariff
+    Tariff tariff;                                      // read from tariffPath by readServerOptions
+    double demandRatePerMinute = 0;                     // --demand-rate: generated rides per minute, 0 = off
+    ConnectionLimits limits;          // --max-request-line ... --max-connections (docs/reference/limits.md)
+    QString adminToken;               // empty: $TAXICORE_ADMIN_TOKEN, else DATA_DIR/admin-token (made at first start)
+    QString deviceToken;              // empty: $TAXICORE_DEVICE_TOKEN, else DATA_DIR/device-token (made at first start)
+    bool trustLoopback = true;        // loopback clients are operators without a token, and not rate limited
     double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
     int bookingBurst = 20;
     int feedIdleTimeoutMs = 30'000; // --feed-idle-timeout-ms: a feed client that does not subscribe is closed

@@ -67,9 +67,9 @@ void WorkerSupervisor::spawn(int index)
     worker.channelFd = fds[0];
     worker.process = new QProcess(this);
     worker.process->setProgram(m_settings.program);
-    worker.process->setArguments(QStringList{QStringLiteral("--worker"), QStringLiteral("--worker-index"),
-                                             QString::number(index)}
-                                 + m_settings.extraArgs + connectionLimitArguments(m_settings.limits));
+    worker.process->setArguments(
+        QStringList{QStringLiteral("--worker"), QStringLiteral("--worker-index"), QString::number(index)}
+        + m_settings.extraArgs + connectionLimitArguments(m_settings.limits));
     worker.process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     worker.process->setStandardOutputFile(QProcess::nullDevice());
     const int regionFd = m_settings.regionFd;
@@ -175,7 +175,9 @@ void WorkerSupervisor::onFinished(int index)
             spawn(index); // drained by a restart of the same slot
         return;
     }
-    log.append("crash", QStringLiteral("worker %1 (pid %2) %3").arg(index).arg(pid)
+    log.append("crash", QStringLiteral("worker %1 (pid %2) %3")
+                            .arg(index)
+                            .arg(pid)
                             .arg(crashed ? QStringLiteral("crashed") : QStringLiteral("exited with %1").arg(exitCode)));
     const qint64 now = clock::monotonicMs();
     m_crashTimes.append(now);
@@ -185,7 +187,8 @@ void WorkerSupervisor::onFinished(int index)
         if (!m_breakerTripped) {
             m_breakerTripped = true;
             log.append("breaker", QStringLiteral("%1 crashes within %2 s: no more respawns")
-                                      .arg(m_crashTimes.size()).arg(m_settings.crashLoopWindowMs / 1000));
+                                      .arg(m_crashTimes.size())
+                                      .arg(m_settings.crashLoopWindowMs / 1000));
             Q_EMIT crashLoop();
         }
         return;
@@ -211,19 +214,20 @@ void WorkerSupervisor::tick()
     for (Worker &w : m_workers) {
         WorkerSlot &slot = m_fleet.workerSlot(w.index);
         const qint64 silentMs = now - slot.heartbeatMs.load(std::memory_order_relaxed);
-        if (w.state == State::Starting
-            && slot.state.load(std::memory_order_acquire) == WorkerSlotState::Serving) {
+        if (w.state == State::Starting && slot.state.load(std::memory_order_acquire) == WorkerSlotState::Serving) {
             w.state = State::Ready;
             m_recentCrashes.remove(w.index);
             changed = true;
         } else if (w.state == State::Starting
                    && now - slot.startedMs.load(std::memory_order_relaxed) > kWorkerStartTimeoutMs) {
-            EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 did not start within %2 s: killed")
-                                                            .arg(w.index).arg(kWorkerStartTimeoutMs / 1000));
+            EventLog(m_fleet.control())
+                .append("stall", QStringLiteral("worker %1 did not start within %2 s: killed")
+                                     .arg(w.index)
+                                     .arg(kWorkerStartTimeoutMs / 1000));
             w.process->kill();
         } else if (w.state == State::Ready && silentMs > m_settings.heartbeatTimeoutMs) {
-            EventLog(m_fleet.control()).append("stall", QStringLiteral("worker %1 silent for %2 ms: killed")
-                                                            .arg(w.index).arg(silentMs));
+            EventLog(m_fleet.control())
+                .append("stall", QStringLiteral("worker %1 silent for %2 ms: killed").arg(w.index).arg(silentMs));
             w.process->kill();
         } else if (w.state == State::Draining && now > w.drainDeadline) {
             w.process->kill();

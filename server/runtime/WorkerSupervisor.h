@@ -30,7 +30,7 @@ public:
         ConnectionLimits limits; // passed on as flags, so workers enforce what the primary was given
         int regionFd = -1;
         int heartbeatTimeoutMs = kWorkerHeartbeatTimeoutMs;
-        int crashLoopCrashes = 5;     // this many crashes ...
+        int crashLoopCrashes = 5;       // this many crashes ...
         int crashLoopWindowMs = 30'000; // ... within this window trip the breaker
         int drainTimeoutMs = kWorkerDrainTimeoutMs;
     };
@@ -42,7 +42,11 @@ public:
     void setCount(int count);
     int count() const { return m_count; }
     bool breakerTripped() const { return m_breakerTripped; }
-    void resetBreaker() { m_breakerTripped = false; m_crashTimes.clear(); }
+    void resetBreaker()
+    {
+        m_breakerTripped = false;
+        m_crashTimes.clear();
+    }
 
     struct Ready {
         int index;

@@ -69,8 +69,7 @@ char lower(unsigned char c)
     return char(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
 }
 
-template <std::size_t N>
-bool nameIs(const std::array<char, N> &name, int length, const char *expected)
+template <std::size_t N> bool nameIs(const std::array<char, N> &name, int length, const char *expected)
 {
     return std::size_t(length) == std::strlen(expected) && std::memcmp(name.data(), expected, std::size_t(length)) == 0;
 }
@@ -301,8 +300,8 @@ qsizetype RequestFraming::feed(const char *data, qsizetype size, long long nowMs
             if (m_phase == Phase::ChunkSizeStart || m_phase == Phase::ChunkSize || m_phase == Phase::ChunkSizeSpace
                 || m_phase == Phase::ChunkExtension) {
                 if (++m_chunkLineBytes > kMaxChunkLineBytes)
-                    return fail(400, "bad_chunk_size", "a chunk-size line is longer than %1 bytes",
-                                kMaxChunkLineBytes, i);
+                    return fail(400, "bad_chunk_size", "a chunk-size line is longer than %1 bytes", kMaxChunkLineBytes,
+                                i);
             }
             switch (m_phase) {
             case Phase::ChunkSizeStart:
@@ -346,7 +345,8 @@ qsizetype RequestFraming::feed(const char *data, qsizetype size, long long nowMs
                     return fail(400, "bad_line_end", kBareCarriageReturn, 0, i);
                 // The size alone decides: 413 before a byte of the chunk is read.
                 if (m_remaining > m_limits->maxBodyBytes - m_bodyBytes)
-                    return fail(413, "body_too_large", "request bodies are limited to %1 bytes", m_limits->maxBodyBytes, i);
+                    return fail(413, "body_too_large", "request bodies are limited to %1 bytes", m_limits->maxBodyBytes,
+                                i);
                 m_bodyBytes += m_remaining;
                 m_chunkLineBytes = 0;
                 m_phase = m_remaining == 0 ? Phase::LastChunkCr : Phase::ChunkData;

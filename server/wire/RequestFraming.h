@@ -39,7 +39,10 @@ public:
     // Chunk-size lines and CRLFs of one chunked body, on top of the body limit (413 beyond).
     static constexpr long long kChunkFramingAllowance = 16 * 1024;
 
-    explicit RequestFraming(const ConnectionLimits &limits) : m_limits(&limits) {}
+    explicit RequestFraming(const ConnectionLimits &limits)
+        : m_limits(&limits)
+    {
+    }
 
     // Checks the next `size` bytes of the stream and returns how many it consumed: all of them,
     // or fewer when it must wait for the dispatcher (after a head asking for an upgrade, or with
@@ -71,12 +74,30 @@ public:
 
 private:
     enum class Phase : std::uint8_t {
-        Idle, IdleLf, Method, Target, Version, RequestLineLf,
-        FieldStart, FieldName, FieldValue, FieldLf, HeadEndLf,
+        Idle,
+        IdleLf,
+        Method,
+        Target,
+        Version,
+        RequestLineLf,
+        FieldStart,
+        FieldName,
+        FieldValue,
+        FieldLf,
+        HeadEndLf,
         FixedBody,
-        ChunkSizeStart, ChunkSize, ChunkSizeSpace, ChunkExtension, ChunkSizeLf, ChunkData, ChunkDataCr,
-        ChunkDataLf, LastChunkCr, LastChunkLf,
-        AwaitingUpgrade, Failed,
+        ChunkSizeStart,
+        ChunkSize,
+        ChunkSizeSpace,
+        ChunkExtension,
+        ChunkSizeLf,
+        ChunkData,
+        ChunkDataCr,
+        ChunkDataLf,
+        LastChunkCr,
+        LastChunkLf,
+        AwaitingUpgrade,
+        Failed,
     };
     // The header fields whose value the check reads; every other one is only validated.
     enum class Field : std::uint8_t { Other, ContentLength, TransferEncoding, Connection, Expect, Upgrade };
@@ -98,8 +119,8 @@ private:
 
     // The request being read.
     long long m_headStartedMs = 0;
-    int m_lineBytes = 0;  // of the current line, without its CRLF
-    int m_headBytes = 0;  // request line and fields with their CRLFs
+    int m_lineBytes = 0; // of the current line, without its CRLF
+    int m_headBytes = 0; // request line and fields with their CRLFs
     int m_fields = 0;
     int m_blankLines = 0; // before the request line
     int m_partBytes = 0;  // of the method or the target being read

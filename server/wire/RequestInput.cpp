@@ -48,16 +48,14 @@ QString fieldName(const char *name, const char *where)
 double checkRange(double value, const QString &name, double min, double max)
 {
     if (!std::isfinite(value) || value < min || value > max)
-        throwApiError(400, "out_of_range",
-                      QStringLiteral("%1 must be between %2 and %3").arg(name).arg(min).arg(max),
+        throwApiError(400, "out_of_range", QStringLiteral("%1 must be between %2 and %3").arg(name).arg(min).arg(max),
                       {{QStringLiteral("field"), name}});
     return value;
 }
 
 } // namespace
 
-double queryNumber(const ApiRequest &request, const char *name, double min, double max,
-                   std::optional<double> fallback)
+double queryNumber(const ApiRequest &request, const char *name, double min, double max, std::optional<double> fallback)
 {
     const QString key = QString::fromLatin1(name);
     if (!request.query.hasQueryItem(key)) {
@@ -74,8 +72,8 @@ double queryNumber(const ApiRequest &request, const char *name, double min, doub
     return checkRange(value, key, min, max);
 }
 
-double jsonNumber(const QJsonObject &object, const char *name, double min, double max,
-                  std::optional<double> fallback, const char *where)
+double jsonNumber(const QJsonObject &object, const char *name, double min, double max, std::optional<double> fallback,
+                  const char *where)
 {
     const QString key = QString::fromLatin1(name);
     const QString label = fieldName(name, where);
@@ -129,7 +127,8 @@ uint64_t pathId(const ApiRequest &request, int index, const char *what)
     bool ok = false;
     const qulonglong id = index < request.params.size() ? request.params[index].toULongLong(&ok) : 0;
     if (!ok || id == 0)
-        throwApiError(400, "invalid_id", QStringLiteral("%1 id must be a positive integer").arg(QLatin1StringView(what)));
+        throwApiError(400, "invalid_id",
+                      QStringLiteral("%1 id must be a positive integer").arg(QLatin1StringView(what)));
     return id;
 }
 
@@ -152,9 +151,11 @@ BookingOrder readBookingOrder(const QJsonObject &body)
     // The rider id is stored in a fixed-size slot of the shared region (with its NUL).
     if (!rider.isString() || rider.toString().isEmpty() || rider.toString().toUtf8().size() >= kRiderIdBytes
         || hasControl(rider.toString()))
-        throwApiError(400, "invalid_rider_id",
-                      QStringLiteral("rider_id must be a non-empty string of at most %1 bytes without control characters").arg(kRiderIdBytes - 1),
-                      {{QStringLiteral("field"), QStringLiteral("rider_id")}});
+        throwApiError(
+            400, "invalid_rider_id",
+            QStringLiteral("rider_id must be a non-empty string of at most %1 bytes without control characters")
+                .arg(kRiderIdBytes - 1),
+            {{QStringLiteral("field"), QStringLiteral("rider_id")}});
     BookingOrder order{rider.toString(), jsonPoint(body, "pickup"), std::nullopt};
     if (body.contains(QStringLiteral("dropoff")) && !body.value(QStringLiteral("dropoff")).isNull())
         order.dropoff = jsonPoint(body, "dropoff");

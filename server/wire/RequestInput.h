@@ -13,8 +13,7 @@ struct ApiException {
     ApiResponse response;
 };
 
-[[noreturn]] void throwApiError(int status, const char *code, const QString &message,
-                                const QJsonObject &extra = {});
+[[noreturn]] void throwApiError(int status, const char *code, const QString &message, const QJsonObject &extra = {});
 
 // The JSON object in a request body, or 400 naming what is wrong with it.
 QJsonObject readJsonObject(const ApiRequest &request);

@@ -5,25 +5,44 @@ namespace taxicore {
 QByteArray statusText(int status)
 {
     switch (status) {
-    case 100: return QByteArrayLiteral("Continue");
-    case 200: return QByteArrayLiteral("OK");
-    case 201: return QByteArrayLiteral("Created");
-    case 204: return QByteArrayLiteral("No Content");
-    case 304: return QByteArrayLiteral("Not Modified");
-    case 400: return QByteArrayLiteral("Bad Request");
-    case 401: return QByteArrayLiteral("Unauthorized");
-    case 403: return QByteArrayLiteral("Forbidden");
-    case 404: return QByteArrayLiteral("Not Found");
-    case 405: return QByteArrayLiteral("Method Not Allowed");
-    case 408: return QByteArrayLiteral("Request Timeout");
-    case 409: return QByteArrayLiteral("Conflict");
-    case 413: return QByteArrayLiteral("Content Too Large");
-    case 414: return QByteArrayLiteral("URI Too Long");
-    case 429: return QByteArrayLiteral("Too Many Requests");
-    case 431: return QByteArrayLiteral("Request Header Fields Too Large");
-    case 500: return QByteArrayLiteral("Internal Server Error");
-    case 503: return QByteArrayLiteral("Service Unavailable");
-    default: return QByteArrayLiteral("Status");
+    case 100:
+        return QByteArrayLiteral("Continue");
+    case 200:
+        return QByteArrayLiteral("OK");
+    case 201:
+        return QByteArrayLiteral("Created");
+    case 204:
+        return QByteArrayLiteral("No Content");
+    case 304:
+        return QByteArrayLiteral("Not Modified");
+    case 400:
+        return QByteArrayLiteral("Bad Request");
+    case 401:
+        return QByteArrayLiteral("Unauthorized");
+    case 403:
+        return QByteArrayLiteral("Forbidden");
+    case 404:
+        return QByteArrayLiteral("Not Found");
+    case 405:
+        return QByteArrayLiteral("Method Not Allowed");
+    case 408:
+        return QByteArrayLiteral("Request Timeout");
+    case 409:
+        return QByteArrayLiteral("Conflict");
+    case 413:
+        return QByteArrayLiteral("Content Too Large");
+    case 414:
+        return QByteArrayLiteral("URI Too Long");
+    case 429:
+        return QByteArrayLiteral("Too Many Requests");
+    case 431:
+        return QByteArrayLiteral("Request Header Fields Too Large");
+    case 500:
+        return QByteArrayLiteral("Internal Server Error");
+    case 503:
+        return QByteArrayLiteral("Service Unavailable");
+    default:
+        return QByteArrayLiteral("Status");
     }
 }
 

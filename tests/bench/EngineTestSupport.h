@@ -16,7 +16,8 @@ namespace benchtest {
 using namespace std::chrono_literals;
 using namespace taxicore::bench;
 
-inline Target targetFor(const std::string &url) {
+inline Target targetFor(const std::string &url)
+{
     std::string error;
     const auto target = Target::fromUrl(url, error);
     if (!target)
@@ -25,16 +26,17 @@ inline Target targetFor(const std::string &url) {
 }
 
 // One stage of GET requests on the URL's path, as the CLI would run it without a scenario.
-inline StageResult runGet(const std::string &url, const LoadSettings &settings) {
+inline StageResult runGet(const std::string &url, const LoadSettings &settings)
+{
     const Target target = targetFor(url);
     const RequestRenderer renderer(target.hostHeader, settings.httpMode);
-    auto plan = std::make_shared<WeightedMixPlan>(
-        std::vector<MixEntry>{{1, "GET", target.path, ""}}, renderer);
+    auto plan = std::make_shared<WeightedMixPlan>(std::vector<MixEntry>{{1, "GET", target.path, ""}}, renderer);
     LoadEngine engine(target, settings, plan);
     return engine.run();
 }
 
-inline LoadSettings countSettings(int connections, uint64_t requests) {
+inline LoadSettings countSettings(int connections, uint64_t requests)
+{
     LoadSettings settings;
     settings.connections = connections;
     settings.threads = 1;
@@ -43,7 +45,8 @@ inline LoadSettings countSettings(int connections, uint64_t requests) {
     return settings;
 }
 
-inline LoadSettings durationSettings(int connections, std::chrono::milliseconds duration) {
+inline LoadSettings durationSettings(int connections, std::chrono::milliseconds duration)
+{
     LoadSettings settings;
     settings.connections = connections;
     settings.threads = 1;

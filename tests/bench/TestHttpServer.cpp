@@ -18,18 +18,20 @@ constexpr int kListenBacklog = 1024;
 constexpr int kPollTimeoutMs = 50; // also bounds how long the destructor waits
 constexpr std::size_t kReadChunk = 16 * 1024;
 
-std::string lowered(std::string text) {
+std::string lowered(std::string text)
+{
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return text;
 }
 
-std::string httpResponse(int status, const char *reason, const std::string &body, bool http10,
-                         bool close, const char *contentType = "text/plain") {
-    std::string response = std::string(http10 ? "HTTP/1.0 " : "HTTP/1.1 ") +
-                           std::to_string(status) + " " + reason + "\r\n";
-    response += std::string("Content-Type: ") + contentType +
-                "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+std::string httpResponse(int status, const char *reason, const std::string &body, bool http10, bool close,
+                         const char *contentType = "text/plain")
+{
+    std::string response =
+        std::string(http10 ? "HTTP/1.0 " : "HTTP/1.1 ") + std::to_string(status) + " " + reason + "\r\n";
+    response +=
+        std::string("Content-Type: ") + contentType + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
     response += close ? "Connection: close\r\n" : (http10 ? "Connection: keep-alive\r\n" : "");
     return response + "\r\n" + body;
 }
@@ -37,7 +39,8 @@ std::string httpResponse(int status, const char *reason, const std::string &body
 } // namespace
 
 TestHttpServer::TestHttpServer(Behaviour behaviour)
-    : m_behaviour(behaviour) {
+    : m_behaviour(behaviour)
+{
     m_listenFd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     const int on = 1;
     ::setsockopt(m_listenFd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
@@ -45,8 +48,8 @@ TestHttpServer::TestHttpServer(Behaviour behaviour)
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     address.sin_port = 0;
-    if (::bind(m_listenFd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0 ||
-        ::listen(m_listenFd, kListenBacklog) != 0)
+    if (::bind(m_listenFd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0
+        || ::listen(m_listenFd, kListenBacklog) != 0)
         throw std::runtime_error(std::string("test server cannot listen: ") + std::strerror(errno));
     socklen_t length = sizeof address;
     ::getsockname(m_listenFd, reinterpret_cast<sockaddr *>(&address), &length);
@@ -56,7 +59,8 @@ TestHttpServer::TestHttpServer(Behaviour behaviour)
     m_thread = std::thread([this] { serve(); });
 }
 
-TestHttpServer::~TestHttpServer() {
+TestHttpServer::~TestHttpServer()
+{
     const char stop = 'x';
     [[maybe_unused]] const auto written = ::write(m_wakePipe[1], &stop, 1);
     m_thread.join();
@@ -67,21 +71,25 @@ TestHttpServer::~TestHttpServer() {
     ::close(m_wakePipe[1]);
 }
 
-std::string TestHttpServer::url(const std::string &path) const {
+std::string TestHttpServer::url(const std::string &path) const
+{
     return "http://127.0.0.1:" + std::to_string(m_port) + path;
 }
 
-void TestHttpServer::pauseOnce(uint64_t afterRequests, std::chrono::milliseconds pause) {
+void TestHttpServer::pauseOnce(uint64_t afterRequests, std::chrono::milliseconds pause)
+{
     m_pauseMs = pause.count();
     m_pauseAfterRequests = afterRequests;
 }
 
-std::vector<std::string> TestHttpServer::requestLines() const {
+std::vector<std::string> TestHttpServer::requestLines() const
+{
     std::lock_guard lock(m_linesMutex);
     return m_requestLines;
 }
 
-uint16_t TestHttpServer::refusingPort() {
+uint16_t TestHttpServer::refusingPort()
+{
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -93,14 +101,14 @@ uint16_t TestHttpServer::refusingPort() {
     return ntohs(address.sin_port);
 }
 
-void TestHttpServer::serve() {
+void TestHttpServer::serve()
+{
     while (true) {
         std::vector<pollfd> fds;
         fds.push_back({m_wakePipe[0], POLLIN, 0});
         fds.push_back({m_listenFd, POLLIN, 0});
         for (const Client &client : m_clients)
-            fds.push_back(
-                {client.fd, static_cast<short>(POLLIN | (client.out.empty() ? 0 : POLLOUT)), 0});
+            fds.push_back({client.fd, static_cast<short>(POLLIN | (client.out.empty() ? 0 : POLLOUT)), 0});
         if (::poll(fds.data(), fds.size(), kPollTimeoutMs) < 0 && errno != EINTR)
             return;
         if (fds[0].revents)
@@ -117,13 +125,13 @@ void TestHttpServer::serve() {
             if (client.fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 readClient(client);
         }
-        m_clients.erase(std::remove_if(m_clients.begin(), m_clients.end(),
-                                       [](const Client &c) { return c.fd < 0; }),
+        m_clients.erase(std::remove_if(m_clients.begin(), m_clients.end(), [](const Client &c) { return c.fd < 0; }),
                         m_clients.end());
     }
 }
 
-void TestHttpServer::acceptClients() {
+void TestHttpServer::acceptClients()
+{
     while (true) {
         const int fd = ::accept4(m_listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
@@ -133,7 +141,8 @@ void TestHttpServer::acceptClients() {
     }
 }
 
-void TestHttpServer::readClient(Client &client) {
+void TestHttpServer::readClient(Client &client)
+{
     char buffer[kReadChunk];
     const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, 0);
     if (n <= 0) {
@@ -148,7 +157,8 @@ void TestHttpServer::readClient(Client &client) {
     }
 }
 
-bool TestHttpServer::handleRequest(Client &client) {
+bool TestHttpServer::handleRequest(Client &client)
+{
     const std::size_t headEnd = client.in.find("\r\n\r\n");
     if (headEnd == std::string::npos)
         return false;
@@ -162,11 +172,9 @@ bool TestHttpServer::handleRequest(Client &client) {
     client.in.erase(0, headEnd + 4 + bodyLength);
 
     const std::string requestLine = head.substr(0, head.find("\r\n"));
-    const bool http10 =
-        requestLine.size() >= 8 && requestLine.compare(requestLine.size() - 8, 8, "HTTP/1.0") == 0;
+    const bool http10 = requestLine.size() >= 8 && requestLine.compare(requestLine.size() - 8, 8, "HTTP/1.0") == 0;
     const bool keepAliveAsked = lowerHead.find("connection: keep-alive") != std::string::npos;
-    const bool closeRequested =
-        lowerHead.find("connection: close") != std::string::npos || (http10 && !keepAliveAsked);
+    const bool closeRequested = lowerHead.find("connection: close") != std::string::npos || (http10 && !keepAliveAsked);
     if (++m_requestsSeen == m_pauseAfterRequests.load())
         std::this_thread::sleep_for(std::chrono::milliseconds(m_pauseMs.load()));
     if (http10)
@@ -194,8 +202,8 @@ bool TestHttpServer::handleRequest(Client &client) {
     return client.fd >= 0;
 }
 
-std::string TestHttpServer::respond(const std::string &requestLine, bool http10,
-                                    bool closeRequested) {
+std::string TestHttpServer::respond(const std::string &requestLine, bool http10, bool closeRequested)
+{
     switch (m_behaviour) {
     case Behaviour::Status500:
         return httpResponse(500, "Internal Server Error", "boom\n", http10, closeRequested);
@@ -220,7 +228,8 @@ std::string TestHttpServer::respond(const std::string &requestLine, bool http10,
     }
 }
 
-std::string TestHttpServer::taxiResponse(const std::string &requestLine) {
+std::string TestHttpServer::taxiResponse(const std::string &requestLine)
+{
     // Every third booking is refused, bookings read back as "arriving" so the flow picks up.
     if (requestLine.rfind("POST /api/v1/bookings ", 0) == 0) {
         const int64_t id = m_nextBookingId++;
@@ -233,7 +242,8 @@ std::string TestHttpServer::taxiResponse(const std::string &requestLine) {
     return R"({"ok":true})";
 }
 
-void TestHttpServer::writeClient(Client &client) {
+void TestHttpServer::writeClient(Client &client)
+{
     while (!client.out.empty()) {
         const ssize_t n = ::send(client.fd, client.out.data(), client.out.size(), MSG_NOSIGNAL);
         if (n <= 0) {

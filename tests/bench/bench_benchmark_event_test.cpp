@@ -24,9 +24,12 @@ QJsonObject stage(const char *name, int connections, double seconds, double resp
 
 QJsonObject result(const QJsonArray &stages, const QJsonValue &scenario)
 {
-    return {{"type", "result"},         {"url", "http://127.0.0.1:8080/fib?n=25"},
-            {"started_at", "2026-11-30T05:00:00Z"}, {"scenario", scenario},
-            {"stages", stages},          {"client_bound", false}};
+    return {{"type", "result"},
+            {"url", "http://127.0.0.1:8080/fib?n=25"},
+            {"started_at", "2026-11-30T05:00:00Z"},
+            {"scenario", scenario},
+            {"stages", stages},
+            {"client_bound", false}};
 }
 
 } // namespace

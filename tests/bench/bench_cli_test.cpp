@@ -20,9 +20,9 @@ constexpr int kQuickRunMs = 20'000; // upper bound for a CLI run in these tests
 constexpr int kExitCouldNotRun = 2;
 constexpr uint64_t kInterruptAfterRequests = 100; // answered before the SIGINT
 
-QString benchBinary() {
-    const QString dir = qEnvironmentVariable("TAXICORE_BIN_DIR",
-                                             QCoreApplication::applicationDirPath() + "/../bin");
+QString benchBinary()
+{
+    const QString dir = qEnvironmentVariable("TAXICORE_BIN_DIR", QCoreApplication::applicationDirPath() + "/../bin");
     return QDir(dir).filePath("taxicore-bench");
 }
 
@@ -32,15 +32,16 @@ struct Outcome {
     QByteArray err;
 };
 
-Outcome runBench(const QStringList &arguments) {
+Outcome runBench(const QStringList &arguments)
+{
     QProcess process;
     process.start(benchBinary(), arguments);
     if (!process.waitForFinished(kQuickRunMs)) {
         process.kill();
         process.waitForFinished();
     }
-    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-            process.readAllStandardOutput(), process.readAllStandardError()};
+    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1, process.readAllStandardOutput(),
+            process.readAllStandardError()};
 }
 
 } // namespace
@@ -51,7 +52,8 @@ class CliTest : public QObject {
 private slots:
     void initTestCase() { QVERIFY2(QFile::exists(benchBinary()), qPrintable(benchBinary())); }
 
-    void badUrlExitsWithStatusTwoAndOneClearLine() {
+    void badUrlExitsWithStatusTwoAndOneClearLine()
+    {
         const Outcome outcome = runBench({"htp:/nowhere"});
         QCOMPARE(outcome.exitCode, kExitCouldNotRun);
         QCOMPARE(outcome.err.count('\n'), 1);
@@ -59,17 +61,17 @@ private slots:
         QVERIFY(outcome.out.isEmpty());
     }
 
-    void refusedConnectionExitsWithStatusTwo() {
-        const QString url =
-            QStringLiteral("http://127.0.0.1:%1/").arg(TestHttpServer::refusingPort());
+    void refusedConnectionExitsWithStatusTwo()
+    {
+        const QString url = QStringLiteral("http://127.0.0.1:%1/").arg(TestHttpServer::refusingPort());
         const Outcome outcome = runBench({url, "-d", "1s"});
         QCOMPARE(outcome.exitCode, kExitCouldNotRun);
         QCOMPARE(outcome.err.count('\n'), 1);
-        QVERIFY2(outcome.err.contains("cannot connect") && outcome.err.contains("refused"),
-                 outcome.err.constData());
+        QVERIFY2(outcome.err.contains("cannot connect") && outcome.err.contains("refused"), outcome.err.constData());
     }
 
-    void usageErrorsExitWithStatusTwo_data() {
+    void usageErrorsExitWithStatusTwo_data()
+    {
         QTest::addColumn<QStringList>("arguments");
         QTest::newRow("unknown option") << QStringList{"--frobnicate"};
         QTest::newRow("bad duration") << QStringList{"-d", "ten"};
@@ -78,58 +80,60 @@ private slots:
         QTest::newRow("unknown scenario") << QStringList{"--scenario", "nope"};
     }
 
-    void usageErrorsExitWithStatusTwo() {
+    void usageErrorsExitWithStatusTwo()
+    {
         QFETCH(QStringList, arguments);
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
-        const Outcome outcome =
-            runBench(QStringList{QString::fromStdString(server.url())} + arguments);
+        const Outcome outcome = runBench(QStringList{QString::fromStdString(server.url())} + arguments);
         QCOMPARE(outcome.exitCode, kExitCouldNotRun);
         QVERIFY(outcome.err.startsWith("taxicore-bench: "));
     }
 
-    void helpVersionAndScenarioList() {
+    void helpVersionAndScenarioList()
+    {
         const Outcome help = runBench({"--help"});
         QCOMPARE(help.exitCode, 0);
-        for (const char *flag : {"-c", "-t", "-d", "-n", "--rate", "--http1.0", "--no-keepalive",
-                                 "--timeout", "--warmup", "--scenario", "--json", "--csv",
-                                 "--progress", "--list-scenarios", "--version"})
+        for (const char *flag :
+             {"-c", "-t", "-d", "-n", "--rate", "--http1.0", "--no-keepalive", "--timeout", "--warmup", "--scenario",
+              "--json", "--csv", "--progress", "--list-scenarios", "--version"})
             QVERIFY2(help.out.contains(flag), flag);
         QCOMPARE(runBench({"--version"}).exitCode, 0);
         const Outcome list = runBench({"--list-scenarios"});
         QCOMPARE(list.exitCode, 0);
-        for (const char *name : {"ab-hello", "loadtest-fib25", "cluster-cpu", "autocannon-fib40",
-                                 "siege-taxi", "taxi-mix"})
+        for (const char *name :
+             {"ab-hello", "loadtest-fib25", "cluster-cpu", "autocannon-fib40", "siege-taxi", "taxi-mix"})
             QVERIFY2(list.out.contains(name), name);
         QVERIFY(list.out.contains("source:"));
     }
 
-    void runWritesSummaryJsonAndCsv() {
+    void runWritesSummaryJsonAndCsv()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         QTemporaryDir dir;
         const QString json = dir.filePath("r.json");
         const QString csv = dir.filePath("r.csv");
-        const Outcome outcome = runBench({QString::fromStdString(server.url()), "-c4", "-n", "300",
-                                          "--json", json, "--csv", csv});
+        const Outcome outcome =
+            runBench({QString::fromStdString(server.url()), "-c4", "-n", "300", "--json", json, "--csv", csv});
         QCOMPARE(outcome.exitCode, 0);
         QVERIFY(outcome.out.contains("Requests/sec:"));
         QVERIFY(outcome.out.contains("300 requests in"));
         QFile file(json);
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QJsonObject result = QJsonDocument::fromJson(file.readAll()).object();
-        QCOMPARE(result["stages"][0][QLatin1String("summary")][QLatin1String("responses")].toInt(),
-                 300);
+        QCOMPARE(result["stages"][0][QLatin1String("summary")][QLatin1String("responses")].toInt(), 300);
         QFile series(csv);
         QVERIFY(series.open(QIODevice::ReadOnly));
         QVERIFY(series.readLine().startsWith("stage,second,"));
         QVERIFY(series.readLine().startsWith("c4,1,"));
     }
 
-    void scenarioStagesRunInOrderAndFlagsOverrideThem() {
+    void scenarioStagesRunInOrderAndFlagsOverrideThem()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         QTemporaryDir dir;
         const QString json = dir.filePath("stages.json");
-        const Outcome outcome = runBench({QString::fromStdString(server.url("/")), "--scenario",
-                                          "loadtest-fib25", "-d", "300ms", "--json", json});
+        const Outcome outcome = runBench(
+            {QString::fromStdString(server.url("/")), "--scenario", "loadtest-fib25", "-d", "300ms", "--json", json});
         QCOMPARE(outcome.exitCode, 0);
         QFile file(json);
         QVERIFY(file.open(QIODevice::ReadOnly));
@@ -149,10 +153,10 @@ private slots:
         QVERIFY(server.requestLines().front().starts_with("GET /fib?n=25 HTTP/1.1"));
     }
 
-    void progressPrintsJsonLinesEndingWithTheResult() {
+    void progressPrintsJsonLinesEndingWithTheResult()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
-        const Outcome outcome =
-            runBench({QString::fromStdString(server.url()), "-c", "2", "-d", "2s", "--progress"});
+        const Outcome outcome = runBench({QString::fromStdString(server.url()), "-c", "2", "-d", "2s", "--progress"});
         QCOMPARE(outcome.exitCode, 0);
         const QList<QByteArray> lines = outcome.out.trimmed().split('\n');
         QVERIFY(lines.size() >= 4); // stage, 2 seconds, result
@@ -164,16 +168,15 @@ private slots:
             progressLines += object["type"].toString() == "progress";
         }
         QCOMPARE(progressLines, 2);
-        QCOMPARE(QJsonDocument::fromJson(lines.last()).object()["type"].toString(),
-                 QString("result"));
+        QCOMPARE(QJsonDocument::fromJson(lines.last()).object()["type"].toString(), QString("result"));
         QVERIFY(outcome.err.contains("Requests/sec:")); // the summary moves to stderr
     }
 
-    void interruptEndsTheRunWithTheFiguresSoFar() {
+    void interruptEndsTheRunWithTheFiguresSoFar()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         QProcess process;
-        process.start(benchBinary(),
-                      {QString::fromStdString(server.url()), "-c", "2", "-d", "60s"});
+        process.start(benchBinary(), {QString::fromStdString(server.url()), "-c", "2", "-d", "60s"});
         QVERIFY(process.waitForStarted());
         // The run is measuring (its signal handling is set up before the first request), so
         // there are figures so far to print (was a fixed 1.2 s).

@@ -6,7 +6,8 @@ using namespace taxicore::bench;
 
 namespace {
 
-ClientUsage usage(double cpuPercent, double lagP99Ms) {
+ClientUsage usage(double cpuPercent, double lagP99Ms)
+{
     ClientUsage client;
     client.cpuPercentOfThreads = cpuPercent;
     client.scheduleLagP99Ms = lagP99Ms;
@@ -19,28 +20,32 @@ class ClientBoundTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void busyClientThreadsMarkTheRunClientBound() {
+    void busyClientThreadsMarkTheRunClientBound()
+    {
         ClientUsage client = usage(kClientBoundCpuPercent + 1, 0);
         judgeClientBound(client, false);
         QVERIFY(client.clientBound);
         QVERIFY(QString::fromStdString(client.clientBoundReason).contains("busy"));
     }
 
-    void lateOpenLoopSendsMarkTheRunClientBound() {
+    void lateOpenLoopSendsMarkTheRunClientBound()
+    {
         ClientUsage client = usage(20, kClientBoundLagP99Ms * 2);
         judgeClientBound(client, true);
         QVERIFY(client.clientBound);
         QVERIFY(QString::fromStdString(client.clientBoundReason).contains("late"));
     }
 
-    void scheduleLagDoesNotCountInClosedLoop() {
+    void scheduleLagDoesNotCountInClosedLoop()
+    {
         ClientUsage client = usage(20, kClientBoundLagP99Ms * 2);
         judgeClientBound(client, false);
         QVERIFY(!client.clientBound);
         QVERIFY(client.clientBoundReason.empty());
     }
 
-    void anIdleClientIsNotTheLimit() {
+    void anIdleClientIsNotTheLimit()
+    {
         ClientUsage client = usage(kClientBoundCpuPercent - 1, kClientBoundLagP99Ms / 2);
         client.clientBound = true; // a stale verdict must be replaced
         judgeClientBound(client, true);

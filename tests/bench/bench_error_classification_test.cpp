@@ -9,11 +9,11 @@ class ErrorClassificationTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void resetConnectionsAreReadErrors() {
+    void resetConnectionsAreReadErrors()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Reset);
         const StageResult result = runGet(server.url(), countSettings(2, 40));
-        QCOMPARE(result.totals.value(WorkerStats::ReadErrors) +
-                     result.totals.value(WorkerStats::WriteErrors),
+        QCOMPARE(result.totals.value(WorkerStats::ReadErrors) + result.totals.value(WorkerStats::WriteErrors),
                  uint64_t{40});
         QVERIFY(result.totals.value(WorkerStats::ReadErrors) > 0);
         QCOMPARE(result.responses(), uint64_t{0});
@@ -21,7 +21,8 @@ private slots:
         QCOMPARE(result.totals.value(WorkerStats::ConnectErrors), uint64_t{0});
     }
 
-    void stalledRequestsTimeOut() {
+    void stalledRequestsTimeOut()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Stall);
         // 1.1 s: the fifth timeout of each connection (at ~1.0 s) does not race the end.
         LoadSettings settings = durationSettings(2, 1100ms);
@@ -41,7 +42,8 @@ private slots:
         QVERIFY2(unfinished >= 1 && unfinished <= 2, qPrintable(QString::number(unfinished)));
     }
 
-    void serverErrorsAreCountedByStatus() {
+    void serverErrorsAreCountedByStatus()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Status500);
         const StageResult result = runGet(server.url(), countSettings(3, 60));
         QCOMPARE(result.responses(), uint64_t{60});
@@ -52,25 +54,26 @@ private slots:
         QCOMPARE(result.totals.corrected.count(), uint64_t{60}); // latency is still measured
     }
 
-    void refusedConnectionsAreConnectErrors() {
+    void refusedConnectionsAreConnectErrors()
+    {
         const StageResult result =
-            runGet("http://127.0.0.1:" + std::to_string(TestHttpServer::refusingPort()) + "/",
-                   countSettings(1, 5));
+            runGet("http://127.0.0.1:" + std::to_string(TestHttpServer::refusingPort()) + "/", countSettings(1, 5));
         QCOMPARE(result.totals.value(WorkerStats::ConnectErrors), uint64_t{5});
         QCOMPARE(result.errors(), uint64_t{5});
         QCOMPARE(result.responses(), uint64_t{0});
     }
 
-    void targetProbeReportsARefusal() {
-        const Target target =
-            targetFor("http://127.0.0.1:" + std::to_string(TestHttpServer::refusingPort()) + "/");
+    void targetProbeReportsARefusal()
+    {
+        const Target target = targetFor("http://127.0.0.1:" + std::to_string(TestHttpServer::refusingPort()) + "/");
         const std::string why = target.probe(1000ms);
         QVERIFY2(why.find("refused") != std::string::npos, why.c_str());
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         QCOMPARE(targetFor(server.url()).probe(1000ms), std::string());
     }
 
-    void badUrlsAreRejectedWithAReason_data() {
+    void badUrlsAreRejectedWithAReason_data()
+    {
         QTest::addColumn<QString>("url");
         QTest::addColumn<QString>("reason");
         QTest::newRow("scheme") << "ftp://x/"
@@ -83,7 +86,8 @@ private slots:
                                  << "no host";
     }
 
-    void badUrlsAreRejectedWithAReason() {
+    void badUrlsAreRejectedWithAReason()
+    {
         QFETCH(QString, url);
         QFETCH(QString, reason);
         std::string error;

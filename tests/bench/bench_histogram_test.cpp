@@ -15,19 +15,21 @@ constexpr double kMaxRelativeError = 0.01; // the issue's bound: 1 %
 constexpr int64_t kOneMicrosecondNs = 1'000;
 constexpr int64_t kSixtySecondsNs = 60'000'000'000;
 
-double relativeError(double measured, double exact) {
+double relativeError(double measured, double exact)
+{
     return std::abs(measured - exact) / exact;
 }
 
 // The exact value at percentile p of sorted samples, with the same rank rule as the histogram.
-int64_t exactPercentile(const std::vector<int64_t> &sorted, double percentile) {
-    const auto rank =
-        std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(
-                                     percentile / 100.0 * static_cast<double>(sorted.size()))));
+int64_t exactPercentile(const std::vector<int64_t> &sorted, double percentile)
+{
+    const auto rank = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::ceil(percentile / 100.0 * static_cast<double>(sorted.size()))));
     return sorted[rank - 1];
 }
 
-void checkPercentilesAgainstExact(std::vector<int64_t> samples) {
+void checkPercentilesAgainstExact(std::vector<int64_t> samples)
+{
     Histogram histogram;
     for (const int64_t v : samples)
         histogram.record(v);
@@ -49,26 +51,28 @@ class HistogramTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void everyValueFromOneMicrosecondToSixtySecondsIsWithinOnePercent() {
+    void everyValueFromOneMicrosecondToSixtySecondsIsWithinOnePercent()
+    {
         // Walk the range geometrically, densely enough to hit every bucket width.
         double worst = 0;
         for (double v = kOneMicrosecondNs; v <= static_cast<double>(kSixtySecondsNs); v *= 1.0007) {
             const auto value = static_cast<uint64_t>(v);
-            const auto representative =
-                static_cast<double>(Histogram::bucketMidpoint(Histogram::bucketIndex(value)));
+            const auto representative = static_cast<double>(Histogram::bucketMidpoint(Histogram::bucketIndex(value)));
             worst = std::max(worst, relativeError(representative, static_cast<double>(value)));
         }
         QVERIFY2(worst <= kMaxRelativeError, qPrintable(QString::number(worst)));
     }
 
-    void bucketsTileTheRangeWithoutGaps() {
+    void bucketsTileTheRangeWithoutGaps()
+    {
         for (std::size_t i = 1; i < Histogram::kBucketCount; ++i)
             QCOMPARE(Histogram::bucketLowerBound(i),
                      Histogram::bucketLowerBound(i - 1) + Histogram::bucketWidth(i - 1));
         QVERIFY(Histogram::bucketIndex(kSixtySecondsNs) < Histogram::kBucketCount);
     }
 
-    void percentilesOfAUniformDistributionAreWithinOnePercent() {
+    void percentilesOfAUniformDistributionAreWithinOnePercent()
+    {
         std::mt19937_64 random(42);
         std::uniform_int_distribution<int64_t> latency(kOneMicrosecondNs, 100'000'000);
         std::vector<int64_t> samples(200'000);
@@ -76,19 +80,20 @@ private slots:
         checkPercentilesAgainstExact(samples);
     }
 
-    void percentilesOfALogNormalDistributionAreWithinOnePercent() {
+    void percentilesOfALogNormalDistributionAreWithinOnePercent()
+    {
         // Heavy-tailed like real latencies: median ~1 ms, tail into seconds.
         std::mt19937_64 random(7);
         std::lognormal_distribution<double> latency(std::log(1e6), 1.5);
         std::vector<int64_t> samples(200'000);
         std::generate(samples.begin(), samples.end(), [&] {
-            return std::clamp<int64_t>(static_cast<int64_t>(latency(random)), kOneMicrosecondNs,
-                                       kSixtySecondsNs);
+            return std::clamp<int64_t>(static_cast<int64_t>(latency(random)), kOneMicrosecondNs, kSixtySecondsNs);
         });
         checkPercentilesAgainstExact(samples);
     }
 
-    void meanIsExact() {
+    void meanIsExact()
+    {
         Histogram histogram;
         histogram.record(1'000);
         histogram.record(3'000);
@@ -96,7 +101,8 @@ private slots:
         QCOMPARE(histogram.mean(), 3'500.0);
     }
 
-    void mergedHistogramsEqualOneHistogramOfAllValues() {
+    void mergedHistogramsEqualOneHistogramOfAllValues()
+    {
         Histogram a, b, all;
         for (int64_t v = 1; v < 2'000'000; v += 997) {
             (v % 2 ? a : b).record(v);
@@ -110,7 +116,8 @@ private slots:
             QCOMPARE(a.valueAtPercentile(p), all.valueAtPercentile(p));
     }
 
-    void sinceGivesOnlyTheNewValues() {
+    void sinceGivesOnlyTheNewValues()
+    {
         Histogram histogram;
         for (int i = 0; i < 1000; ++i)
             histogram.record(1'000'000); // 1 ms
@@ -119,11 +126,11 @@ private slots:
             histogram.record(500'000'000); // 500 ms
         const Histogram interval = histogram.since(earlier);
         QCOMPARE(interval.count(), uint64_t{10});
-        QVERIFY(relativeError(static_cast<double>(interval.valueAtPercentile(50)), 5e8) <=
-                kMaxRelativeError);
+        QVERIFY(relativeError(static_cast<double>(interval.valueAtPercentile(50)), 5e8) <= kMaxRelativeError);
     }
 
-    void valuesAboveTheRangeAreClampedNotLost() {
+    void valuesAboveTheRangeAreClampedNotLost()
+    {
         Histogram histogram;
         histogram.record(int64_t{1} << 40);
         histogram.record(-5);

@@ -9,7 +9,8 @@ class HttpModesTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void keepAliveReusesOneConnectionPerClient() {
+    void keepAliveReusesOneConnectionPerClient()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         const StageResult result = runGet(server.url(), countSettings(4, 400));
         QCOMPARE(result.responses(), uint64_t{400});
@@ -19,7 +20,8 @@ private slots:
         QCOMPARE(server.http10Requests(), uint64_t{0});
     }
 
-    void noKeepAliveOpensAConnectionPerRequest() {
+    void noKeepAliveOpensAConnectionPerRequest()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(4, 200);
         settings.httpMode = HttpMode::ConnectionPerRequest;
@@ -30,7 +32,8 @@ private slots:
         QCOMPARE(result.totals.value(WorkerStats::ConnectionsOpened), uint64_t{200});
     }
 
-    void http10SpeaksHttp10WithAConnectionPerRequest() {
+    void http10SpeaksHttp10WithAConnectionPerRequest()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(8, 200);
         settings.httpMode = HttpMode::Http10;
@@ -41,7 +44,8 @@ private slots:
         QCOMPARE(server.connectionsAccepted(), uint64_t{200});
     }
 
-    void chunkedResponsesKeepTheConnection() {
+    void chunkedResponsesKeepTheConnection()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Chunked);
         const StageResult result = runGet(server.url(), countSettings(2, 100));
         QCOMPARE(result.totals.value(WorkerStats::Successes), uint64_t{100});
@@ -49,7 +53,8 @@ private slots:
         QCOMPARE(result.totals.value(WorkerStats::BytesRead) > 100 * 12, true);
     }
 
-    void severalThreadsShareTheRequestCount() {
+    void severalThreadsShareTheRequestCount()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(6, 333);
         settings.threads = 3;
@@ -59,7 +64,8 @@ private slots:
         QCOMPARE(server.requestsSeen(), uint64_t{333});
     }
 
-    void durationRunEndsOnTime() {
+    void durationRunEndsOnTime()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         QElapsedTimer wall;
         wall.start();
@@ -71,15 +77,16 @@ private slots:
         // Every request the server saw was either counted or reported as unfinished.
         const uint64_t unfinished = result.totals.value(WorkerStats::UnfinishedAtEnd);
         QVERIFY(unfinished <= 4);
-        QVERIFY2(server.requestsSeen() >= result.responses() &&
-                     server.requestsSeen() <= result.responses() + unfinished,
+        QVERIFY2(server.requestsSeen() >= result.responses()
+                     && server.requestsSeen() <= result.responses() + unfinished,
                  qPrintable(QStringLiteral("server saw %1, client counted %2 + %3 unfinished")
                                 .arg(server.requestsSeen())
                                 .arg(result.responses())
                                 .arg(unfinished)));
     }
 
-    void warmUpRequestsAreNotCounted() {
+    void warmUpRequestsAreNotCounted()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = countSettings(2, 50);
         settings.warmup = 300ms;

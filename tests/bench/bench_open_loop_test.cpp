@@ -9,7 +9,8 @@ constexpr double kRate = 400; // requests/s: easy for the test server on a busy 
 constexpr auto kDuration = 2000ms;
 constexpr double kCountTolerance = 0.03;
 
-double ms(int64_t ns) {
+double ms(int64_t ns)
+{
     return static_cast<double>(ns) / 1e6;
 }
 
@@ -19,16 +20,16 @@ class OpenLoopTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void sendsRateTimesDurationRequestsOnTime() {
+    void sendsRateTimesDurationRequestsOnTime()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         LoadSettings settings = durationSettings(8, kDuration);
         settings.rate = kRate;
         const StageResult result = runGet(server.url(), settings);
         const double expected = kRate * std::chrono::duration<double>(kDuration).count();
         const auto responses = static_cast<double>(result.responses());
-        QVERIFY2(
-            std::abs(responses - expected) <= expected * kCountTolerance,
-            qPrintable(QStringLiteral("%1 responses, expected %2").arg(responses).arg(expected)));
+        QVERIFY2(std::abs(responses - expected) <= expected * kCountTolerance,
+                 qPrintable(QStringLiteral("%1 responses, expected %2").arg(responses).arg(expected)));
         // Sends leave on time: the median lag is well under the 2.5 ms between two sends.
         const double lagP50 = ms(result.totals.scheduleLag.valueAtPercentile(50));
         QVERIFY2(lagP50 < 1.0, qPrintable(QString::number(lagP50)));
@@ -42,7 +43,8 @@ private slots:
         }
     }
 
-    void aServerPauseShowsInCorrectedButNotUncorrectedLatency() {
+    void aServerPauseShowsInCorrectedButNotUncorrectedLatency()
+    {
         // 300 ms into a 2 s run at 400 req/s, the server freezes for 600 ms: about 240 requests
         // are due during the pause. Measured from their intended send time they wait up to
         // 600 ms; measured from the actual send they look fast (coordinated omission).
@@ -58,7 +60,8 @@ private slots:
         QVERIFY(ms(result.totals.corrected.max()) >= 500);
     }
 
-    void aServerPauseDoesNotMoveClosedLoopMedian() {
+    void aServerPauseDoesNotMoveClosedLoopMedian()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         server.pauseOnce(200, 600ms);
         const StageResult result = runGet(server.url(), durationSettings(8, kDuration));

@@ -37,8 +37,7 @@ int nonBackgroundPixels(const QImage &image)
 
 } // namespace
 
-class ChartsTest : public QObject
-{
+class ChartsTest : public QObject {
     Q_OBJECT
 
 private slots:

@@ -7,7 +7,8 @@ class RequestMixTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void weightedMixSendsEachKindByItsWeight() {
+    void weightedMixSendsEachKindByItsWeight()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         const Target target = targetFor(server.url("/"));
         const RequestRenderer renderer(target.hostHeader, HttpMode::KeepAlive);
@@ -34,19 +35,21 @@ private slots:
         QCOMPARE(kinds[0].latency.count() + kinds[1].latency.count(), uint64_t{2000});
     }
 
-    void singleRequestPlansKeepNoBreakdown() {
+    void singleRequestPlansKeepNoBreakdown()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Hello);
         const StageResult result = runGet(server.url(), countSettings(2, 50));
         QVERIFY(result.kindNames.empty());
         QVERIFY(result.totals.kinds().empty());
     }
 
-    void failuresAreChargedToTheirKind() {
+    void failuresAreChargedToTheirKind()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Status500);
         const Target target = targetFor(server.url("/"));
         const RequestRenderer renderer(target.hostHeader, HttpMode::KeepAlive);
-        auto plan = std::make_shared<WeightedMixPlan>(
-            std::vector<MixEntry>{{1, "GET", "/a", ""}, {1, "GET", "/b", ""}}, renderer);
+        auto plan = std::make_shared<WeightedMixPlan>(std::vector<MixEntry>{{1, "GET", "/a", ""}, {1, "GET", "/b", ""}},
+                                                      renderer);
         LoadEngine engine(target, countSettings(2, 100), plan);
         const StageResult result = engine.run();
         const auto &kinds = result.totals.kinds();

@@ -9,11 +9,13 @@ using namespace benchtest;
 
 namespace {
 
-void requireNumber(const QJsonObject &object, const char *key) {
+void requireNumber(const QJsonObject &object, const char *key)
+{
     QVERIFY2(object.value(key).isDouble(), key);
 }
 
-void requireKeys(const QJsonObject &object, std::initializer_list<const char *> numberKeys) {
+void requireKeys(const QJsonObject &object, std::initializer_list<const char *> numberKeys)
+{
     for (const char *key : numberKeys)
         requireNumber(object, key);
 }
@@ -28,7 +30,8 @@ private:
     QJsonObject m_stage;
 
 private slots:
-    void initTestCase() {
+    void initTestCase()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::Status500);
         LoadSettings settings = countSettings(2, 40);
         settings.rate = 400;
@@ -44,7 +47,8 @@ private slots:
         m_stage = m_json["stages"].toArray().first().toObject();
     }
 
-    void topLevelFieldsHaveTheirTypes() {
+    void topLevelFieldsHaveTheirTypes()
+    {
         QCOMPARE(m_json["type"].toString(), QString("result"));
         QVERIFY(m_json["schema_version"].isDouble());
         QVERIFY(m_json["version"].isString());
@@ -55,7 +59,8 @@ private slots:
         QVERIFY(m_json["started_at"].toString().endsWith('Z'));
     }
 
-    void settingsAreRecorded() {
+    void settingsAreRecorded()
+    {
         const QJsonObject settings = m_stage["settings"].toObject();
         QCOMPARE(settings["connections"].toInt(), 2);
         QCOMPARE(settings["requests"].toInt(), 40);
@@ -66,11 +71,11 @@ private slots:
         requireKeys(settings, {"threads", "timeout_s", "warmup_s"});
     }
 
-    void summaryAndErrorsMatchTheRun() {
+    void summaryAndErrorsMatchTheRun()
+    {
         const QJsonObject summary = m_stage["summary"].toObject();
-        requireKeys(summary,
-                    {"elapsed_s", "responses", "requests_per_s", "successes", "no_car", "conflicts",
-                     "errors", "bytes_read", "connections_opened", "unfinished_at_end"});
+        requireKeys(summary, {"elapsed_s", "responses", "requests_per_s", "successes", "no_car", "conflicts", "errors",
+                              "bytes_read", "connections_opened", "unfinished_at_end"});
         QCOMPARE(summary["responses"].toInt(), 40);
         QVERIFY(summary["interrupted"].isBool());
         const QJsonObject errors = m_stage["errors"].toObject();
@@ -79,11 +84,12 @@ private slots:
         QCOMPARE(errors["total"].toInt(), 40);
     }
 
-    void latencyHasPercentilesForBothDistributions() {
+    void latencyHasPercentilesForBothDistributions()
+    {
         for (const char *which : {"corrected", "uncorrected", "schedule_lag"}) {
             const QJsonObject latency = m_stage["latency"][QLatin1String(which)].toObject();
-            requireKeys(latency, {"count", "min_ms", "mean_ms", "stddev_ms", "p50_ms", "p90_ms",
-                                  "p95_ms", "p99_ms", "p99_9_ms", "max_ms"});
+            requireKeys(latency, {"count", "min_ms", "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms",
+                                  "p99_9_ms", "max_ms"});
         }
         const QJsonObject corrected = m_stage["latency"][QLatin1String("corrected")].toObject();
         QCOMPARE(corrected["count"].toInt(), 40);
@@ -91,7 +97,8 @@ private slots:
         QVERIFY(corrected["p99_ms"].toDouble() <= corrected["max_ms"].toDouble());
     }
 
-    void histogramListsNonEmptyBucketsSummingToTheCount() {
+    void histogramListsNonEmptyBucketsSummingToTheCount()
+    {
         const QJsonArray buckets = m_stage["histogram"][QLatin1String("corrected")].toArray();
         QVERIFY(!buckets.isEmpty());
         double total = 0;
@@ -106,21 +113,23 @@ private slots:
         QCOMPARE(m_stage["histogram"][QLatin1String("unit")].toString(), QString("ns"));
     }
 
-    void seriesAndClientAreReported() {
+    void seriesAndClientAreReported()
+    {
         const QJsonArray series = m_stage["series"].toArray();
         QVERIFY(!series.isEmpty());
         for (const QJsonValue &point : series)
-            requireKeys(point.toObject(), {"second", "elapsed_s", "responses", "requests_per_s",
-                                           "errors", "p99_ms", "client_cpu_percent"});
+            requireKeys(point.toObject(), {"second", "elapsed_s", "responses", "requests_per_s", "errors", "p99_ms",
+                                           "client_cpu_percent"});
         const QJsonObject client = m_stage["client"].toObject();
-        requireKeys(client, {"threads", "thread_cpu_s", "process_cpu_s", "cpu_percent_of_threads",
-                             "cpu_us_per_request", "schedule_lag_p99_ms"});
+        requireKeys(client, {"threads", "thread_cpu_s", "process_cpu_s", "cpu_percent_of_threads", "cpu_us_per_request",
+                             "schedule_lag_p99_ms"});
         QVERIFY(client["client_bound"].isBool());
         QVERIFY(m_stage["by_request"].isArray()); // empty: a single kind of request
         QVERIFY(client["client_bound_reason"].isString());
     }
 
-    void progressLineHasItsFields() {
+    void progressLineHasItsFields()
+    {
         SecondSample sample;
         sample.second = 3;
         sample.responses = 10;
@@ -128,8 +137,8 @@ private slots:
         QCOMPARE(line["type"].toString(), QString("progress"));
         QCOMPARE(line["stage"].toInt(), 1);
         QCOMPARE(line["second"].toInt(), 3);
-        requireKeys(line, {"elapsed_s", "responses", "requests_per_s", "errors", "p99_ms",
-                           "client_cpu_percent", "total_responses", "total_errors"});
+        requireKeys(line, {"elapsed_s", "responses", "requests_per_s", "errors", "p99_ms", "client_cpu_percent",
+                           "total_responses", "total_errors"});
     }
 };
 

@@ -18,27 +18,30 @@ namespace {
 const RequestRenderer kRenderer("127.0.0.1:8080", HttpMode::KeepAlive);
 const TaxiRequests kRequests(kRenderer);
 
-bool carriesBearer(std::string_view request, std::string_view token) {
+bool carriesBearer(std::string_view request, std::string_view token)
+{
     return request.find("\r\nAuthorization: Bearer " + std::string(token) + "\r\n") != std::string_view::npos;
 }
 
-std::string requestLine(std::string_view request) {
+std::string requestLine(std::string_view request)
+{
     return std::string(request.substr(0, request.find(" HTTP/1.1")));
 }
 
-QJsonObject body(std::string_view request) {
+QJsonObject body(std::string_view request)
+{
     const auto start = request.find("\r\n\r\n");
-    return QJsonDocument::fromJson(
-               QByteArray::fromStdString(std::string(request.substr(start + 4))))
-        .object();
+    return QJsonDocument::fromJson(QByteArray::fromStdString(std::string(request.substr(start + 4)))).object();
 }
 
-bool inInnerCity(double lat, double lng) {
-    return lat >= TaxiRequests::kMinLat && lat <= TaxiRequests::kMaxLat &&
-           lng >= TaxiRequests::kMinLng && lng <= TaxiRequests::kMaxLng;
+bool inInnerCity(double lat, double lng)
+{
+    return lat >= TaxiRequests::kMinLat && lat <= TaxiRequests::kMaxLat && lng >= TaxiRequests::kMinLng
+           && lng <= TaxiRequests::kMaxLng;
 }
 
-TaxiMixWeights onlyBooking() {
+TaxiMixWeights onlyBooking()
+{
     return {0, 0, 0, 1};
 }
 
@@ -48,7 +51,8 @@ class TaxiFlowTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void bookingFlowPicksUpWhenTheCarIsArriving() {
+    void bookingFlowPicksUpWhenTheCarIsArriving()
+    {
         FastRandom random(1);
         TaxiMixSource source(kRequests, "r7", onlyBooking());
         const std::string_view book = source.nextRequest(random);
@@ -63,8 +67,7 @@ private slots:
         QCOMPARE(source.onResponse(201, R"({"booking_id":42,"car_id":3,"rider_token":"tok42","state":"assigned"})"),
                  ResponseClass::Success);
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("GET /api/v1/bookings/42"));
-        QCOMPARE(source.onResponse(200, R"({"booking_id":42,"state":"arriving"})"),
-                 ResponseClass::Success);
+        QCOMPARE(source.onResponse(200, R"({"booking_id":42,"state":"arriving"})"), ResponseClass::Success);
         // Only the booking's owner may move it: each move carries the rider token.
         const std::string pickup(source.nextRequest(random));
         QCOMPARE(requestLine(pickup), std::string("POST /api/v1/bookings/42/pickup"));
@@ -77,7 +80,8 @@ private slots:
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("POST /api/v1/bookings"));
     }
 
-    void bookingFlowCancelsWhenTheCarIsNotArriving() {
+    void bookingFlowCancelsWhenTheCarIsNotArriving()
+    {
         FastRandom random(2);
         TaxiMixSource source(kRequests, "r1", onlyBooking());
         source.nextRequest(random);
@@ -89,16 +93,17 @@ private slots:
         QVERIFY2(carriesBearer(cancel, "nine"), cancel.c_str());
     }
 
-    void refusedBookingIsNoCarNotAnError() {
+    void refusedBookingIsNoCarNotAnError()
+    {
         FastRandom random(3);
         TaxiMixSource source(kRequests, "r1", onlyBooking());
         source.nextRequest(random);
-        QCOMPARE(source.onResponse(409, R"({"error":"no_car_available"})"),
-                 ResponseClass::NoCarAvailable);
+        QCOMPARE(source.onResponse(409, R"({"error":"no_car_available"})"), ResponseClass::NoCarAvailable);
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("POST /api/v1/bookings"));
     }
 
-    void illegalPickupIsAConflictFollowedByCancel() {
+    void illegalPickupIsAConflictFollowedByCancel()
+    {
         FastRandom random(4);
         TaxiMixSource source(kRequests, "r1", onlyBooking());
         source.nextRequest(random);
@@ -106,14 +111,13 @@ private slots:
         source.nextRequest(random);
         source.onResponse(200, R"({"state":"arriving"})");
         source.nextRequest(random);
-        QCOMPARE(source.onResponse(409, R"({"error":"illegal_transition"})"),
-                 ResponseClass::Conflict);
-        QCOMPARE(requestLine(source.nextRequest(random)),
-                 std::string("POST /api/v1/bookings/5/cancel"));
+        QCOMPARE(source.onResponse(409, R"({"error":"illegal_transition"})"), ResponseClass::Conflict);
+        QCOMPARE(requestLine(source.nextRequest(random)), std::string("POST /api/v1/bookings/5/cancel"));
         QCOMPARE(source.onResponse(500, "{}"), ResponseClass::HttpError);
     }
 
-    void independentCallsHaveValidInputs() {
+    void independentCallsHaveValidInputs()
+    {
         FastRandom random(5);
         TaxiMixSource source(kRequests, "r1", {1, 1, 1, 0});
         int positions = 0;
@@ -127,8 +131,8 @@ private slots:
                 const QJsonObject position = body(request);
                 QVERIFY(inInnerCity(position["lat"].toDouble(), position["lng"].toDouble()));
             } else {
-                QVERIFY2(line.rfind("GET /api/v1/cars/nearby?lat=57.", 0) == 0 ||
-                             line.rfind("GET /api/v1/quote?from_lat=57.", 0) == 0,
+                QVERIFY2(line.rfind("GET /api/v1/cars/nearby?lat=57.", 0) == 0
+                             || line.rfind("GET /api/v1/quote?from_lat=57.", 0) == 0,
                          line.c_str());
             }
             QCOMPARE(source.onResponse(200, "{}"), ResponseClass::Success);
@@ -136,7 +140,8 @@ private slots:
         QVERIFY(positions > 50 && positions < 150); // about a third
     }
 
-    void siegeCycleUsesTheBookingJustMade() {
+    void siegeCycleUsesTheBookingJustMade()
+    {
         FastRandom random(6);
         SiegeTaxiSource source(kRequests, "r1");
         QVERIFY(requestLine(source.nextRequest(random)).starts_with("PUT /api/v1/cars/"));
@@ -148,7 +153,8 @@ private slots:
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("GET /api/v1/bookings/77"));
     }
 
-    void jsonPeekReadsFlatFields() {
+    void jsonPeekReadsFlatFields()
+    {
         const std::string_view json = R"({"xbooking_id":1, "booking_id" : 123,"state":"on_trip"})";
         QCOMPARE(peekJsonInteger(json, "booking_id").value_or(-1), int64_t{123});
         QCOMPARE(std::string(peekJsonString(json, "state").value_or("")), std::string("on_trip"));
@@ -157,17 +163,16 @@ private slots:
         const std::string_view nested =
             "{\"booking_id\":1,\"car\":{\"booking_id\":1,\"state\":\"to_pickup\",\"tags\":[\"a,"
             "\\\"state\\\":\"]},\"state\":\"arriving\"}";
-        QCOMPARE(std::string(peekJsonString(nested, "state").value_or("")),
-                 std::string("arriving"));
+        QCOMPARE(std::string(peekJsonString(nested, "state").value_or("")), std::string("arriving"));
         QCOMPARE(peekJsonInteger(nested, "booking_id").value_or(-1), int64_t{1});
     }
 
-    void taxiMixAgainstAFakeServerCarriesBookingIds() {
+    void taxiMixAgainstAFakeServerCarriesBookingIds()
+    {
         TestHttpServer server(TestHttpServer::Behaviour::FakeTaxi);
         const Target target = targetFor(server.url("/"));
         auto plan = std::make_shared<TaxiPlan>(
-            TaxiPlan::Style::Mix, RequestRenderer(target.hostHeader, HttpMode::KeepAlive),
-            TaxiMixWeights{1, 1, 1, 3});
+            TaxiPlan::Style::Mix, RequestRenderer(target.hostHeader, HttpMode::KeepAlive), TaxiMixWeights{1, 1, 1, 3});
         LoadEngine engine(target, countSettings(4, 300), plan);
         const StageResult result = engine.run();
         QCOMPARE(result.responses(), uint64_t{300});
@@ -198,15 +203,15 @@ private slots:
     // The booking flow against a real taxicore-server, which answers a move without the
     // booking's rider token with 401/403: every move of every connection must succeed or be a
     // legal 409, never an HTTP error.
-    void bookingFlowOwnsItsBookingsOnTheRealServer() {
-        taxicore::test::ServerProcess server({QStringLiteral("--cars"), QStringLiteral("200"),
-                                              QStringLiteral("--sim-speed"), QStringLiteral("50")});
+    void bookingFlowOwnsItsBookingsOnTheRealServer()
+    {
+        taxicore::test::ServerProcess server(
+            {QStringLiteral("--cars"), QStringLiteral("200"), QStringLiteral("--sim-speed"), QStringLiteral("50")});
         QVERIFY2(server.start(), qPrintable(server.error()));
-        const Target target = targetFor("http://" + server.host().toStdString() + ":" +
-                                        std::to_string(server.port()) + "/");
-        auto plan = std::make_shared<TaxiPlan>(
-            TaxiPlan::Style::Mix, RequestRenderer(target.hostHeader, HttpMode::KeepAlive),
-            onlyBooking());
+        const Target target =
+            targetFor("http://" + server.host().toStdString() + ":" + std::to_string(server.port()) + "/");
+        auto plan = std::make_shared<TaxiPlan>(TaxiPlan::Style::Mix,
+                                               RequestRenderer(target.hostHeader, HttpMode::KeepAlive), onlyBooking());
         LoadEngine engine(target, countSettings(4, 200), plan);
         const StageResult result = engine.run();
         QCOMPARE(result.responses(), uint64_t{200});

@@ -11,21 +11,24 @@
 
 namespace citytest {
 
-inline QString sourcePath(const char *relative) {
+inline QString sourcePath(const char *relative)
+{
     return QStringLiteral(TAXICORE_SOURCE_DIR "/") + QLatin1String(relative);
 }
-inline QString bundledCityPath() {
+inline QString bundledCityPath()
+{
     return sourcePath("resources/cities/gothenburg.taxicity");
 }
-inline QString fixturePath(const char *name) {
+inline QString fixturePath(const char *name)
+{
     return sourcePath("tests/city/fixtures/") + QLatin1String(name);
 }
 
 // Plain Dijkstra over the road arcs (not the hierarchy) between two road points, in seconds;
 // written independently of the library's router, with partial segments at both ends.
-inline double referenceDurationS(const taxicore::city::CityData &data,
-                                 const taxicore::city::RoadPoint &from,
-                                 const taxicore::city::RoadPoint &to) {
+inline double referenceDurationS(const taxicore::city::CityData &data, const taxicore::city::RoadPoint &from,
+                                 const taxicore::city::RoadPoint &to)
+{
     using namespace taxicore::city;
     constexpr double inf = std::numeric_limits<double>::infinity();
     auto part = [](const format::Segment &s, bool forward, double metres) {
@@ -55,15 +58,15 @@ inline double referenceDurationS(const taxicore::city::CityData &data,
         for (const format::Arc &arc : data.outgoing(node))
             push(arc.head, d + arc.weightMs);
     }
-    double best = std::min(dist[b.from] + part(b, true, to.offsetM),
-                           dist[b.to] + part(b, false, b.lengthM - to.offsetM));
+    double best =
+        std::min(dist[b.from] + part(b, true, to.offsetM), dist[b.to] + part(b, false, b.lengthM - to.offsetM));
     if (from.segment == to.segment)
-        best = std::min(best,
-                        part(a, to.offsetM >= from.offsetM, std::abs(to.offsetM - from.offsetM)));
+        best = std::min(best, part(a, to.offsetM >= from.offsetM, std::abs(to.offsetM - from.offsetM)));
     return best / 1000.0;
 }
 
-inline double polylineLengthM(const std::vector<taxicore::city::GeoPoint> &line) {
+inline double polylineLengthM(const std::vector<taxicore::city::GeoPoint> &line)
+{
     double length = 0;
     for (size_t i = 1; i < line.size(); ++i)
         length += taxicore::city::haversineMeters(line[i - 1], line[i]);

@@ -20,11 +20,11 @@
 using namespace taxicore::city;
 
 namespace {
-const RoadSegment *findSegment(const RoadGraph &graph, const std::string &name,
-                               size_t shapePoints) {
+const RoadSegment *findSegment(const RoadGraph &graph, const std::string &name, size_t shapePoints)
+{
     for (const RoadSegment &segment : graph.segments) {
-        if (segment.nameIndex != format::kNoName && graph.names[segment.nameIndex] == name &&
-            segment.shape.size() == shapePoints)
+        if (segment.nameIndex != format::kNoName && graph.names[segment.nameIndex] == name
+            && segment.shape.size() == shapePoints)
             return &segment;
     }
     return nullptr;
@@ -38,7 +38,8 @@ constexpr GeoPoint kOnEttanWest{57.700, 11.972};
 class CityImporterTest : public QObject {
     Q_OBJECT
 private:
-    void checkSmallNetwork(const RoadGraph &graph) {
+    void checkSmallNetwork(const RoadGraph &graph)
+    {
         // Ettan (N1-N2), Tvåan split at Mellan's junction (N2-N3-M, M-N4-N1), Mellan (M-E);
         // footway, cycleway, private service road, steps, area and the island are gone.
         QCOMPARE(graph.nodes.size(), size_t(4));
@@ -60,8 +61,7 @@ private:
                 continue;
             ++tvaanParts;
             QCOMPARE(segment.shape.size(), size_t(3));
-            QVERIFY(segment.forwardMs != format::kNotAllowed &&
-                    segment.backwardMs != format::kNotAllowed);
+            QVERIFY(segment.forwardMs != format::kNotAllowed && segment.backwardMs != format::kNotAllowed);
             QCOMPARE(segment.speedKmh, defaultSpeedKmh(RoadClass::Residential));
         }
         QCOMPARE(tvaanParts, 2);
@@ -72,7 +72,8 @@ private:
     }
 
 private slots:
-    void geoJsonWaysAreSplitAndFiltered() {
+    void geoJsonWaysAreSplitAndFiltered()
+    {
         const WayReadResult read = readGeoJsonWays(citytest::fixturePath("small-network.geojson"));
         QVERIFY2(read.error.isEmpty(), qPrintable(read.error));
         QCOMPARE(read.ways.size(), size_t(8)); // the Polygon area is not a way
@@ -83,7 +84,8 @@ private slots:
         checkSmallNetwork(graph);
     }
 
-    void osmXmlGivesTheSameGraph() {
+    void osmXmlGivesTheSameGraph()
+    {
         if (!osmImportAvailable())
             QSKIP("built without libosmium (apt-get install libosmium2-dev, then configure again)");
         const WayReadResult read = readOsmWays(citytest::fixturePath("small-network.osm"));
@@ -91,7 +93,8 @@ private slots:
         checkSmallNetwork(buildRoadGraph(read.ways));
     }
 
-    void osmPbfGivesTheSameGraph() {
+    void osmPbfGivesTheSameGraph()
+    {
 #ifdef TAXICORE_HAVE_OSMIUM
         QTemporaryDir dir;
         const QString pbf = dir.filePath(QStringLiteral("small-network.osm.pbf"));
@@ -111,12 +114,12 @@ private slots:
 #endif
     }
 
-    void importedFileRoutesAroundTheOnewayStreet() {
+    void importedFileRoutesAroundTheOnewayStreet()
+    {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("small.taxicity"));
         ImportReport report;
-        const QString error =
-            importCity(citytest::fixturePath("small-network.geojson"), out, &report);
+        const QString error = importCity(citytest::fixturePath("small-network.geojson"), out, &report);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const CityLoadResult loaded = City::load(out);
         QVERIFY2(loaded.city, qPrintable(loaded.error));
@@ -130,8 +133,7 @@ private slots:
         // With the one-way direction: straight along Ettan, 0.006 deg of longitude.
         const Route along = city.route(west, east);
         QVERIFY(along.found);
-        QVERIFY2(std::abs(along.distanceM - 357.4) < 2,
-                 qPrintable(QString::number(along.distanceM)));
+        QVERIFY2(std::abs(along.distanceM - 357.4) < 2, qPrintable(QString::number(along.distanceM)));
         QCOMPARE(along.polyline.size(), size_t(2));
 
         // Against it: on to N2, around the whole Tvåan loop back to N1, then along Ettan.
@@ -139,17 +141,17 @@ private slots:
         QVERIFY(back.found);
         const double loop = 2 * 556.0 + 595.6;
         const double expected = 119.1 + loop + 119.1;
-        QVERIFY2(std::abs(back.distanceM - expected) < 5,
-                 qPrintable(QString::number(back.distanceM)));
+        QVERIFY2(std::abs(back.distanceM - expected) < 5, qPrintable(QString::number(back.distanceM)));
         QVERIFY(back.durationS > along.durationS * 4);
         QVERIFY(std::abs(citytest::polylineLengthM(back.polyline) - back.distanceM) < 1);
         QCOMPARE(back.durationS, citytest::referenceDurationS(city.data(), east, west));
     }
 
-    void missingInputIsAClearError() {
+    void missingInputIsAClearError()
+    {
         QTemporaryDir dir;
-        const QString error = importCity(QStringLiteral("/nonexistent/roads.geojson"),
-                                         dir.filePath(QStringLiteral("x")));
+        const QString error =
+            importCity(QStringLiteral("/nonexistent/roads.geojson"), dir.filePath(QStringLiteral("x")));
         QVERIFY(error.contains(QLatin1String("/nonexistent/roads.geojson")));
     }
 };

@@ -25,7 +25,8 @@ private:
     QTemporaryDir m_dir;
     QByteArray m_valid;
 
-    QString write(const char *name, const QByteArray &bytes) {
+    QString write(const char *name, const QByteArray &bytes)
+    {
         const QString path = m_dir.filePath(QLatin1String(name));
         QFile file(path);
         if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size())
@@ -33,24 +34,27 @@ private:
         return path;
     }
 
-    static void resign(QByteArray &bytes) {
-        const uint64_t checksum =
-            cityChecksum(reinterpret_cast<const unsigned char *>(bytes.constData()),
-                         size_t(bytes.size()), format::kChecksumOffset);
+    static void resign(QByteArray &bytes)
+    {
+        const uint64_t checksum = cityChecksum(reinterpret_cast<const unsigned char *>(bytes.constData()),
+                                               size_t(bytes.size()), format::kChecksumOffset);
         std::memcpy(bytes.data() + format::kChecksumOffset, &checksum, sizeof checksum);
     }
 
-    template <typename T> static void poke(QByteArray &bytes, size_t offset, T value) {
+    template <typename T> static void poke(QByteArray &bytes, size_t offset, T value)
+    {
         std::memcpy(bytes.data() + offset, &value, sizeof value);
     }
 
-    static format::Header header(const QByteArray &bytes) {
+    static format::Header header(const QByteArray &bytes)
+    {
         format::Header h;
         std::memcpy(&h, bytes.constData(), sizeof h);
         return h;
     }
 
-    void expectError(const char *name, const QByteArray &bytes, const char *problem) {
+    void expectError(const char *name, const QByteArray &bytes, const char *problem)
+    {
         const QString path = write(name, bytes);
         const CityLoadResult result = City::load(path);
         QVERIFY(!result.city);
@@ -59,7 +63,8 @@ private:
     }
 
     // Every query on a file that passed validation must stay in bounds (run under ASan/UBSan).
-    static void exercise(const City &city) {
+    static void exercise(const City &city)
+    {
         std::mt19937_64 rng(1);
         const RoadPoint a = city.snap({57.700, 11.972});
         const RoadPoint b = city.randomRoadPoint(rng);
@@ -72,7 +77,8 @@ private:
     }
 
 private slots:
-    void initTestCase() {
+    void initTestCase()
+    {
         QVERIFY(m_dir.isValid());
         const QString path = m_dir.filePath(QStringLiteral("valid.taxicity"));
         QCOMPARE(importCity(citytest::fixturePath("small-network.geojson"), path), QString());
@@ -82,59 +88,63 @@ private slots:
         QVERIFY(City::load(path).city);
     }
 
-    void missingFile() {
+    void missingFile()
+    {
         const CityLoadResult result = City::load(QStringLiteral("/nonexistent/city.taxicity"));
         QVERIFY(!result.city);
         QCOMPARE(result.error, QStringLiteral("/nonexistent/city.taxicity: no such file"));
     }
 
-    void emptyAndTruncatedFiles() {
+    void emptyAndTruncatedFiles()
+    {
         expectError("empty.taxicity", QByteArray(), "truncated");
         expectError("short.taxicity", m_valid.left(100), "truncated");
         expectError("cut.taxicity", m_valid.left(m_valid.size() - 16), "truncated");
     }
 
-    void badMagic() {
+    void badMagic()
+    {
         QByteArray bytes = m_valid;
         bytes[0] = 'X';
         expectError("magic.taxicity", bytes, "bad magic");
         expectError("json.taxicity", QByteArray(400, '{'), "bad magic");
     }
 
-    void wrongVersion() {
+    void wrongVersion()
+    {
         QByteArray bytes = m_valid;
         poke<uint32_t>(bytes, 8, format::kVersion + 1);
         expectError("version.taxicity", bytes, "unsupported version 2");
     }
 
-    void checksumMismatch() {
+    void checksumMismatch()
+    {
         QByteArray bytes = m_valid;
         bytes[bytes.size() - 3] = char(bytes[bytes.size() - 3] ^ 0x5a);
         expectError("corrupt.taxicity", bytes, "checksum mismatch");
     }
 
-    void countsOutOfRange() {
+    void countsOutOfRange()
+    {
         QByteArray bytes = m_valid;
         poke<uint32_t>(bytes, offsetof(format::Header, nodeCount), 0xFFFFFFF0u);
         resign(bytes);
         expectError("counts.taxicity", bytes, "counts out of range");
 
         bytes = m_valid;
-        poke<uint32_t>(bytes, offsetof(format::Header, segmentCount),
-                       header(m_valid).segmentCount + 1);
+        poke<uint32_t>(bytes, offsetof(format::Header, segmentCount), header(m_valid).segmentCount + 1);
         resign(bytes);
         expectError("segments.taxicity", bytes, "section segments");
 
         bytes = m_valid;
         format::SectionEntry outside{uint64_t(bytes.size()) - 8, 64};
-        poke(bytes,
-             offsetof(format::Header, sections) + format::Arcs * sizeof(format::SectionEntry),
-             outside);
+        poke(bytes, offsetof(format::Header, sections) + format::Arcs * sizeof(format::SectionEntry), outside);
         resign(bytes);
         expectError("section.taxicity", bytes, "outside the file");
     }
 
-    void indicesOutOfRange() {
+    void indicesOutOfRange()
+    {
         const format::Header h = header(m_valid);
         QByteArray bytes = m_valid;
         poke<uint32_t>(bytes, h.sections[format::Arcs].offset, 12345); // first arc's head
@@ -159,7 +169,8 @@ private slots:
     }
 
     // Random byte flips with a recomputed checksum: every result is a clean load or a clean error.
-    void randomCorruptionNeverCrashes() {
+    void randomCorruptionNeverCrashes()
+    {
         QRandomGenerator rng(42);
         int loaded = 0;
         for (int round = 0; round < kFuzzRounds; ++round) {

@@ -12,10 +12,10 @@ using namespace taxicore::city;
 class MapEncodingTest : public QObject {
     Q_OBJECT
 private slots:
-    void smallMapRoundTrips() {
+    void smallMapRoundTrips()
+    {
         const std::vector<RoadPolyline> roads = {
-            {RoadClass::Primary,
-             {{57.7, 11.97}, {57.70001, 11.97002}, {57.7000100001, 11.9700200001}}},
+            {RoadClass::Primary, {{57.7, 11.97}, {57.70001, 11.97002}, {57.7000100001, 11.9700200001}}},
             {RoadClass::Service, {{57.71, 11.98}, {57.710001, 11.980001}}}, // rounds to one point
         };
         const QByteArray bytes = encodeMapJson(roads, {{57.6, 11.9}, {57.8, 12.1}});
@@ -30,7 +30,8 @@ private slots:
         QVERIFY(!decodeMapJson("{\"format\":\"other\"}"));
     }
 
-    void bundledCityRoundTrips() {
+    void bundledCityRoundTrips()
+    {
         const CityLoadResult loaded = City::load(citytest::bundledCityPath());
         QVERIFY2(loaded.city, qPrintable(loaded.error));
         const std::vector<RoadPolyline> roads = loaded.city->roadPolylines();
@@ -51,9 +52,9 @@ private slots:
             // Every decoded point is within half a unit of some original point, in order.
             size_t next = 0;
             for (const GeoPoint &p : copy.points) {
-                while (next < original.points.size() &&
-                       (std::abs(original.points[next].lat - p.lat) > kHalfUnit ||
-                        std::abs(original.points[next].lng - p.lng) > kHalfUnit))
+                while (next < original.points.size()
+                       && (std::abs(original.points[next].lat - p.lat) > kHalfUnit
+                           || std::abs(original.points[next].lng - p.lng) > kHalfUnit))
                     ++next;
                 QVERIFY(next < original.points.size());
             }

@@ -16,13 +16,15 @@ namespace {
 constexpr int kRandomPairs = 250;
 constexpr double kCostTolerance = 1e-6; // seconds
 
-bool close(double a, double b) {
+bool close(double a, double b)
+{
     return a == b || std::abs(a - b) <= kCostTolerance * std::max(1.0, std::abs(b));
 }
 
 // Distance in metres from p to the nearest piece of any road: brute force over every piece,
 // in the same local flat projection the library documents (equirectangular at the bbox centre).
-double bruteForceNearestM(const CityData &data, GeoPoint p, GeoPoint centre) {
+double bruteForceNearestM(const CityData &data, GeoPoint p, GeoPoint centre)
+{
     const double kx = kMetersPerDegreeLat * std::cos(centre.lat * M_PI / 180);
     const double ky = kMetersPerDegreeLat;
     double best = INFINITY;
@@ -48,26 +50,28 @@ class RoutingTest : public QObject {
 private:
     std::shared_ptr<const City> m_city;
 
-    std::vector<RoadPoint> randomPoints(uint64_t seed, int count) const {
+    std::vector<RoadPoint> randomPoints(uint64_t seed, int count) const
+    {
         std::mt19937_64 rng(seed);
         std::vector<RoadPoint> points;
         const GeoBounds b = m_city->bounds();
         std::uniform_real_distribution<double> lat(b.min.lat, b.max.lat), lng(b.min.lng, b.max.lng);
         for (int i = 0; i < count; ++i) // half spawned on roads, half snapped from anywhere
-            points.push_back(i % 2 ? m_city->randomRoadPoint(rng)
-                                   : m_city->snap({lat(rng), lng(rng)}));
+            points.push_back(i % 2 ? m_city->randomRoadPoint(rng) : m_city->snap({lat(rng), lng(rng)}));
         return points;
     }
 
 private slots:
-    void initTestCase() {
+    void initTestCase()
+    {
         const CityLoadResult loaded = City::load(citytest::bundledCityPath());
         QVERIFY2(loaded.city, qPrintable(loaded.error));
         m_city = loaded.city;
         QVERIFY(m_city->data().nodes.size() > 10000);
     }
 
-    void routesEqualPlainDijkstra() {
+    void routesEqualPlainDijkstra()
+    {
         const std::vector<RoadPoint> points = randomPoints(7, 2 * kRandomPairs);
         for (int i = 0; i < kRandomPairs; ++i) {
             const RoadPoint &from = points[2 * i];
@@ -75,23 +79,21 @@ private slots:
             const Route route = m_city->route(from, to);
             const double reference = citytest::referenceDurationS(m_city->data(), from, to);
             QVERIFY2(route.found, qPrintable(QStringLiteral("pair %1").arg(i)));
-            QVERIFY2(close(route.durationS, reference),
-                     qPrintable(QStringLiteral("pair %1: %2 s, Dijkstra %3 s")
-                                    .arg(i)
-                                    .arg(route.durationS)
-                                    .arg(reference)));
+            QVERIFY2(
+                close(route.durationS, reference),
+                qPrintable(QStringLiteral("pair %1: %2 s, Dijkstra %3 s").arg(i).arg(route.durationS).arg(reference)));
             QCOMPARE(route.polyline.front().lat, from.point.lat);
             QCOMPARE(route.polyline.back().lng, to.point.lng);
             const double drawn = citytest::polylineLengthM(route.polyline);
-            QVERIFY2(std::abs(drawn - route.distanceM) < 0.5 + 1e-3 * route.distanceM,
-                     qPrintable(QStringLiteral("pair %1: polyline %2 m, distance %3 m")
-                                    .arg(i)
-                                    .arg(drawn)
-                                    .arg(route.distanceM)));
+            QVERIFY2(
+                std::abs(drawn - route.distanceM) < 0.5 + 1e-3 * route.distanceM,
+                qPrintable(
+                    QStringLiteral("pair %1: polyline %2 m, distance %3 m").arg(i).arg(drawn).arg(route.distanceM)));
         }
     }
 
-    void qtPositioningViewsMatch() {
+    void qtPositioningViewsMatch()
+    {
         const Route route = m_city->route(m_city->centre(), GeoPoint{57.70, 11.95});
         QVERIFY(route.found);
         const QGeoPath path = toQGeoPath(route.polyline);
@@ -100,7 +102,8 @@ private slots:
         QCOMPARE(fromQGeoCoordinate(path.coordinateAt(0)).lat, route.polyline.front().lat);
     }
 
-    void routeToItselfIsEmpty() {
+    void routeToItselfIsEmpty()
+    {
         const RoadPoint p = m_city->snap(m_city->centre());
         const Route route = m_city->route(p, p);
         QVERIFY(route.found);
@@ -108,7 +111,8 @@ private slots:
         QCOMPARE(route.distanceM, 0.0);
     }
 
-    void snappingFindsTheNearestRoadPiece() {
+    void snappingFindsTheNearestRoadPiece()
+    {
         std::mt19937_64 rng(11);
         const GeoBounds b = m_city->bounds();
         std::uniform_real_distribution<double> lat(b.min.lat, b.max.lat), lng(b.min.lng, b.max.lng);
@@ -126,23 +130,21 @@ private slots:
         }
     }
 
-    void snappingSideStepsToTheRightSegment() {
+    void snappingSideStepsToTheRightSegment()
+    {
         // A point 2 m beside the middle of a straight segment snaps onto that segment, 2 m away.
         constexpr double kBesideM = 2.0;
         const CityData &data = m_city->data();
-        const double metersPerDegreeLng =
-            kMetersPerDegreeLat * std::cos(m_city->centre().lat * M_PI / 180);
+        const double metersPerDegreeLng = kMetersPerDegreeLat * std::cos(m_city->centre().lat * M_PI / 180);
         int checked = 0;
         for (uint32_t s = 0; s < data.segments.size() && checked < 100; s += 7) {
             if (data.segments[s].lengthM < 100 || data.shape(s).size() != 2)
                 continue;
             const GeoPoint a = CityData::geo(data.shape(s)[0]), b = CityData::geo(data.shape(s)[1]);
-            const double dx = (b.lng - a.lng) * metersPerDegreeLng,
-                         dy = (b.lat - a.lat) * kMetersPerDegreeLat;
+            const double dx = (b.lng - a.lng) * metersPerDegreeLng, dy = (b.lat - a.lat) * kMetersPerDegreeLat;
             const double length = std::hypot(dx, dy);
-            const GeoPoint beside{
-                (a.lat + b.lat) / 2 + dx / length * kBesideM / kMetersPerDegreeLat,
-                (a.lng + b.lng) / 2 - dy / length * kBesideM / metersPerDegreeLng};
+            const GeoPoint beside{(a.lat + b.lat) / 2 + dx / length * kBesideM / kMetersPerDegreeLat,
+                                  (a.lng + b.lng) / 2 - dy / length * kBesideM / metersPerDegreeLng};
             const RoadPoint snapped = m_city->snap(beside);
             if (snapped.segment != s && snapped.distanceM < kBesideM)
                 continue; // another road really is closer (overlapping carriageways)
@@ -154,7 +156,8 @@ private slots:
         QVERIFY(checked >= 50);
     }
 
-    void farAwayPointsStillSnap() {
+    void farAwayPointsStillSnap()
+    {
         QVERIFY(m_city->snap({0, 0}).valid);
         QVERIFY(m_city->snap({89, 179}).valid);
         QVERIFY(m_city->bounds().contains(m_city->snap({57.0, 11.0}).point));
@@ -163,7 +166,8 @@ private slots:
         QVERIFY(!m_city->route(GeoPoint{std::nan(""), 0}, m_city->centre()).found);
     }
 
-    void randomRoadPointsLieOnRoads() {
+    void randomRoadPointsLieOnRoads()
+    {
         std::mt19937_64 rng(3);
         for (int i = 0; i < 200; ++i) {
             const RoadPoint p = m_city->randomRoadPoint(rng);
@@ -172,7 +176,8 @@ private slots:
         }
     }
 
-    void oneToManyEtaEqualsSingleRoutes() {
+    void oneToManyEtaEqualsSingleRoutes()
+    {
         const std::vector<RoadPoint> sources = randomPoints(21, 50);
         const std::vector<RoadPoint> targets = randomPoints(22, 10);
         for (const RoadPoint &target : targets) {
@@ -190,7 +195,8 @@ private slots:
         }
     }
 
-    void fleetSizedEtaUsesOneReverseSearchWithTheSameAnswers() {
+    void fleetSizedEtaUsesOneReverseSearchWithTheSameAnswers()
+    {
         const std::vector<RoadPoint> fleet = randomPoints(31, int(kBucketSearchMaxSources) + 100);
         const std::vector<RoadPoint> few(fleet.begin(), fleet.begin() + 50);
         for (const RoadPoint &target : randomPoints(32, 3)) {
@@ -199,8 +205,7 @@ private slots:
             for (size_t i = 0; i < fleet.size(); ++i) {
                 const double single = m_city->route(fleet[i], target).durationS;
                 if (single <= 600)
-                    QVERIFY2(close(all[i], single),
-                             qPrintable(QStringLiteral("%1 vs %2").arg(all[i]).arg(single)));
+                    QVERIFY2(close(all[i], single), qPrintable(QStringLiteral("%1 vs %2").arg(all[i]).arg(single)));
                 else
                     QCOMPARE(all[i], kUnreachable);
                 if (i < few.size())
@@ -209,7 +214,8 @@ private slots:
         }
     }
 
-    void concurrentQueriesAgreeWithSequentialOnes() {
+    void concurrentQueriesAgreeWithSequentialOnes()
+    {
         const std::vector<RoadPoint> points = randomPoints(99, 200);
         std::vector<double> sequential;
         for (size_t i = 0; i + 1 < points.size(); i += 2)

@@ -9,18 +9,19 @@ using namespace taxicore::city;
 class WayRulesTest : public QObject {
     Q_OBJECT
 private slots:
-    void drivableClassesAreKeptAndOthersDropped() {
+    void drivableClassesAreKeptAndOthersDropped()
+    {
         for (const char *highway :
-             {"motorway", "trunk", "primary", "secondary", "tertiary", "unclassified",
-              "residential", "living_street", "service", "motorway_link", "trunk_link",
-              "primary_link", "secondary_link", "tertiary_link", "road"})
+             {"motorway", "trunk", "primary", "secondary", "tertiary", "unclassified", "residential", "living_street",
+              "service", "motorway_link", "trunk_link", "primary_link", "secondary_link", "tertiary_link", "road"})
             QVERIFY2(drivableRoadClass(highway).has_value(), highway);
-        for (const char *highway : {"footway", "cycleway", "path", "steps", "pedestrian", "track",
-                                    "bridleway", "construction", "platform", "proposed", ""})
+        for (const char *highway : {"footway", "cycleway", "path", "steps", "pedestrian", "track", "bridleway",
+                                    "construction", "platform", "proposed", ""})
             QVERIFY2(!drivableRoadClass(highway).has_value(), highway);
     }
 
-    void maxspeedIsParsedInKilometresPerHour() {
+    void maxspeedIsParsedInKilometresPerHour()
+    {
         QCOMPARE(parseMaxspeedKmh("50").value(), 50.0);
         QCOMPARE(parseMaxspeedKmh(" 70 km/h").value(), 70.0);
         QCOMPARE(parseMaxspeedKmh("30 mph").value(), 30 * 1.609344);
@@ -34,7 +35,8 @@ private slots:
         QVERIFY(!parseMaxspeedKmh("").has_value());
     }
 
-    void onewayValuesAndImplicitOneways() {
+    void onewayValuesAndImplicitOneways()
+    {
         QCOMPARE(parseOneway("yes", false), TravelDirection::Forward);
         QCOMPARE(parseOneway("1", false), TravelDirection::Forward);
         QCOMPARE(parseOneway("true", false), TravelDirection::Forward);
@@ -56,7 +58,8 @@ private slots:
         QCOMPARE(classifyWay(motorway)->direction, TravelDirection::Both);
     }
 
-    void speedFallsBackToTheClassDefault() {
+    void speedFallsBackToTheClassDefault()
+    {
         RawWay way;
         way.highway = "residential";
         QCOMPARE(classifyWay(way)->speedKmh, defaultSpeedKmh(RoadClass::Residential));
@@ -66,7 +69,8 @@ private slots:
         QCOMPARE(classifyWay(way)->speedKmh, 40.0);
     }
 
-    void accessRestrictionsExcludeWays() {
+    void accessRestrictionsExcludeWays()
+    {
         QVERIFY(carAccessAllowed("", "", ""));
         QVERIFY(!carAccessAllowed("no", "", ""));
         QVERIFY(!carAccessAllowed("private", "", ""));

@@ -33,8 +33,7 @@ int statusOf(QNetworkAccessManager &network, const QUrl &url, const QString &tok
 
 } // namespace
 
-class ConsoleAdminTokenTest : public QObject
-{
+class ConsoleAdminTokenTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:

@@ -28,10 +28,9 @@ taxicore::ServerOptions optionsFrom(const QStringList &args)
 {
     return taxicore::test::consoleOptions(args, taxicore::test::StoredSettings::Restore);
 }
-}
+} // namespace
 
-class ConsoleBackendTest : public QObject
-{
+class ConsoleBackendTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -68,11 +67,11 @@ void ConsoleBackendTest::cleanup()
 
 std::unique_ptr<ConsoleBackend> ConsoleBackendTest::startBackend(const QStringList &args)
 {
-    taxicore::ServerOptions options = optionsFrom(QStringList{QStringLiteral("--port"), QStringLiteral("0"),
-                                                              QStringLiteral("--cars"), QStringLiteral("60"),
-                                                              QStringLiteral("--sim-speed"), QStringLiteral("0.001"),
-                                                              QStringLiteral("--data-dir"), m_dataDir->path()}
-                                                  + args);
+    taxicore::ServerOptions options =
+        optionsFrom(QStringList{QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"),
+                                QStringLiteral("60"), QStringLiteral("--sim-speed"), QStringLiteral("0.001"),
+                                QStringLiteral("--data-dir"), m_dataDir->path()}
+                    + args);
     auto backend = std::make_unique<ConsoleBackend>(options);
     if (!backend->start()) {
         qWarning("the backend did not start: %s", qPrintable(backend->errorString()));
@@ -120,7 +119,8 @@ void ConsoleBackendTest::reassignThroughTheBookingsModel()
     const QVariantMap cancelled = model.reassign(id);
     QVERIFY(!cancelled.value(QStringLiteral("ok")).toBool());
     QVERIFY(cancelled.value(QStringLiteral("error")).toString().contains(QLatin1String("cancelled")));
-    QCOMPARE(model.data(model.index(model.rowOf(id)), BookingListModel::StateRole).toString(), QStringLiteral("cancelled"));
+    QCOMPARE(model.data(model.index(model.rowOf(id)), BookingListModel::StateRole).toString(),
+             QStringLiteral("cancelled"));
 }
 
 void ConsoleBackendTest::settingsSurviveARestart()
@@ -170,8 +170,8 @@ void ConsoleBackendTest::commandLineWinsOverStoredSettings()
     ConsoleSettings::saveRuntime(stored);
     ConsoleSettings::saveDemandRate(30);
 
-    const taxicore::ServerOptions flagged = optionsFrom({QStringLiteral("--mode"), QStringLiteral("single"),
-                                                         QStringLiteral("--demand-rate"), QStringLiteral("2")});
+    const taxicore::ServerOptions flagged = optionsFrom(
+        {QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--demand-rate"), QStringLiteral("2")});
     QCOMPARE(flagged.mode, QStringLiteral("single"));
     QCOMPARE(flagged.demandRatePerMinute, 2.0);
     QCOMPARE(flagged.threads, 5); // not given: the stored one

@@ -27,10 +27,9 @@ QList<qint64> ids(const BookingListModel &model)
         out << model.data(model.index(row), BookingListModel::BookingIdRole).toLongLong();
     return out;
 }
-}
+} // namespace
 
-class BookingListModelTest : public QObject
-{
+class BookingListModelTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -43,8 +42,8 @@ void BookingListModelTest::newestFirstWithRoles()
 {
     BookingListModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setBookings({booking(1, BookingState::Completed), booking(3, BookingState::Assigned),
-                       booking(2, BookingState::OnTrip)});
+    model.setBookings(
+        {booking(1, BookingState::Completed), booking(3, BookingState::Assigned), booking(2, BookingState::OnTrip)});
     QCOMPARE(ids(model), (QList<qint64>{3, 2, 1}));
 
     const QModelIndex first = model.index(0);
@@ -63,8 +62,8 @@ void BookingListModelTest::updatesRowsInPlace()
 {
     BookingListModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setBookings({booking(1, BookingState::Assigned), booking(2, BookingState::Assigned),
-                       booking(3, BookingState::Assigned)});
+    model.setBookings(
+        {booking(1, BookingState::Assigned), booking(2, BookingState::Assigned), booking(3, BookingState::Assigned)});
 
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
     QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);

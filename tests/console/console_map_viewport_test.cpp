@@ -4,8 +4,7 @@
 
 #include <QTest>
 
-class MapViewportTest : public QObject
-{
+class MapViewportTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:

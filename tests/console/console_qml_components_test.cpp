@@ -10,16 +10,12 @@
 Q_IMPORT_QML_PLUGIN(TaxiCorePlugin)
 Q_IMPORT_QML_PLUGIN(TaxiCoreConsolePlugin)
 
-class QmlComponentsSetup : public QObject
-{
+class QmlComponentsSetup : public QObject {
     Q_OBJECT
 
 public Q_SLOTS:
     // Components that keep settings (the settings dialog) write to a throwaway QSettings path.
-    void applicationAvailable()
-    {
-        taxicore::test::useSettingsDirectory(m_settings.path());
-    }
+    void applicationAvailable() { taxicore::test::useSettingsDirectory(m_settings.path()); }
     void qmlEngineAvailable(QQmlEngine *engine) { engine->addImportPath(QStringLiteral("qrc:/qt/qml")); }
 
 private:

@@ -26,10 +26,9 @@ constexpr int kExitTimeoutMs = 30000;
 constexpr int kTrips = 12;
 const QColor kBar(0x2f, 0x6f, 0xd6); // ReportsPanel.qml's bar colour
 
-}
+} // namespace
 
-class ConsoleReportsScreenshotTest : public QObject
-{
+class ConsoleReportsScreenshotTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -52,11 +51,10 @@ void ConsoleReportsScreenshotTest::runConsole(const QString &dataDir, const QStr
         }
     });
     console.setProcessEnvironment(windowedEnvironment(m_config.path())); // default layout, no history
-    console.start(consoleBinary(),
-                  QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
-                              QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("50"),
-                              QStringLiteral("--data-dir"), dataDir}
-                      + extraArgs);
+    console.start(consoleBinary(), QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
+                                               QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"),
+                                               QStringLiteral("50"), QStringLiteral("--data-dir"), dataDir}
+                                       + extraArgs);
     QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
     QVERIFY2(console.waitForFinished(kExitTimeoutMs), "taxicore did not quit by itself");
     QCOMPARE(console.exitStatus(), QProcess::NormalExit);

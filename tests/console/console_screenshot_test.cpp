@@ -31,8 +31,8 @@ constexpr int kScreenshotAfterMs = 6000;
 constexpr int kServerPanelAfterMs = 9000; // a mode switch and a few seconds of load first
 constexpr int kBenchmarkAfterMs = 10000;  // start-up, a 5 s benchmark, its result
 constexpr int kExitTimeoutMs = 30000;
-constexpr int kReassignAfterMs = 5000;       // start-up and the bookings first
-constexpr int kReassignQuitAfterMs = 9000;   // time to check the server sees the new car
+constexpr int kReassignAfterMs = 5000;     // start-up and the bookings first
+constexpr int kReassignQuitAfterMs = 9000; // time to check the server sees the new car
 
 // Colours CityMap.qml gives the map in the light palette (Xvfb has no dark theme).
 const QColor kAvailable(0x2e, 0xa0, 0x4a);
@@ -40,10 +40,9 @@ const QColor kToPickup(0xf0, 0x8c, 0x10);
 const QColor kMajorRoad(0xd9, 0xbf, 0x80);
 const QColor kMinorRoad(0xb9, 0xb4, 0xaa);
 
-}
+} // namespace
 
-class ConsoleScreenshotTest : public QObject
-{
+class ConsoleScreenshotTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -68,12 +67,13 @@ QJsonObject ConsoleScreenshotTest::book(QNetworkAccessManager &network, const QU
 {
     QNetworkRequest request(base.resolved(QUrl(QStringLiteral("/api/v1/bookings"))));
     request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
-    const QJsonObject body{{QStringLiteral("rider_id"), rider},
-                           {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), lat}, {QStringLiteral("lng"), lng}}}};
+    const QJsonObject body{
+        {QStringLiteral("rider_id"), rider},
+        {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), lat}, {QStringLiteral("lng"), lng}}}};
     QNetworkReply *reply = network.post(request, QJsonDocument(body).toJson());
     QSignalSpy finished(reply, &QNetworkReply::finished);
-    const bool ok = finished.wait(kRequestTimeoutMs)
-                    && reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() == 201;
+    const bool ok =
+        finished.wait(kRequestTimeoutMs) && reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() == 201;
     reply->deleteLater();
     return ok ? QJsonDocument::fromJson(reply->readAll()).object() : QJsonObject();
 }
@@ -116,8 +116,8 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
     const int available = countNear(image, map, kAvailable, 12);
     const int toPickup = countNear(image, map, kToPickup, 12);
     const int streets = countNear(image, map, kMajorRoad, 16) + countNear(image, map, kMinorRoad, 16);
-    qInfo("screenshot %s: %d available-car px, %d to-pickup px, %d street px", qPrintable(shot), available,
-          toPickup, streets);
+    qInfo("screenshot %s: %d available-car px, %d to-pickup px, %d street px", qPrintable(shot), available, toPickup,
+          streets);
     QVERIFY2(streets > 20000, "the streets are not drawn");
     QVERIFY2(available > 2000, "the available cars are not drawn");
     QVERIFY2(toPickup > 10, "the booked cars are not drawn in the to-pickup colour");
@@ -171,8 +171,9 @@ void ConsoleScreenshotTest::serverPanelFollowsAModeSwitch()
             console.waitForFinished(kExitTimeoutMs);
         }
     });
-    const QUrl base = startConsole(console, kServerPanelAfterMs, {QStringLiteral("--panel"), QStringLiteral("server"),
-                                             QStringLiteral("--screenshot"), shot});
+    const QUrl base =
+        startConsole(console, kServerPanelAfterMs,
+                     {QStringLiteral("--panel"), QStringLiteral("server"), QStringLiteral("--screenshot"), shot});
     QVERIFY(!base.isEmpty());
 
     // Switch to pool mode through the admin API, as an engineer's script would.
@@ -222,9 +223,9 @@ void ConsoleScreenshotTest::benchmarkRunsAndShowsItsResult()
         }
     });
     // The panel's defaults: 64 clients for 5 s, run by taxicore-bench as a separate process.
-    const QUrl base = startConsole(console, kBenchmarkAfterMs,
-                                   {QStringLiteral("--benchmark"), QStringLiteral("/hello"),
-                                    QStringLiteral("--screenshot"), shot});
+    const QUrl base =
+        startConsole(console, kBenchmarkAfterMs,
+                     {QStringLiteral("--benchmark"), QStringLiteral("/hello"), QStringLiteral("--screenshot"), shot});
     QVERIFY(!base.isEmpty());
 
     QVERIFY(console.waitForFinished(kExitTimeoutMs));
@@ -285,13 +286,15 @@ void ConsoleScreenshotTest::reassignFromTheBookingsPanel()
     QVERIFY(newCar > 0 && newCar != firstCar);
 
     // The rider API sees the new car.
-    QNetworkReply *reply = send(network, QNetworkRequest(base.resolved(QUrl(QStringLiteral("/api/v1/bookings/%1").arg(id)))), "GET");
+    QNetworkReply *reply =
+        send(network, QNetworkRequest(base.resolved(QUrl(QStringLiteral("/api/v1/bookings/%1").arg(id)))), "GET");
     QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
     const QJsonObject now = QJsonDocument::fromJson(reply->readAll()).object();
     reply->deleteLater();
     QCOMPARE(now.value(QStringLiteral("car_id")).toInt(), newCar);
     // Assigned again, or arriving already when the new car was next to the pickup.
-    QVERIFY2(QStringList({QStringLiteral("assigned"), QStringLiteral("arriving")}).contains(now.value(QStringLiteral("state")).toString()),
+    QVERIFY2(QStringList({QStringLiteral("assigned"), QStringLiteral("arriving")})
+                 .contains(now.value(QStringLiteral("state")).toString()),
              qPrintable(now.value(QStringLiteral("state")).toString()));
 
     QVERIFY(console.waitForFinished(kExitTimeoutMs));
@@ -307,7 +310,9 @@ void ConsoleScreenshotTest::reassignFromTheBookingsPanel()
         QVERIFY(row.exec(QStringLiteral("SELECT car_id FROM bookings WHERE id = %1").arg(id)) && row.next());
         QCOMPARE(row.value(0).toInt(), newCar);
         QSqlQuery moves(db);
-        QVERIFY(moves.exec(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = %1 AND car_id = %2").arg(id).arg(newCar))
+        QVERIFY(moves.exec(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = %1 AND car_id = %2")
+                               .arg(id)
+                               .arg(newCar))
                 && moves.next());
         QCOMPARE(moves.value(0).toInt(), 1);
     }

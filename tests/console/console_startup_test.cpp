@@ -16,10 +16,9 @@ namespace {
 constexpr int kStartTimeoutMs = 15000;
 constexpr int kRequestTimeoutMs = 5000;
 constexpr int kExitTimeoutMs = 10000;
-}
+} // namespace
 
-class ConsoleStartupTest : public QObject
-{
+class ConsoleStartupTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -32,8 +31,8 @@ void ConsoleStartupTest::printsUrlAndServesHealthz()
 {
     QProcess console;
     console.setProcessEnvironment(offscreenEnvironment());
-    console.start(consoleBinary(), {QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
-                                    QStringLiteral("--port"), QStringLiteral("0")});
+    console.start(consoleBinary(), {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
+                                    QStringLiteral("0")});
     QVERIFY2(console.waitForStarted(kStartTimeoutMs), qPrintable(console.errorString()));
     auto cleanup = qScopeGuard([&console] {
         if (console.state() != QProcess::NotRunning) {
@@ -69,9 +68,9 @@ void ConsoleStartupTest::exitsNonZeroWhenPortIsInUse()
     QProcess console;
     console.setProcessEnvironment(offscreenEnvironment());
     // The error window waits for the user; --quit-after-ms closes it for the test.
-    console.start(consoleBinary(), {QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
-                                    QStringLiteral("--port"), QString::number(occupier.serverPort()),
-                                    QStringLiteral("--quit-after-ms"), QStringLiteral("500")});
+    console.start(consoleBinary(),
+                  {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
+                   QString::number(occupier.serverPort()), QStringLiteral("--quit-after-ms"), QStringLiteral("500")});
     QVERIFY(console.waitForFinished(kStartTimeoutMs + kExitTimeoutMs));
     QCOMPARE(console.exitStatus(), QProcess::NormalExit);
     QVERIFY(console.exitCode() != 0);

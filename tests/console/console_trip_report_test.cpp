@@ -45,10 +45,9 @@ const std::vector<TripAt> &tripsWritten()
     };
     return trips;
 }
-}
+} // namespace
 
-class TripReportTest : public QObject
-{
+class TripReportTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -93,10 +92,10 @@ void TripReportTest::initTestCase()
         trip.fare.total = t.total;
         QVERIFY(m_ledger->appendAndWait(trip));
     }
-    QVERIFY(m_ledger->appendAndWait(EventRecord{QStringLiteral("benchmark"),
-                                                {{QStringLiteral("requests_per_s"), 1234.5},
-                                                 {QStringLiteral("mode"), QStringLiteral("pool")}},
-                                                localMs(kFirstDay, 12, 0)}));
+    QVERIFY(m_ledger->appendAndWait(
+        EventRecord{QStringLiteral("benchmark"),
+                    {{QStringLiteral("requests_per_s"), 1234.5}, {QStringLiteral("mode"), QStringLiteral("pool")}},
+                    localMs(kFirstDay, 12, 0)}));
     QVERIFY(m_ledger->appendAndWait(EventRecord{QStringLiteral("switch"), {}, localMs(kFirstDay, 12, 1)}));
     QVERIFY(m_ledger->appendAndWait(EventRecord{QStringLiteral("benchmark"), {}, localMs(kLastDay.addDays(2), 12, 0)}));
 }

@@ -3,15 +3,11 @@
 
 #include <QTest>
 
-class WorkerPercentileTest : public QObject
-{
+class WorkerPercentileTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    void emptyIsZero()
-    {
-        QCOMPARE(WorkerListModel::percentileUs({}, 0.99), 0.0);
-    }
+    void emptyIsZero() { QCOMPARE(WorkerListModel::percentileUs({}, 0.99), 0.0); }
     void p99IsTheUpperEdgeOfItsBucket()
     {
         WorkerListModel::Buckets buckets{};

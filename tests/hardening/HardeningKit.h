@@ -51,7 +51,7 @@ inline int servingWorkers(const ServerProcess &server, const QByteArray &token)
     const HttpResponse r = send(server, "GET", "/admin/v1/workers", token);
     for (const QJsonValue &v : r.json().value(QStringLiteral("workers")).toArray())
         n += v.toObject().value(QStringLiteral("state")).toString() == QStringLiteral("serving")
-            && v.toObject().value(QStringLiteral("pid")).toDouble() > 0;
+             && v.toObject().value(QStringLiteral("pid")).toDouble() > 0;
     return n;
 }
 

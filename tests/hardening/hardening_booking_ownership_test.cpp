@@ -17,7 +17,8 @@ private Q_SLOTS:
     void onlyTheRiderMovesTheBooking()
     {
         ServerProcess server({QStringLiteral("--cars"), QStringLiteral("20"), QStringLiteral("--sim-speed"),
-                              QStringLiteral("0.001"), QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken)});
+                              QStringLiteral("0.001"), QStringLiteral("--admin-token"),
+                              QString::fromLatin1(kAdminToken)});
         QVERIFY2(server.start(), qPrintable(server.error()));
         const HttpResponse mine = book(server, QStringLiteral("alice"));
         const HttpResponse theirs = book(server, QStringLiteral("bob"), 57.71, 11.96);
@@ -75,8 +76,8 @@ private Q_SLOTS:
     void ownershipSurvivesARestart()
     {
         QTemporaryDir data;
-        const QStringList args{QStringLiteral("--cars"), QStringLiteral("20"), QStringLiteral("--sim-speed"),
-                               QStringLiteral("0.001"), QStringLiteral("--data-dir"), data.path()};
+        const QStringList args{QStringLiteral("--cars"), QStringLiteral("20"),         QStringLiteral("--sim-speed"),
+                               QStringLiteral("0.001"),  QStringLiteral("--data-dir"), data.path()};
         HttpResponse mine, theirs;
         {
             ServerProcess server(args);
@@ -93,7 +94,8 @@ private Q_SLOTS:
         QCOMPARE(send(again, "GET", "/api/v1/bookings/" + QByteArray::number(id)).json().value("state").toString(),
                  QStringLiteral("assigned")); // restored from the ledger
         TC_VERIFY_ERROR(send(again, "POST", movePath(id, "cancel")), 401, "rider_token_required");
-        TC_VERIFY_ERROR(send(again, "POST", movePath(id, "cancel"), riderToken(theirs.json())), 403, "not_your_booking");
+        TC_VERIFY_ERROR(send(again, "POST", movePath(id, "cancel"), riderToken(theirs.json())), 403,
+                        "not_your_booking");
         TC_VERIFY_STATUS(send(again, "POST", movePath(id, "cancel"), riderToken(mine.json())), 200);
         TC_VERIFY_STATUS(send(again, "POST", movePath(bookingId(theirs), "cancel"), riderToken(theirs.json())), 200);
         QCOMPARE(again.stop(), 0);

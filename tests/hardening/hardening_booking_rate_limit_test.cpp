@@ -15,11 +15,12 @@ namespace {
 
 QStringList limitedServer(int burst, int perMinute, const QStringList &more = {})
 {
-    return QStringList{QStringLiteral("--cars"), QStringLiteral("100"), QStringLiteral("--trust-loopback"),
-                       QStringLiteral("off"), QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken),
-                       QStringLiteral("--booking-burst"), QString::number(burst), QStringLiteral("--booking-rate"),
-                       QString::number(perMinute)}
-        + more;
+    return QStringList{QStringLiteral("--cars"),           QStringLiteral("100"),
+                       QStringLiteral("--trust-loopback"), QStringLiteral("off"),
+                       QStringLiteral("--admin-token"),    QString::fromLatin1(kAdminToken),
+                       QStringLiteral("--booking-burst"),  QString::number(burst),
+                       QStringLiteral("--booking-rate"),   QString::number(perMinute)}
+           + more;
 }
 
 // A booking attempt the limit let through: booked, or refused for another reason (no car).
@@ -35,13 +36,13 @@ HttpResponse bookNumber(const ServerProcess &server, int n, const QByteArray &to
                 token);
 }
 
-#define TC_VERIFY_TOO_MANY(response)                                                                 \
-    do {                                                                                             \
-        const HttpResponse &tcT_ = (response);                                                       \
-        TC_VERIFY_ERROR(tcT_, 429, "too_many_bookings");                                             \
-        bool tcOk_ = false;                                                                          \
-        const int tcAfter_ = tcT_.header("Retry-After").toInt(&tcOk_);                               \
-        QVERIFY2(tcOk_ && tcAfter_ >= 1, tcT_.describe().constData());                               \
+#define TC_VERIFY_TOO_MANY(response)                                                                                   \
+    do {                                                                                                               \
+        const HttpResponse &tcT_ = (response);                                                                         \
+        TC_VERIFY_ERROR(tcT_, 429, "too_many_bookings");                                                               \
+        bool tcOk_ = false;                                                                                            \
+        const int tcAfter_ = tcT_.header("Retry-After").toInt(&tcOk_);                                                 \
+        QVERIFY2(tcOk_ &&tcAfter_ >= 1, tcT_.describe().constData());                                                  \
     } while (false)
 
 } // namespace
@@ -102,8 +103,9 @@ private Q_SLOTS:
     void limitHoldsAcrossTwoWorkers()
     {
         // 4 at once, then 1 a minute: within this test only the burst is ever admitted.
-        ServerProcess server(limitedServer(4, 1, {QStringLiteral("--mode"), QStringLiteral("processes"),
-                                                  QStringLiteral("--workers"), QStringLiteral("2")}));
+        ServerProcess server(limitedServer(
+            4, 1,
+            {QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"), QStringLiteral("2")}));
         QVERIFY2(server.start(), qPrintable(server.error()));
         // Both workers take connections (a worker may serve before the primary passes it any).
         const auto workerRequests = [&] {
@@ -114,11 +116,13 @@ private Q_SLOTS:
                     out.append(v.toObject().value("requests").toDouble());
             return out;
         };
-        QVERIFY2(waitUntil([&] {
-                     send(server, "GET", "/healthz");
-                     const QList<double> served = workerRequests();
-                     return served.size() == 2 && served[0] > 0 && served[1] > 0;
-                 }, 20'000),
+        QVERIFY2(waitUntil(
+                     [&] {
+                         send(server, "GET", "/healthz");
+                         const QList<double> served = workerRequests();
+                         return served.size() == 2 && served[0] > 0 && served[1] > 0;
+                     },
+                     20'000),
                  server.stderrText().constData());
         const QList<double> before = workerRequests();
 
@@ -139,7 +143,10 @@ private Q_SLOTS:
         QCOMPARE(after.size(), 2);
         QVERIFY2(after[0] - before[0] >= 3 && after[1] - before[1] >= 3,
                  qPrintable(QStringLiteral("requests per worker before %1/%2, after %3/%4")
-                                .arg(before[0]).arg(before[1]).arg(after[0]).arg(after[1])));
+                                .arg(before[0])
+                                .arg(before[1])
+                                .arg(after[0])
+                                .arg(after[1])));
         QCOMPARE(server.stop(), 0);
     }
 };

@@ -35,7 +35,11 @@ const QByteArray kHelloRequest = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n
 // reads its whole answer (ResponseParser, as the other tests do) and is then held open.
 class HeldConnections {
 public:
-    explicit HeldConnections(quint16 port) : m_port(port), m_epoll(::epoll_create1(EPOLL_CLOEXEC)) {}
+    explicit HeldConnections(quint16 port)
+        : m_port(port)
+        , m_epoll(::epoll_create1(EPOLL_CLOEXEC))
+    {
+    }
     ~HeldConnections()
     {
         for (const Connection &c : m_connections)
@@ -59,7 +63,8 @@ public:
                 return false;
             }
             if (clock.elapsed() > deadlineMs) {
-                error = QStringLiteral("only %1 of %2 connections held after %3 ms").arg(m_held).arg(count).arg(deadlineMs);
+                error =
+                    QStringLiteral("only %1 of %2 connections held after %3 ms").arg(m_held).arg(count).arg(deadlineMs);
                 return false;
             }
             pump(50);
@@ -86,7 +91,9 @@ public:
             pump(50);
         if (m_held < before)
             error = QStringLiteral("%1 reused connections did not answer (%2 failed: %3)")
-                        .arg(before - m_held).arg(m_failed).arg(m_firstFailure);
+                        .arg(before - m_held)
+                        .arg(m_failed)
+                        .arg(m_firstFailure);
         return m_held == before;
     }
 
@@ -111,7 +118,9 @@ private:
     {
         const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) {
-            error = QStringLiteral("socket() after %1 connections: %2").arg(m_connections.size()).arg(qt_error_string(errno));
+            error = QStringLiteral("socket() after %1 connections: %2")
+                        .arg(m_connections.size())
+                        .arg(qt_error_string(errno));
             return false;
         }
         sockaddr_in address{};
@@ -134,7 +143,7 @@ private:
     static bool sendRequest(const Connection &c)
     {
         return ::send(c.fd, kHelloRequest.constData(), size_t(kHelloRequest.size()), MSG_NOSIGNAL)
-            == kHelloRequest.size();
+               == kHelloRequest.size();
     }
 
     void fail(Connection &c, const QString &why)
@@ -236,7 +245,9 @@ void C10kTest::initTestCase()
     if (limit.soft >= 0 && limit.soft < kFdsNeeded)
         QSKIP(qPrintable(QStringLiteral("the open-file limit is %1 (hard %2); holding 10,000 connections needs "
                                         "about %3 in this process and in the server")
-                             .arg(limit.soft).arg(limit.hard).arg(kFdsNeeded)));
+                             .arg(limit.soft)
+                             .arg(limit.hard)
+                             .arg(kFdsNeeded)));
 }
 
 void C10kTest::tenThousandHeldConnectionsAndHelloStillFast_data()
@@ -282,11 +293,13 @@ void C10kTest::tenThousandHeldConnectionsAndHelloStillFast()
     const qint64 p50 = percentile(latencies, 0.50);
     const qint64 p99 = percentile(latencies, 0.99);
     const qint64 max = *std::max_element(latencies.begin(), latencies.end());
-    qInfo("%s: %d connections held (opened in %lld ms); %d /hello with them held: p50 %lld ms, p99 %lld ms, max %lld ms",
-          qPrintable(mode), kHeld, static_cast<long long>(openedMs), kProbes, static_cast<long long>(p50),
-          static_cast<long long>(p99), static_cast<long long>(max));
+    qInfo(
+        "%s: %d connections held (opened in %lld ms); %d /hello with them held: p50 %lld ms, p99 %lld ms, max %lld ms",
+        qPrintable(mode), kHeld, static_cast<long long>(openedMs), kProbes, static_cast<long long>(p50),
+        static_cast<long long>(p99), static_cast<long long>(max));
     QVERIFY2(failures.isEmpty(), qPrintable(QStringLiteral("%1 of %2 /hello failed, first: %3")
-                                                .arg(failures.size()).arg(kProbes)
+                                                .arg(failures.size())
+                                                .arg(kProbes)
                                                 .arg(QString::fromUtf8(failures.value(0)))));
     QVERIFY2(max < kProbeMaxLatencyMs, qPrintable(QStringLiteral("slowest /hello took %1 ms").arg(max)));
     // The server stops first: it closes the held connections, so TIME_WAIT stays on its side.

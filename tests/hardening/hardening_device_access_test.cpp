@@ -33,25 +33,28 @@ QByteArray positionPath(int carId)
     return "/api/v1/cars/" + QByteArray::number(carId) + "/position";
 }
 
-#define TC_VERIFY_UNAUTHORIZED(response, code)                                                       \
-    do {                                                                                             \
-        const HttpResponse &tcU_ = (response);                                                       \
-        TC_VERIFY_ERROR(tcU_, 401, code);                                                            \
-        QVERIFY2(tcU_.header("WWW-Authenticate").startsWith("Bearer"), tcU_.describe().constData()); \
+#define TC_VERIFY_UNAUTHORIZED(response, code)                                                                         \
+    do {                                                                                                               \
+        const HttpResponse &tcU_ = (response);                                                                         \
+        TC_VERIFY_ERROR(tcU_, 401, code);                                                                              \
+        QVERIFY2(tcU_.header("WWW-Authenticate").startsWith("Bearer"), tcU_.describe().constData());                   \
     } while (false)
 
 QStringList serverArgs(const QString &dataDir, const QString &mode, const QString &trustLoopback)
 {
-    return {QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), dataDir,
-            QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"),
-            QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken),
+    return {QStringLiteral("--cars"),           QStringLiteral("10"),
+            QStringLiteral("--data-dir"),       dataDir,
+            QStringLiteral("--mode"),           mode,
+            QStringLiteral("--workers"),        QStringLiteral("2"),
+            QStringLiteral("--admin-token"),    QString::fromLatin1(kAdminToken),
             QStringLiteral("--trust-loopback"), trustLoopback};
 }
 
 void waitForWorkers(const ServerProcess &server, const QString &mode)
 {
     if (mode == QStringLiteral("processes"))
-        QVERIFY2(waitUntil([&] { return servingWorkers(server, kAdminToken) == 2; }, kStartMs), "workers did not start");
+        QVERIFY2(waitUntil([&] { return servingWorkers(server, kAdminToken) == 2; }, kStartMs),
+                 "workers did not start");
 }
 
 } // namespace
@@ -115,7 +118,8 @@ private Q_SLOTS:
         TC_VERIFY_STATUS(send(server, "PUT", positionPath(1), {}, kPickupBody), 200);
         TC_VERIFY_UNAUTHORIZED(send(server, "PUT", positionPath(1), "not-the-device-token-at-all", kPickupBody),
                                "invalid_device_token");
-        TC_VERIFY_STATUS(send(server, "PUT", positionPath(1), readTokenFile(data.path(), "device-token"), kPickupBody), 200);
+        TC_VERIFY_STATUS(send(server, "PUT", positionPath(1), readTokenFile(data.path(), "device-token"), kPickupBody),
+                         200);
         QCOMPARE(server.stop(), 0);
     }
 
@@ -155,8 +159,9 @@ private Q_SLOTS:
         TC_VERIFY_UNAUTHORIZED(send(fromEnv, "PUT", positionPath(1), first, kPickupBody), "invalid_device_token");
         QCOMPARE(fromEnv.stop(), 0);
         // A malformed token is refused at start, naming the flag.
-        const auto bad = ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"),
-                                             data.path(), QStringLiteral("--device-token"), QStringLiteral("short")});
+        const auto bad =
+            ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"),
+                                data.path(), QStringLiteral("--device-token"), QStringLiteral("short")});
         QVERIFY2(bad.finished && bad.exitCode == 2 && bad.err.contains("--device-token"), bad.err.constData());
     }
 };

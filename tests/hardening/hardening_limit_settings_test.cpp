@@ -38,7 +38,8 @@ void LimitSettingsTest::badLimitValuesExitWithStatus2()
 {
     QFETCH(QString, flag);
     QFETCH(QString, value);
-    const ServerProcess::RunResult result = ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), flag, value});
+    const ServerProcess::RunResult result =
+        ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), flag, value});
     QVERIFY2(result.finished, "the server did not exit by itself");
     QCOMPARE(result.exitCode, 2);
     QVERIFY2(result.err.contains(flag.toUtf8()), result.err.constData());
@@ -48,8 +49,9 @@ void LimitSettingsTest::limitsReachEveryWorker()
 {
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"),
-                          QStringLiteral("--max-request-line"), QStringLiteral("100"), QStringLiteral("--max-header-fields"),
-                          QStringLiteral("3"), QStringLiteral("--max-body-bytes"), QStringLiteral("10")});
+                          QStringLiteral("--max-request-line"), QStringLiteral("100"),
+                          QStringLiteral("--max-header-fields"), QStringLiteral("3"),
+                          QStringLiteral("--max-body-bytes"), QStringLiteral("10")});
     QString error;
     QVERIFY2(startServing(server, QStringLiteral("processes"), error), qPrintable(error));
     QVERIFY2(server.stderrText().contains("open-file limit"), server.stderrText().constData());
@@ -70,8 +72,8 @@ void LimitSettingsTest::limitsReachEveryWorker()
 void LimitSettingsTest::maxConnectionsIsEnforced()
 {
     constexpr int kMax = 5;
-    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--max-connections"),
-                          QString::number(kMax)});
+    ServerProcess server(
+        {QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--max-connections"), QString::number(kMax)});
     QVERIFY2(server.start(), qPrintable(server.error()));
     std::vector<std::unique_ptr<HttpClient>> open;
     for (int i = 0; i < kMax; ++i) {

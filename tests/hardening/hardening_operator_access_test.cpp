@@ -22,11 +22,11 @@ QByteArray readTokenFile(const QString &dataDir)
 }
 
 // 401 naming the problem, with a Bearer challenge.
-#define TC_VERIFY_UNAUTHORIZED(response, code)                                                       \
-    do {                                                                                             \
-        const HttpResponse &tcU_ = (response);                                                       \
-        TC_VERIFY_ERROR(tcU_, 401, code);                                                            \
-        QVERIFY2(tcU_.header("WWW-Authenticate").startsWith("Bearer"), tcU_.describe().constData()); \
+#define TC_VERIFY_UNAUTHORIZED(response, code)                                                                         \
+    do {                                                                                                               \
+        const HttpResponse &tcU_ = (response);                                                                         \
+        TC_VERIFY_ERROR(tcU_, 401, code);                                                                              \
+        QVERIFY2(tcU_.header("WWW-Authenticate").startsWith("Bearer"), tcU_.describe().constData());                   \
     } while (false)
 
 } // namespace
@@ -38,7 +38,8 @@ private Q_SLOTS:
     void loopbackIsTrustedButAWrongTokenIsNot()
     {
         QTemporaryDir data;
-        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()});
+        ServerProcess server(
+            {QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()});
         QVERIFY2(server.start(), qPrintable(server.error()));
         TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/runtime"), 200);
         TC_VERIFY_UNAUTHORIZED(send(server, "GET", "/admin/v1/runtime", "not-the-admin-token"), "invalid_admin_token");
@@ -51,7 +52,8 @@ private Q_SLOTS:
     void tokenFileIsPrivateAndKeptAcrossRestarts()
     {
         QTemporaryDir data;
-        const QStringList args{QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
+        const QStringList args{QStringLiteral("--cars"),           QStringLiteral("10"),
+                               QStringLiteral("--data-dir"),       data.path(),
                                QStringLiteral("--trust-loopback"), QStringLiteral("off")};
         QByteArray first;
         {
@@ -81,8 +83,8 @@ private Q_SLOTS:
         file.write("token-from-the-file-0123456789\n");
         file.close();
         ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
-                              QStringLiteral("--trust-loopback"), QStringLiteral("off"), QStringLiteral("--admin-token"),
-                              QString::fromLatin1(kAdminToken)});
+                              QStringLiteral("--trust-loopback"), QStringLiteral("off"),
+                              QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken)});
         QVERIFY2(server.start(), qPrintable(server.error()));
         TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/runtime", kAdminToken), 200);
         TC_VERIFY_UNAUTHORIZED(send(server, "GET", "/admin/v1/runtime", "token-from-the-file-0123456789"),
@@ -94,16 +96,19 @@ private Q_SLOTS:
     void untrustedLoopbackNeedsTheToken()
     {
         ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--trust-loopback"),
-                              QStringLiteral("off"), QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken)});
+                              QStringLiteral("off"), QStringLiteral("--admin-token"),
+                              QString::fromLatin1(kAdminToken)});
         QVERIFY2(server.start(), qPrintable(server.error()));
-        for (const QByteArray path : {"/admin/v1/runtime", "/admin/v1/workers", "/admin/v1/events", "/admin/v1/report"}) {
+        for (const QByteArray path :
+             {"/admin/v1/runtime", "/admin/v1/workers", "/admin/v1/events", "/admin/v1/report"}) {
             TC_VERIFY_UNAUTHORIZED(send(server, "GET", path), "admin_token_required");
             TC_VERIFY_UNAUTHORIZED(send(server, "GET", path, kAdminToken + "x"), "invalid_admin_token");
             TC_VERIFY_STATUS(send(server, "GET", path, kAdminToken), 200);
         }
         // Lower-case scheme is the same scheme (RFC 7235).
         HttpClient http(server.host(), server.port());
-        TC_VERIFY_STATUS(http.request("GET", "/admin/v1/runtime", {}, {{"authorization", "bearer " + kAdminToken}}), 200);
+        TC_VERIFY_STATUS(http.request("GET", "/admin/v1/runtime", {}, {{"authorization", "bearer " + kAdminToken}}),
+                         200);
         // The public API stays public.
         TC_VERIFY_STATUS(send(server, "GET", "/healthz"), 200);
         QCOMPARE(server.stop(), 0);
@@ -113,8 +118,8 @@ private Q_SLOTS:
     {
         ServerProcess server({QStringLiteral("--cars"), QStringLiteral("20"), QStringLiteral("--mode"),
                               QStringLiteral("processes"), QStringLiteral("--workers"), QStringLiteral("2"),
-                              QStringLiteral("--trust-loopback"), QStringLiteral("off"), QStringLiteral("--admin-token"),
-                              QString::fromLatin1(kAdminToken)});
+                              QStringLiteral("--trust-loopback"), QStringLiteral("off"),
+                              QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken)});
         QVERIFY2(server.start(), qPrintable(server.error()));
         QVERIFY2(waitUntil([&] { return servingWorkers(server, kAdminToken) == 2; }, 20'000),
                  server.stderrText().constData());
@@ -154,7 +159,8 @@ private Q_SLOTS:
             const ServerProcess::RunResult r = ServerProcess::run(args);
             return r.finished && r.exitCode != 0 && QString::fromUtf8(r.err).contains(names);
         };
-        QVERIFY(refused({QStringLiteral("--trust-loopback"), QStringLiteral("maybe")}, QStringLiteral("--trust-loopback")));
+        QVERIFY(
+            refused({QStringLiteral("--trust-loopback"), QStringLiteral("maybe")}, QStringLiteral("--trust-loopback")));
         QVERIFY(refused({QStringLiteral("--admin-token"), QStringLiteral("short")}, QStringLiteral("--admin-token")));
         QVERIFY(refused({QStringLiteral("--admin-token"), QStringLiteral("has spaces in it, so no good")},
                         QStringLiteral("--admin-token")));

@@ -4,7 +4,6 @@
 // requests keep being answered quickly, and the header timeout closes every slow client; idle
 // keep-alive connections are closed by the idle timeout while an active one is kept.
 
-
 #include "RawSocket.h"
 #include "ServingKit.h"
 
@@ -24,7 +23,7 @@ constexpr int kSlowClients = 500;
 constexpr int kIdleClients = 100;
 constexpr int kHeaderTimeoutMs = 3000;
 constexpr int kIdleTimeoutMs = 2000;
-constexpr int kSweepSlackMs = 3000;       // the guard sweeps every 500 ms; a loaded machine is late
+constexpr int kSweepSlackMs = 3000; // the guard sweeps every 500 ms; a loaded machine is late
 constexpr int kProbeIntervalMs = 150;
 constexpr qint64 kProbeMaxLatencyMs = 2000; // any single /hello, on a shared 2-core machine
 constexpr qint64 kProbeMedianLatencyMs = 250;
@@ -32,7 +31,11 @@ constexpr qint64 kProbeMedianLatencyMs = 250;
 // Fresh-connection /hello requests at a steady pace; each one's latency, and the failures.
 class HelloProbe {
 public:
-    explicit HelloProbe(quint16 port) : m_port(port) { m_sincePrevious.start(); }
+    explicit HelloProbe(quint16 port)
+        : m_port(port)
+    {
+        m_sincePrevious.start();
+    }
 
     void probeIfDue()
     {
@@ -62,11 +65,10 @@ void verifyProbes(const HelloProbe &probe, const char *what)
 {
     const std::vector<qint64> &latencies = probe.latenciesMs();
     QVERIFY2(latencies.size() >= 5, "too few /hello probes ran");
-    QVERIFY2(probe.failures().isEmpty(),
-             qPrintable(QStringLiteral("%1 of %2 /hello requests failed, first: %3")
-                            .arg(probe.failures().size())
-                            .arg(latencies.size())
-                            .arg(QString::fromUtf8(probe.failures().value(0)))));
+    QVERIFY2(probe.failures().isEmpty(), qPrintable(QStringLiteral("%1 of %2 /hello requests failed, first: %3")
+                                                        .arg(probe.failures().size())
+                                                        .arg(latencies.size())
+                                                        .arg(QString::fromUtf8(probe.failures().value(0)))));
     const qint64 p50 = percentile(latencies, 0.50);
     const qint64 max = *std::max_element(latencies.begin(), latencies.end());
     qInfo("%s: %zu /hello requests, p50 %lld ms, p99 %lld ms, max %lld ms", what, latencies.size(),
@@ -78,9 +80,16 @@ void verifyProbes(const HelloProbe &probe, const char *what)
 
 QStringList serverArgs(const QString &mode)
 {
-    return {QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--cars"),
-            QStringLiteral("50"), QStringLiteral("--header-timeout-ms"), QString::number(kHeaderTimeoutMs),
-            QStringLiteral("--idle-timeout-ms"), QString::number(kIdleTimeoutMs)};
+    return {QStringLiteral("--mode"),
+            mode,
+            QStringLiteral("--workers"),
+            QStringLiteral("2"),
+            QStringLiteral("--cars"),
+            QStringLiteral("50"),
+            QStringLiteral("--header-timeout-ms"),
+            QString::number(kHeaderTimeoutMs),
+            QStringLiteral("--idle-timeout-ms"),
+            QString::number(kIdleTimeoutMs)};
 }
 
 struct OpenSocket {
@@ -197,13 +206,13 @@ void SlowlorisTest::slowHeadsAreClosedWhileHelloIsServed()
         }
     }
     closeAll(sockets);
-    qInfo("%s: %d slow clients, %d still open, closed after %lld..%lld ms (header timeout %d ms)",
-          qPrintable(mode), kSlowClients, open, static_cast<long long>(earliest), static_cast<long long>(latest),
-          kHeaderTimeoutMs);
+    qInfo("%s: %d slow clients, %d still open, closed after %lld..%lld ms (header timeout %d ms)", qPrintable(mode),
+          kSlowClients, open, static_cast<long long>(earliest), static_cast<long long>(latest), kHeaderTimeoutMs);
     QVERIFY2(open == 0, qPrintable(QStringLiteral("%1 slow clients were never closed").arg(open)));
     // Closed by the header timeout: not before it (they were sending all along), soon after it.
     QVERIFY2(earliest >= kHeaderTimeoutMs - 300, qPrintable(QStringLiteral("one closed after %1 ms").arg(earliest)));
-    QVERIFY2(latest <= kHeaderTimeoutMs + kSweepSlackMs, qPrintable(QStringLiteral("one closed after %1 ms").arg(latest)));
+    QVERIFY2(latest <= kHeaderTimeoutMs + kSweepSlackMs,
+             qPrintable(QStringLiteral("one closed after %1 ms").arg(latest)));
     verifyProbes(probe, qPrintable(mode));
     QVERIFY2(server.isRunning(), server.stderrText().constData());
 }
@@ -249,7 +258,8 @@ void SlowlorisTest::idleKeepAliveConnectionsAreClosed()
     }
     if (answered < kIdleClients) {
         closeAll(sockets);
-        QFAIL(qPrintable(QStringLiteral("only %1 of %2 idle clients got their answer").arg(answered).arg(kIdleClients)));
+        QFAIL(
+            qPrintable(QStringLiteral("only %1 of %2 idle clients got their answer").arg(answered).arg(kIdleClients)));
     }
 
     // An active keep-alive client, meanwhile, keeps its one connection well past the idle timeout.
@@ -289,7 +299,8 @@ void SlowlorisTest::idleKeepAliveConnectionsAreClosed()
     // The server's idle clock starts when the request arrived, a little before the client saw
     // the answer (later still on a loaded machine): half the timeout is margin enough.
     QVERIFY2(earliest >= kIdleTimeoutMs / 2, qPrintable(QStringLiteral("one closed after %1 ms").arg(earliest)));
-    QVERIFY2(latest <= kIdleTimeoutMs + kSweepSlackMs, qPrintable(QStringLiteral("one closed after %1 ms").arg(latest)));
+    QVERIFY2(latest <= kIdleTimeoutMs + kSweepSlackMs,
+             qPrintable(QStringLiteral("one closed after %1 ms").arg(latest)));
     QCOMPARE(active.connections(), 1);
 }
 

@@ -83,13 +83,16 @@ void AcceptBackoffTest::outOfDescriptorsDoesNotSpin()
           kHeldConnections);
     const QByteArray log = server.stderrText();
     QVERIFY2(cpu < kMaxCpuMs, qPrintable(QStringLiteral("%1 ms of CPU in %2 ms; stderr: %3")
-                                             .arg(cpu).arg(kMeasureMs).arg(QString::fromLocal8Bit(log.right(600)))));
+                                             .arg(cpu)
+                                             .arg(kMeasureMs)
+                                             .arg(QString::fromLocal8Bit(log.right(600)))));
     const qsizetype logged = log.count("accept: Too many open files");
     QVERIFY2(logged >= 1, qPrintable(QString::fromLocal8Bit(log.right(600))));
     // Once per episode, not once per accept4 call (thousands): single and pool have one episode
     // while the clients are held; in processes mode the primary's episodes end whenever a passed
     // connection frees a descriptor, and the workers may have their own.
-    QVERIFY2(logged <= (mode == QStringLiteral("processes") ? 10 : 1), qPrintable(QString::fromLocal8Bit(log.right(600))));
+    QVERIFY2(logged <= (mode == QStringLiteral("processes") ? 10 : 1),
+             qPrintable(QString::fromLocal8Bit(log.right(600))));
 
     herd.closeAll();
     QVERIFY2(waitUntil([&] { return call(server, "GET", "/hello", {}, 2000).status == 200; }, 10'000),

@@ -44,8 +44,8 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
     qputenv("TAXICORE_TEST_CLOCK_STEP_MS", QByteArray::number(kStepMs));
     qputenv("TAXICORE_TEST_CLOCK_STEPS", QByteArray::number(kSteps));
     const bool started = server.start();
-    for (const char *name : {"LD_PRELOAD", "TAXICORE_TEST_CLOCK_STEP_FILE", "TAXICORE_TEST_CLOCK_STEP_MS",
-                             "TAXICORE_TEST_CLOCK_STEPS"})
+    for (const char *name :
+         {"LD_PRELOAD", "TAXICORE_TEST_CLOCK_STEP_FILE", "TAXICORE_TEST_CLOCK_STEP_MS", "TAXICORE_TEST_CLOCK_STEPS"})
         qunsetenv(name);
     QVERIFY2(started, qPrintable(server.error()));
     QVERIFY2(waitForWorkersTakingConnections(server, 2, 20'000), qPrintable(describeEvents(server)));
@@ -61,15 +61,16 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
     while (clock.elapsed() < kSteps * kStepGapMs + 2 * kHeartbeatTimeoutMs) {
         const HttpResponse hello = call(server, "GET", "/hello", {}, 5000);
         if (!hello.complete || hello.status != 200)
-            failures.append(QStringLiteral("at %1 ms: %2").arg(clock.elapsed()).arg(QString::fromUtf8(hello.describe())));
+            failures.append(
+                QStringLiteral("at %1 ms: %2").arg(clock.elapsed()).arg(QString::fromUtf8(hello.describe())));
         QTest::qWait(50);
     }
 
     // The shim did step the server's wall clock: an event it records now carries the stepped time.
     const HttpResponse recorded = call(server, "POST", "/admin/v1/events", R"({"kind":"clock_probe"})");
     QCOMPARE(recorded.status, 201);
-    const qint64 skewMs = qint64(recorded.json().value(QStringLiteral("at_ms")).toDouble())
-        - QDateTime::currentMSecsSinceEpoch();
+    const qint64 skewMs =
+        qint64(recorded.json().value(QStringLiteral("at_ms")).toDouble()) - QDateTime::currentMSecsSinceEpoch();
     // At least one step: the shim counts its steps from a process's first wall-clock read after
     // the trigger, and a worker now reads the wall clock rarely.
     QVERIFY2(skewMs > kStepMs / 2, qPrintable(QStringLiteral("server clock ahead by only %1 ms").arg(skewMs)));
@@ -85,7 +86,8 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
         QCOMPARE(after[i].pid, before[i].pid);
         QCOMPARE(after[i].restarts, before[i].restarts);
     }
-    QCOMPARE(getJson(server, "/admin/v1/runtime").value(QStringLiteral("mode")).toString(), QStringLiteral("processes"));
+    QCOMPARE(getJson(server, "/admin/v1/runtime").value(QStringLiteral("mode")).toString(),
+             QStringLiteral("processes"));
 }
 
 QTEST_GUILESS_MAIN(ClockStepTest)

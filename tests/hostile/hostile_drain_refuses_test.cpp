@@ -16,9 +16,9 @@ using namespace taxicore::test::rt;
 using namespace taxicore::test::hostile;
 
 namespace {
-constexpr int kSlowRequestMs = 1200;  // in flight past the connect at 300 ms (4x), inside the 5 s grace (4x)
-constexpr int kConnectAfterMs = 200;  // the new client comes this long after SIGTERM
-constexpr int kMaxFib = 45;           // the server's own bound
+constexpr int kSlowRequestMs = 1200; // in flight past the connect at 300 ms (4x), inside the 5 s grace (4x)
+constexpr int kConnectAfterMs = 200; // the new client comes this long after SIGTERM
+constexpr int kMaxFib = 45;          // the server's own bound
 
 // The /fib argument that takes about `wantedMs` here: fib(n) costs ~1.618 times fib(n - 1).
 int fibTaking(const ServerProcess &server, int wantedMs)
@@ -57,9 +57,8 @@ void DrainRefusesTest::refusesNewConnectionsAndFinishesInFlight()
     QFETCH(QString, mode);
     QFETCH(QString, policy);
     ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--policy"), policy,
-                          QStringLiteral("--workers"), QStringLiteral("2"),
-                          QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--cars"),
-                          QStringLiteral("50")});
+                          QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--threads"),
+                          QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50")});
     QVERIFY2(server.start(), qPrintable(server.error()));
     if (mode == QStringLiteral("processes"))
         QVERIFY2(waitForWorkersTakingConnections(server, 2, 20'000), qPrintable(describeEvents(server)));
@@ -82,10 +81,11 @@ void DrainRefusesTest::refusesNewConnectionsAndFinishesInFlight()
     QVERIFY2(answers.size() == 1 && answers[0].complete, "the in-flight request got no answer");
     QCOMPARE(answers[0].status, 200);
     QCOMPARE(answers[0].json().value(QStringLiteral("n")).toInt(), n);
-    QVERIFY2(refused == ECONNREFUSED,
-             qPrintable(QStringLiteral("a connection %1 ms after SIGTERM: %2 (want ECONNREFUSED)")
-                            .arg(triedAtMs)
-                            .arg(refused == 0 ? QStringLiteral("accepted") : QString::fromLocal8Bit(strerror(refused)))));
+    QVERIFY2(
+        refused == ECONNREFUSED,
+        qPrintable(QStringLiteral("a connection %1 ms after SIGTERM: %2 (want ECONNREFUSED)")
+                       .arg(triedAtMs)
+                       .arg(refused == 0 ? QStringLiteral("accepted") : QString::fromLocal8Bit(strerror(refused)))));
     QVERIFY2(!answeredAlready, "the slow request was answered before the new client came: make it slower");
     QVERIFY2(server.waitForExit(15'000), "the server did not exit after draining");
     QCOMPARE(server.exitCode(), 0);

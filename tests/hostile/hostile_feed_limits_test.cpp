@@ -45,7 +45,8 @@ struct FeedClient {
             closeCode = int(socket->closeCode());
             closeReason = socket->closeReason();
         });
-        QObject::connect(socket.get(), qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), socket.get(), [this] { ended = !open; });
+        QObject::connect(socket.get(), qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), socket.get(),
+                         [this] { ended = !open; });
     }
 };
 
@@ -114,8 +115,9 @@ void FeedLimitsTest::feedStaysWithinLimits()
     const int held = openCount();
     qInfo("%s: %d of %d feed clients open", qPrintable(mode), held, kClients);
     QVERIFY2(held >= 1, "no feed client got through");
-    QVERIFY2(held <= kMaxConnections, qPrintable(QStringLiteral("%1 feed sockets open with --max-connections %2")
-                                                     .arg(held).arg(kMaxConnections)));
+    QVERIFY2(
+        held <= kMaxConnections,
+        qPrintable(QStringLiteral("%1 feed sockets open with --max-connections %2").arg(held).arg(kMaxConnections)));
     if (held == kMaxConnections) {
         const HttpResponse full = call(server, "GET", "/hello", {}, 5000);
         QVERIFY2(full.status == 503, full.describe().constData());
@@ -126,7 +128,8 @@ void FeedLimitsTest::feedStaysWithinLimits()
     clients.clear();
     QVERIFY2(waitUntil([&] { return serverDescriptors(server) <= descriptorsAtStart + kDescriptorSlack; }, 8000),
              qPrintable(QStringLiteral("the server holds %1 descriptors after every client left, %2 at the start")
-                            .arg(serverDescriptors(server)).arg(descriptorsAtStart)));
+                            .arg(serverDescriptors(server))
+                            .arg(descriptorsAtStart)));
     QVERIFY2(waitUntil([&] { return call(server, "GET", "/hello", {}, 2000).status == 200; }, 5000),
              "no HTTP service after the feed clients left");
 

@@ -17,8 +17,8 @@ using namespace taxicore::test;
 namespace {
 
 constexpr int kConnectTimeoutMs = 3000;
-constexpr int kCloseTimeoutMs = 5000;  // a refused request's connection must close within this
-constexpr int kLingerMs = 300;         // after the expected answers: nothing more may come
+constexpr int kCloseTimeoutMs = 5000; // a refused request's connection must close within this
+constexpr int kLingerMs = 300;        // after the expected answers: nothing more may come
 constexpr int kReadStepMs = 20;
 
 enum class Second { None, Unanswered, Answered };
@@ -51,11 +51,21 @@ bool unescape(const QByteArray &text, QByteArray &out, QString &error)
             return false;
         }
         switch (text[i]) {
-        case 'r': out += '\r'; break;
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case '0': out += '\0'; break;
-        case '\\': out += '\\'; break;
+        case 'r':
+            out += '\r';
+            break;
+        case 'n':
+            out += '\n';
+            break;
+        case 't':
+            out += '\t';
+            break;
+        case '0':
+            out += '\0';
+            break;
+        case '\\':
+            out += '\\';
+            break;
         case 'x': {
             const int high = i + 2 < text.size() ? hexDigit(text[i + 1]) : -1;
             const int low = i + 2 < text.size() ? hexDigit(text[i + 2]) : -1;

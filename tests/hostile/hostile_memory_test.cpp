@@ -15,15 +15,15 @@ using namespace taxicore::test::hostile;
 
 namespace {
 
-constexpr qint64 kMiB = 1024;                        // in KiB, like VmRSS
+constexpr qint64 kMiB = 1024; // in KiB, like VmRSS
 constexpr qint64 kHiddenBodyBytes = 300LL << 20;
-constexpr qint64 kHiddenBodyGrowthKiB = 64 * kMiB;   // at most this over the start
+constexpr qint64 kHiddenBodyGrowthKiB = 64 * kMiB; // at most this over the start
 constexpr int kHiddenBodyTimeoutMs = 15'000;
 constexpr int kPipelineClients = 4;
 constexpr int kPipelineMs = 6'000;
 constexpr qint64 kPipelineGrowthKiB = 128 * kMiB;
 constexpr qint64 kAfterCloseGrowthKiB = 16 * kMiB;
-constexpr int kSettleTimeoutMs = 5'000;              // for the memory to come back after close
+constexpr int kSettleTimeoutMs = 5'000; // for the memory to come back after close
 constexpr int kSampleMs = 100;
 
 // Waits for `fd` to take more (or `ms` to pass), so the senders do not spin.
@@ -106,9 +106,9 @@ void MemoryTest::hiddenBodyIsNotBuffered()
     qInfo("hidden body: %lld MiB of %lld sent, %s, answer \"%s\"; RSS %lld → peak %lld MiB", sent >> 20,
           kHiddenBodyBytes >> 20, refused ? "refused" : "not refused",
           got > 0 ? QByteArray(answer, got).left(12).constData() : "", start / kMiB, peak / kMiB);
-    QVERIFY2(peak - start <= kHiddenBodyGrowthKiB,
-             qPrintable(QStringLiteral("RSS grew by %1 MiB (at most %2)").arg((peak - start) / kMiB)
-                            .arg(kHiddenBodyGrowthKiB / kMiB)));
+    QVERIFY2(peak - start <= kHiddenBodyGrowthKiB, qPrintable(QStringLiteral("RSS grew by %1 MiB (at most %2)")
+                                                                  .arg((peak - start) / kMiB)
+                                                                  .arg(kHiddenBodyGrowthKiB / kMiB)));
     QVERIFY2(refused || (got > 0 && QByteArray(answer, got).startsWith("HTTP/1.1 400")),
              "the server took the whole hidden body");
 }
@@ -157,15 +157,18 @@ void MemoryTest::unreadPipelinesStayBounded()
     for (int fd : fds)
         ::close(fd);
     qint64 after = rss();
-    waitUntil([&] {
-        after = rss();
-        return after - start <= kAfterCloseGrowthKiB;
-    }, kSettleTimeoutMs, kSampleMs);
+    waitUntil(
+        [&] {
+            after = rss();
+            return after - start <= kAfterCloseGrowthKiB;
+        },
+        kSettleTimeoutMs, kSampleMs);
     qInfo("pipelines: %lld MiB of requests sent in %lld ms; RSS %lld → peak %lld → after close %lld MiB", sent >> 20,
           clock.elapsed(), start / kMiB, peak / kMiB, after / kMiB);
     QVERIFY2(peak - start <= kPipelineGrowthKiB,
              qPrintable(QStringLiteral("RSS grew by %1 MiB while pipelining (at most %2)")
-                            .arg((peak - start) / kMiB).arg(kPipelineGrowthKiB / kMiB)));
+                            .arg((peak - start) / kMiB)
+                            .arg(kPipelineGrowthKiB / kMiB)));
 #if defined(__SANITIZE_ADDRESS__)
     // Under AddressSanitizer (make test-asan) freed memory waits in its quarantine (256 MiB by
     // default) instead of going back to the system, so RSS after close says nothing about us;
@@ -174,7 +177,8 @@ void MemoryTest::unreadPipelinesStayBounded()
 #else
     QVERIFY2(after - start <= kAfterCloseGrowthKiB,
              qPrintable(QStringLiteral("RSS still %1 MiB over the start after the clients closed (at most %2)")
-                            .arg((after - start) / kMiB).arg(kAfterCloseGrowthKiB / kMiB)));
+                            .arg((after - start) / kMiB)
+                            .arg(kAfterCloseGrowthKiB / kMiB)));
 #endif
     // And the server still serves.
     HttpClient client(QStringLiteral("127.0.0.1"), m_server->port(), 5000);

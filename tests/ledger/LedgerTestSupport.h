@@ -13,7 +13,8 @@ namespace ledgertest {
 
 using namespace taxicore;
 
-inline LedgerOptions optionsFor(const QString &dir) {
+inline LedgerOptions optionsFor(const QString &dir)
+{
     LedgerOptions options;
     options.dataDir = dir;
     options.busyTimeoutMs = 2000;
@@ -22,7 +23,8 @@ inline LedgerOptions optionsFor(const QString &dir) {
 }
 
 inline BookingRecord booking(quint64 id, const QString &state = QStringLiteral("assigned"),
-                             qint64 atMs = 1'700'000'000'000) {
+                             qint64 atMs = 1'700'000'000'000)
+{
     BookingRecord b;
     b.bookingId = id;
     b.state = state;
@@ -34,7 +36,8 @@ inline BookingRecord booking(quint64 id, const QString &state = QStringLiteral("
     return b;
 }
 
-inline TripRecord trip(quint64 id, qint64 endedMs, double total) {
+inline TripRecord trip(quint64 id, qint64 endedMs, double total)
+{
     TripRecord t;
     t.bookingId = id;
     t.carId = int(id % 500) + 1;
@@ -51,30 +54,35 @@ inline TripRecord trip(quint64 id, qint64 endedMs, double total) {
 class RawConnection {
 public:
     explicit RawConnection(const QString &file)
-        : m_name(QStringLiteral("raw-%1").arg(++counter())) {
+        : m_name(QStringLiteral("raw-%1").arg(++counter()))
+    {
         m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_name);
         m_db.setDatabaseName(file);
         m_db.open();
     }
-    ~RawConnection() {
+    ~RawConnection()
+    {
         m_db.close();
         m_db = QSqlDatabase();
         QSqlDatabase::removeDatabase(m_name);
     }
-    qint64 scalar(const QString &sql) {
+    qint64 scalar(const QString &sql)
+    {
         QSqlQuery query(m_db);
         if (!query.exec(sql) || !query.next())
             return -1;
         return query.value(0).toLongLong();
     }
-    bool exec(const QString &sql) {
+    bool exec(const QString &sql)
+    {
         QSqlQuery query(m_db);
         return query.exec(sql);
     }
     QSqlDatabase &db() { return m_db; }
 
 private:
-    static int &counter() {
+    static int &counter()
+    {
         static int n = 0;
         return n;
     }
@@ -83,8 +91,8 @@ private:
 };
 
 // Starts ledger-test-writer: bookings [first, first+count) into dir; see LedgerTestWriter.cpp.
-inline void startWriter(QProcess &process, const QString &dir, quint64 first, int count,
-                        const QStringList &extra = {}) {
+inline void startWriter(QProcess &process, const QString &dir, quint64 first, int count, const QStringList &extra = {})
+{
     process.setProgram(QStringLiteral(LEDGER_TEST_WRITER));
     process.setArguments(QStringList{dir, QString::number(first), QString::number(count)} + extra);
     process.setProcessChannelMode(QProcess::SeparateChannels);

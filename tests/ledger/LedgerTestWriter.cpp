@@ -16,7 +16,8 @@ namespace {
 
 constexpr int kInFlight = 64;
 
-BookingRecord bookingFor(quint64 id, qint64 now) {
+BookingRecord bookingFor(quint64 id, qint64 now)
+{
     BookingRecord b;
     b.bookingId = id;
     b.carId = int(id % 500) + 1;
@@ -27,7 +28,8 @@ BookingRecord bookingFor(quint64 id, qint64 now) {
     return b;
 }
 
-TripRecord tripFor(quint64 id, qint64 now) {
+TripRecord tripFor(quint64 id, qint64 now)
+{
     TripRecord t;
     t.bookingId = id;
     t.carId = int(id % 500) + 1;
@@ -40,7 +42,8 @@ TripRecord tripFor(quint64 id, qint64 now) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     QCoreApplication app(argc, argv);
     const QStringList args = app.arguments();
     if (args.size() < 4) {
@@ -72,8 +75,7 @@ int main(int argc, char **argv) {
             std::fflush(stdout);
         } else {
             ++failures;
-            std::fprintf(stderr, "error %llu %s\n", static_cast<unsigned long long>(id),
-                         qPrintable(error));
+            std::fprintf(stderr, "error %llu %s\n", static_cast<unsigned long long>(id), qPrintable(error));
         }
         --inFlight;
         slotFree.notify_one();
@@ -88,13 +90,11 @@ int main(int argc, char **argv) {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if (id % 3 == 0) {
             opened.ledger->append(bookingFor(id, now));
-            opened.ledger->append(tripFor(id, now), [&, id](bool ok, const QString &e) {
-                settle(id, "completed", ok, e);
-            });
+            opened.ledger->append(tripFor(id, now),
+                                  [&, id](bool ok, const QString &e) { settle(id, "completed", ok, e); });
         } else {
-            opened.ledger->append(bookingFor(id, now), [&, id](bool ok, const QString &e) {
-                settle(id, "open", ok, e);
-            });
+            opened.ledger->append(bookingFor(id, now),
+                                  [&, id](bool ok, const QString &e) { settle(id, "open", ok, e); });
         }
     }
     {

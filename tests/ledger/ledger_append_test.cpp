@@ -36,7 +36,8 @@ private slots:
 
 // The seam (ledger/Ledger.h): no URL or "sqlite:" is the embedded SQLite file; anything else is
 // refused by name at open, not silently replaced by the default.
-void LedgerAppendTest::openChoosesTheBackendByUrl() {
+void LedgerAppendTest::openChoosesTheBackendByUrl()
+{
     QTemporaryDir dir;
     LedgerOptions options = optionsFor(dir.path());
     options.url = QStringLiteral("sqlite:");
@@ -53,7 +54,8 @@ void LedgerAppendTest::openChoosesTheBackendByUrl() {
              qPrintable(unknown.error));
 }
 
-void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection() {
+void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -66,18 +68,17 @@ void LedgerAppendTest::committedCallbackMeansVisibleToAnotherConnection() {
         wasCommitted = committed;
         // Checked inside the callback: the row must already be there for a second connection.
         RawConnection other(QDir(dir.path()).filePath(QStringLiteral("ledger.sqlite")));
-        seenAtCallback =
-            other.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 42"));
+        seenAtCallback = other.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 42"));
         called.release();
     });
     QVERIFY(called.tryAcquire(1, 10000));
     QVERIFY(wasCommitted);
     QCOMPARE(seenAtCallback.load(), 1);
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 42")),
-             1);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 42")), 1);
 }
 
-void LedgerAppendTest::manyAppendsShareFewTransactions() {
+void LedgerAppendTest::manyAppendsShareFewTransactions()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -99,7 +100,8 @@ void LedgerAppendTest::manyAppendsShareFewTransactions() {
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kRecords);
 }
 
-void LedgerAppendTest::callbacksRunInAppendOrder() {
+void LedgerAppendTest::callbacksRunInAppendOrder()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -115,7 +117,8 @@ void LedgerAppendTest::callbacksRunInAppendOrder() {
     QCOMPARE(order.size(), std::size_t(2000));
 }
 
-void LedgerAppendTest::appendAndWaitBlocksUntilCommitted() {
+void LedgerAppendTest::appendAndWaitBlocksUntilCommitted()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -125,7 +128,8 @@ void LedgerAppendTest::appendAndWaitBlocksUntilCommitted() {
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 7")), 1);
 }
 
-void LedgerAppendTest::invalidRecordFailsAloneOthersCommit() {
+void LedgerAppendTest::invalidRecordFailsAloneOthersCommit()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -148,7 +152,8 @@ void LedgerAppendTest::invalidRecordFailsAloneOthersCommit() {
     QVERIFY2(badError.contains(QLatin1StringView("teleported")), qPrintable(badError));
 }
 
-void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack() {
+void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -167,7 +172,8 @@ void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack() {
 
 // The simulator records an arrival on its own thread; an operator's reassign on another may
 // commit first. The late arrival of the replaced car must not give the booking back to it.
-void LedgerAppendTest::arrivalOlderThanAReassignKeepsTheNewCar() {
+void LedgerAppendTest::arrivalOlderThanAReassignKeepsTheNewCar()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -191,14 +197,15 @@ void LedgerAppendTest::arrivalOlderThanAReassignKeepsTheNewCar() {
     QCOMPARE(open.value[0].carId, 42);
 }
 
-void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown() {
+void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
     Ledger &ledger = *opened.ledger;
     QVERIFY(ledger.appendAndWait(booking(3)));
-    QVERIFY(ledger.appendAndWait(TransitionRecord{3, QStringLiteral("on_trip"), 0,
-                                                  1'700'000'100'000, LedgerPoint{57.71, 11.95}}));
+    QVERIFY(ledger.appendAndWait(
+        TransitionRecord{3, QStringLiteral("on_trip"), 0, 1'700'000'100'000, LedgerPoint{57.71, 11.95}}));
     TripRecord t = trip(3, 1'700'000'700'000, 140.5);
     t.fare.surge = 1.2;
     QVERIFY(ledger.appendAndWait(t));
@@ -210,14 +217,13 @@ void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown() {
     QCOMPARE(trips.value[0].fare.surge, 1.2);
     QCOMPARE(trips.value[0].fare.distanceCharge, 40.5);
     RawConnection raw(ledger.location());
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 3")),
-             3);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 3")), 3);
     QCOMPARE(raw.scalar(QStringLiteral("SELECT car_id FROM bookings WHERE id = 3")), 4);
-    QCOMPARE(
-        raw.scalar(QStringLiteral("SELECT dropoff_lat IS NOT NULL FROM bookings WHERE id = 3")), 1);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT dropoff_lat IS NOT NULL FROM bookings WHERE id = 3")), 1);
 }
 
-void LedgerAppendTest::eventsRoundTrip() {
+void LedgerAppendTest::eventsRoundTrip()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -231,7 +237,8 @@ void LedgerAppendTest::eventsRoundTrip() {
     QCOMPARE(events.value[0].detail, detail);
 }
 
-void LedgerAppendTest::closingCommitsEverythingQueued() {
+void LedgerAppendTest::closingCommitsEverythingQueued()
+{
     QTemporaryDir dir;
     std::atomic<int> committed{0};
     {
@@ -247,7 +254,8 @@ void LedgerAppendTest::closingCommitsEverythingQueued() {
 
 // What a server does before tearing down what its callbacks use (issue 15 item 9): once
 // waitUntilIdle returns true, every callback of what was appended before has run and returned.
-void LedgerAppendTest::waitUntilIdleReturnsAfterEveryCallbackRan() {
+void LedgerAppendTest::waitUntilIdleReturnsAfterEveryCallbackRan()
+{
     QTemporaryDir dir;
     auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -264,7 +272,8 @@ void LedgerAppendTest::waitUntilIdleReturnsAfterEveryCallbackRan() {
     QVERIFY(opened.ledger->waitUntilIdle(0)); // nothing pending: at once
 }
 
-void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever() {
+void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever()
+{
     QTemporaryDir dir;
     LedgerOptions options = optionsFor(dir.path());
     options.maxQueuedRecords = 10;
@@ -286,7 +295,8 @@ void LedgerAppendTest::overloadFailsFastInsteadOfQueueingForever() {
     QCOMPARE(stats.committed + stats.failed, quint64(5000));
 }
 
-void LedgerAppendTest::walStaysBoundedUnderSustainedWrites() {
+void LedgerAppendTest::walStaysBoundedUnderSustainedWrites()
+{
     QTemporaryDir dir;
     LedgerOptions options = optionsFor(dir.path());
     options.checkpointIntervalMs = 20;

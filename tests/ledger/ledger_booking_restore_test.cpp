@@ -48,7 +48,7 @@ double distanceM(const QJsonObject &a, const QJsonObject &b)
     constexpr double kMetresPerDegree = 111'195.0;
     const double dy = (a.value("lat").toDouble() - b.value("lat").toDouble()) * kMetresPerDegree;
     const double dx = (a.value("lng").toDouble() - b.value("lng").toDouble()) * kMetresPerDegree
-        * std::cos(a.value("lat").toDouble() * M_PI / 180);
+                      * std::cos(a.value("lat").toDouble() * M_PI / 180);
     return std::hypot(dx, dy);
 }
 
@@ -56,12 +56,14 @@ double distanceM(const QJsonObject &a, const QJsonObject &b)
 bool pollUntil(HttpClient &http, const QByteArray &path, QJsonObject &last,
                const std::function<bool(const QJsonObject &)> &done)
 {
-    return waitUntil([&] {
-        const HttpResponse r = http.get(path);
-        if (r.status == 200)
-            last = r.json();
-        return r.status == 200 && done(last);
-    }, kWaitMs, kPollMs);
+    return waitUntil(
+        [&] {
+            const HttpResponse r = http.get(path);
+            if (r.status == 200)
+                last = r.json();
+            return r.status == 200 && done(last);
+        },
+        kWaitMs, kPollMs);
 }
 
 bool inState(const QJsonObject &b, const char *state)
@@ -103,7 +105,8 @@ void BookingRestoreTest::restoredBookingResumes()
     QFile tariff(dir.filePath(QStringLiteral("tariff.json")));
     QVERIFY(tariff.open(QIODevice::WriteOnly) && tariff.write(R"({"minimum": 0})") > 0);
     tariff.close();
-    const QStringList args = kServerArgs + modeArgs
+    const QStringList args =
+        kServerArgs + modeArgs
         + QStringList{QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--tariff"), tariff.fileName()};
 
     auto first = std::make_unique<ServerProcess>(
@@ -131,11 +134,14 @@ void BookingRestoreTest::restoredBookingResumes()
         }
         // The ride has a checkpoint in the ledger (progress_ms: its wall-clock time), and on a
         // trip the car has driven a little (was a fixed 1.2 s for both).
-        const QString checkpointSql = QStringLiteral("SELECT ifnull(progress_ms, 0) FROM bookings WHERE id = %1").arg(id);
-        QVERIFY2(waitUntil([&] {
-                     return ledgerValue(dir, checkpointSql).toLongLong() > 0
-                            && (!onTrip || http.get(path).json().value("distance_m").toDouble() > 50);
-                 }, kCheckpointWaitMs, kPollMs),
+        const QString checkpointSql =
+            QStringLiteral("SELECT ifnull(progress_ms, 0) FROM bookings WHERE id = %1").arg(id);
+        QVERIFY2(waitUntil(
+                     [&] {
+                         return ledgerValue(dir, checkpointSql).toLongLong() > 0
+                                && (!onTrip || http.get(path).json().value("distance_m").toDouble() > 50);
+                     },
+                     kCheckpointWaitMs, kPollMs),
                  "no progress checkpoint in the ledger");
         const HttpResponse seen = http.get(path);
         const qint64 seenAtMs = QDateTime::currentMSecsSinceEpoch();
@@ -154,7 +160,8 @@ void BookingRestoreTest::restoredBookingResumes()
     first.reset();
 
     ServerProcess second(
-        args + QStringList{QStringLiteral("--sim-speed"), kRestartSpeed, QStringLiteral("--seed"), QStringLiteral("6")});
+        args
+        + QStringList{QStringLiteral("--sim-speed"), kRestartSpeed, QStringLiteral("--seed"), QStringLiteral("6")});
     QVERIFY2(second.start(20'000), qPrintable(second.error()));
     HttpClient http(second.host(), second.port());
     const QByteArray path = "/api/v1/bookings/" + QByteArray::number(id);
@@ -164,10 +171,9 @@ void BookingRestoreTest::restoredBookingResumes()
     QCOMPARE(restored.json().value("car_id").toInt(), beforeKill.value("car_id").toInt());
     const double movedM = distanceM(restored.json().value("car").toObject(), beforeKill.value("car").toObject());
     if (!onTrip) // a trip's car drove on fast before the kill: its metres below tell where it resumed
-        QVERIFY2(movedM < kResumedWithinM,
-                 qPrintable(QStringLiteral("the restored car is %1 m from where it was: %2")
-                                .arg(movedM)
-                                .arg(QString::fromUtf8(restored.body))));
+        QVERIFY2(movedM < kResumedWithinM, qPrintable(QStringLiteral("the restored car is %1 m from where it was: %2")
+                                                          .arg(movedM)
+                                                          .arg(QString::fromUtf8(restored.body))));
     if (onTrip)
         QVERIFY2(restored.json().value("distance_m").toDouble() >= beforeKill.value("distance_m").toDouble() - 1,
                  restored.body.constData());

@@ -25,7 +25,8 @@ private slots:
     void threeProcessesWriteEverythingWithoutBusyErrors();
 };
 
-void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors() {
+void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors()
+{
     QTemporaryDir dir;
     std::vector<std::unique_ptr<QProcess>> writers;
     for (int w = 0; w < kWriters; ++w) {
@@ -72,11 +73,10 @@ void LedgerConcurrencyTest::threeProcessesWriteEverythingWithoutBusyErrors() {
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings")), kWriters * kPerWriter);
     for (int w = 0; w < kWriters; ++w) {
         const qint64 first = qint64(w) * 1'000'000 + 1;
-        QCOMPARE(
-            raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id BETWEEN %1 AND %2")
-                           .arg(first)
-                           .arg(first + kPerWriter - 1)),
-            kPerWriter);
+        QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM bookings WHERE id BETWEEN %1 AND %2")
+                                .arg(first)
+                                .arg(first + kPerWriter - 1)),
+                 kPerWriter);
     }
     // Every third booking was completed with a trip.
     QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM trips")),

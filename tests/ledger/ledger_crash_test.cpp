@@ -23,13 +23,15 @@ private slots:
     void acknowledgedBookingsSurviveKill9();
 };
 
-void LedgerCrashTest::acknowledgedBookingsSurviveKill9_data() {
+void LedgerCrashTest::acknowledgedBookingsSurviveKill9_data()
+{
     QTest::addColumn<QString>("durability");
     QTest::newRow("normal") << QStringLiteral("normal");
     QTest::newRow("full") << QStringLiteral("full");
 }
 
-void LedgerCrashTest::acknowledgedBookingsSurviveKill9() {
+void LedgerCrashTest::acknowledgedBookingsSurviveKill9()
+{
     QFETCH(QString, durability);
     QTemporaryDir dir;
     QProcess writer;
@@ -39,8 +41,7 @@ void LedgerCrashTest::acknowledgedBookingsSurviveKill9() {
     QByteArray out;
     QElapsedTimer waited;
     waited.start();
-    while (out.count('\n') < kAckedBeforeKill && waited.elapsed() < 60000 &&
-           writer.state() == QProcess::Running) {
+    while (out.count('\n') < kAckedBeforeKill && waited.elapsed() < 60000 && writer.state() == QProcess::Running) {
         writer.waitForReadyRead(1000);
         out += writer.readAllStandardOutput();
     }
@@ -73,14 +74,10 @@ void LedgerCrashTest::acknowledgedBookingsSurviveKill9() {
     for (const BookingRecord &b : openBookings.value)
         restored.insert(b.bookingId);
     for (quint64 id : open)
-        QVERIFY2(restored.count(id),
-                 qPrintable(QStringLiteral("acknowledged booking %1 lost").arg(id)));
+        QVERIFY2(restored.count(id), qPrintable(QStringLiteral("acknowledged booking %1 lost").arg(id)));
     for (quint64 id : completed) {
-        QVERIFY2(!restored.count(id),
-                 qPrintable(QStringLiteral("completed %1 restored as open").arg(id)));
-        QCOMPARE(
-            raw.scalar(QStringLiteral("SELECT count(*) FROM trips WHERE booking_id = %1").arg(id)),
-            1);
+        QVERIFY2(!restored.count(id), qPrintable(QStringLiteral("completed %1 restored as open").arg(id)));
+        QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM trips WHERE booking_id = %1").arg(id)), 1);
     }
 }
 

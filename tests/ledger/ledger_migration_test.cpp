@@ -23,7 +23,8 @@ private slots:
 namespace {
 
 // Builds a version-`version` database with the SQL of migrations 1..version and one trip.
-bool createAtVersion(const QString &file, int version) {
+bool createAtVersion(const QString &file, int version)
+{
     RawConnection raw(file);
     for (int v = 1; v <= version; ++v) {
         for (const QString &sql : ledgerMigrationSteps(v)) {
@@ -32,13 +33,11 @@ bool createAtVersion(const QString &file, int version) {
         }
     }
     if (version >= 1) {
-        if (!raw.exec(QStringLiteral(
-                "INSERT INTO bookings (id, rider_id, car_id, state, state_rank,"
-                " created_ms, updated_ms) VALUES (1, 'r1', 7, 'on_trip', 3, 10, 20)")))
+        if (!raw.exec(QStringLiteral("INSERT INTO bookings (id, rider_id, car_id, state, state_rank,"
+                                     " created_ms, updated_ms) VALUES (1, 'r1', 7, 'on_trip', 3, 10, 20)")))
             return false;
-        if (!raw.exec(QStringLiteral(
-                "INSERT INTO trips (booking_id, car_id, ended_ms, fare_total, currency)"
-                " VALUES (2, 8, 1000, 120.0, 'SEK')")))
+        if (!raw.exec(QStringLiteral("INSERT INTO trips (booking_id, car_id, ended_ms, fare_total, currency)"
+                                     " VALUES (2, 8, 1000, 120.0, 'SEK')")))
             return false;
     }
     return raw.exec(QStringLiteral("PRAGMA user_version=%1").arg(version));
@@ -46,13 +45,15 @@ bool createAtVersion(const QString &file, int version) {
 
 } // namespace
 
-void LedgerMigrationTest::migratesFromEachEarlierVersion_data() {
+void LedgerMigrationTest::migratesFromEachEarlierVersion_data()
+{
     QTest::addColumn<int>("from");
     for (int v = 0; v < ledgerSchemaVersion(); ++v)
         QTest::addRow("v%d", v) << v;
 }
 
-void LedgerMigrationTest::migratesFromEachEarlierVersion() {
+void LedgerMigrationTest::migratesFromEachEarlierVersion()
+{
     QFETCH(int, from);
     QTemporaryDir dir;
     const QString file = ledgerFilePath(dir.path());
@@ -63,9 +64,7 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
     {
         RawConnection raw(file);
         QCOMPARE(raw.scalar(QStringLiteral("PRAGMA user_version")), ledgerSchemaVersion());
-        QCOMPARE(raw.scalar(QStringLiteral(
-                     "SELECT count(*) FROM sqlite_master WHERE name = 'trips_by_end'")),
-                 1);
+        QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'trips_by_end'")), 1);
     }
     if (from >= 1) {
         const auto open = opened.ledger->reader().openBookings();
@@ -89,8 +88,8 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
     {
         const auto open = opened.ledger->reader().openBookings();
         QVERIFY2(open.ok(), qPrintable(open.error));
-        const auto restored = std::find_if(open.value.begin(), open.value.end(),
-                                           [](const BookingRecord &b) { return b.bookingId == 3; });
+        const auto restored =
+            std::find_if(open.value.begin(), open.value.end(), [](const BookingRecord &b) { return b.bookingId == 3; });
         QVERIFY(restored != open.value.end());
         QCOMPARE(restored->riderTokenHash, owned.riderTokenHash);
     }
@@ -106,8 +105,8 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
     {
         const auto open = opened.ledger->reader().openBookings();
         QVERIFY2(open.ok(), qPrintable(open.error));
-        const auto restored = std::find_if(open.value.begin(), open.value.end(),
-                                           [](const BookingRecord &b) { return b.bookingId == 4; });
+        const auto restored =
+            std::find_if(open.value.begin(), open.value.end(), [](const BookingRecord &b) { return b.bookingId == 4; });
         QVERIFY(restored != open.value.end());
         QCOMPARE(restored->surge.value_or(0), 1.4);
         QVERIFY(restored->quote);
@@ -123,7 +122,8 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion() {
     QCOMPARE(opened.ledger->reader().report(0, 2000).value.trips, from >= 1 ? 2 : 1);
 }
 
-void LedgerMigrationTest::refusesNewerSchema() {
+void LedgerMigrationTest::refusesNewerSchema()
+{
     QTemporaryDir dir;
     const QString file = ledgerFilePath(dir.path());
     QVERIFY(createAtVersion(file, ledgerSchemaVersion()));

@@ -25,7 +25,8 @@ private slots:
 
 namespace {
 
-bool writeBytes(const QString &file, qint64 offset, const QByteArray &bytes) {
+bool writeBytes(const QString &file, qint64 offset, const QByteArray &bytes)
+{
     QFile f(file);
     if (!f.open(QIODevice::ReadWrite))
         return false;
@@ -34,7 +35,8 @@ bool writeBytes(const QString &file, qint64 offset, const QByteArray &bytes) {
 
 } // namespace
 
-void LedgerOpenErrorTest::garbageFileIsNotADatabase() {
+void LedgerOpenErrorTest::garbageFileIsNotADatabase()
+{
     QTemporaryDir dir;
     const QString file = ledgerFilePath(dir.path());
     QByteArray garbage(64 * 1024, '\0');
@@ -45,15 +47,15 @@ void LedgerOpenErrorTest::garbageFileIsNotADatabase() {
     const auto opened = Ledger::open(optionsFor(dir.path()));
     QVERIFY(!opened.ledger);
     QVERIFY2(opened.error.contains(file), qPrintable(opened.error));
-    QVERIFY2(opened.error.contains(QLatin1StringView("not a SQLite database")),
-             qPrintable(opened.error));
+    QVERIFY2(opened.error.contains(QLatin1StringView("not a SQLite database")), qPrintable(opened.error));
     // Nothing was overwritten: the evidence stays for the operator.
     QFile f(file);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), garbage);
 }
 
-void LedgerOpenErrorTest::damagedPageIsCorrupt() {
+void LedgerOpenErrorTest::damagedPageIsCorrupt()
+{
     QTemporaryDir dir;
     {
         auto opened = Ledger::open(optionsFor(dir.path()));
@@ -72,7 +74,8 @@ void LedgerOpenErrorTest::damagedPageIsCorrupt() {
     QVERIFY2(opened.error.contains(QLatin1StringView("corrupt")), qPrintable(opened.error));
 }
 
-void LedgerOpenErrorTest::lockedBeyondTimeoutIsAnError() {
+void LedgerOpenErrorTest::lockedBeyondTimeoutIsAnError()
+{
     QTemporaryDir dir;
     QVERIFY(Ledger::open(optionsFor(dir.path())).ledger); // create it
     const QString file = ledgerFilePath(dir.path());
@@ -94,7 +97,8 @@ void LedgerOpenErrorTest::lockedBeyondTimeoutIsAnError() {
     QVERIFY2(again.ledger, qPrintable(again.error));
 }
 
-void LedgerOpenErrorTest::uncreatableDirectoryIsAnError() {
+void LedgerOpenErrorTest::uncreatableDirectoryIsAnError()
+{
     QTemporaryDir dir;
     const QString blocker = dir.filePath(QStringLiteral("not-a-dir"));
     QVERIFY(writeBytes(blocker, 0, "x"));
@@ -109,7 +113,8 @@ void LedgerOpenErrorTest::uncreatableDirectoryIsAnError() {
     QVERIFY2(opened.error.contains(QLatin1StringView("is a file")), qPrintable(opened.error));
 }
 
-void LedgerOpenErrorTest::readOnlyDirectoryIsAnError() {
+void LedgerOpenErrorTest::readOnlyDirectoryIsAnError()
+{
     if (::geteuid() == 0)
         QSKIP("root writes through permission bits; covered by uncreatableDirectoryIsAnError");
     QTemporaryDir dir;
@@ -122,7 +127,8 @@ void LedgerOpenErrorTest::readOnlyDirectoryIsAnError() {
     QVERIFY2(opened.error.contains(data), qPrintable(opened.error));
 }
 
-void LedgerOpenErrorTest::durabilityNamesParse() {
+void LedgerOpenErrorTest::durabilityNamesParse()
+{
     QCOMPARE(parseLedgerDurability(u"normal"), LedgerDurability::Normal);
     QCOMPARE(parseLedgerDurability(u"full"), LedgerDurability::Full);
     QVERIFY(!parseLedgerDurability(u"fsync"));

@@ -32,7 +32,8 @@ private:
     std::unique_ptr<Ledger> m_ledger;
 };
 
-void LedgerReportTest::init() {
+void LedgerReportTest::init()
+{
     m_dir = std::make_unique<QTemporaryDir>();
     auto opened = Ledger::open(optionsFor(m_dir->path()));
     QVERIFY2(opened.ledger, qPrintable(opened.error));
@@ -50,12 +51,14 @@ void LedgerReportTest::init() {
     }
 }
 
-void LedgerReportTest::cleanup() {
+void LedgerReportTest::cleanup()
+{
     m_ledger.reset();
     m_dir.reset();
 }
 
-void LedgerReportTest::reportSumsTripsInRange() {
+void LedgerReportTest::reportSumsTripsInRange()
+{
     const auto trips = m_ledger->reader().trips(kMidnight, kMidnight + 24 * kHour);
     QVERIFY2(trips.ok(), qPrintable(trips.error));
     QCOMPARE(trips.value.size(), std::size_t(3));
@@ -68,11 +71,11 @@ void LedgerReportTest::reportSumsTripsInRange() {
     QCOMPARE(report.value.averageFare, 345.5 / 3);
     QCOMPARE(report.value.currency, QStringLiteral("SEK"));
     // The range is half-open on the end time.
-    QCOMPARE(m_ledger->reader().report(kMidnight, kMidnight + 10 * kHour + 15 * 60000).value.trips,
-             0);
+    QCOMPARE(m_ledger->reader().report(kMidnight, kMidnight + 10 * kHour + 15 * 60000).value.trips, 0);
 }
 
-void LedgerReportTest::reportGroupsByHour() {
+void LedgerReportTest::reportGroupsByHour()
+{
     const LedgerReport report = m_ledger->reader().report(kMidnight, kMidnight + 24 * kHour).value;
     QCOMPARE(report.byHour[10].trips, 2);
     QCOMPARE(report.byHour[10].revenue, 250.5);
@@ -84,18 +87,18 @@ void LedgerReportTest::reportGroupsByHour() {
     QCOMPARE(total, 3);
 }
 
-void LedgerReportTest::reportHoursFollowTimeZone() {
+void LedgerReportTest::reportHoursFollowTimeZone()
+{
     const QTimeZone stockholm(QByteArrayLiteral("Europe/Stockholm")); // UTC+1 in November
     QVERIFY(stockholm.isValid());
-    const LedgerReport report =
-        m_ledger->reader().report(kMidnight, kMidnight + 24 * kHour, stockholm).value;
+    const LedgerReport report = m_ledger->reader().report(kMidnight, kMidnight + 24 * kHour, stockholm).value;
     QCOMPARE(report.byHour[11].trips, 2);
     QCOMPARE(report.byHour[14].trips, 1);
 }
 
-void LedgerReportTest::reportCsvHasHoursAndTotal() {
-    const QByteArray csv =
-        ledgerReportCsv(m_ledger->reader().report(kMidnight, kMidnight + 24 * kHour).value);
+void LedgerReportTest::reportCsvHasHoursAndTotal()
+{
+    const QByteArray csv = ledgerReportCsv(m_ledger->reader().report(kMidnight, kMidnight + 24 * kHour).value);
     const QList<QByteArray> lines = csv.trimmed().split('\n');
     QCOMPARE(lines.size(), 1 + 24 + 1);
     QCOMPARE(lines.at(0), QByteArray("hour,trips,revenue,average_fare"));
@@ -105,21 +108,21 @@ void LedgerReportTest::reportCsvHasHoursAndTotal() {
     QCOMPARE(lines.last(), QByteArray("total,3,345.50,115.17"));
 }
 
-void LedgerReportTest::tripsCsvQuotesAndBreaksDownFares() {
-    std::vector<TripRecord> trips =
-        m_ledger->reader().trips(kMidnight, kMidnight + 11 * kHour).value;
+void LedgerReportTest::tripsCsvQuotesAndBreaksDownFares()
+{
+    std::vector<TripRecord> trips = m_ledger->reader().trips(kMidnight, kMidnight + 11 * kHour).value;
     QCOMPARE(trips.size(), std::size_t(2));
     trips[0].riderId = QStringLiteral("Smith, \"J\"");
     const QList<QByteArray> lines = ledgerTripsCsv(trips).trimmed().split('\n');
     QCOMPARE(lines.size(), 3);
     QVERIFY(lines.at(0).startsWith("booking_id,car_id,rider_id,started,ended,distance_m"));
-    QVERIFY2(lines.at(1).startsWith(
-                 "1,2,\"Smith, \"\"J\"\"\",2026-11-30T10:05:00.000Z,2026-11-30T10:15:00.000Z,"
-                 "3000.0,600.0,45.00,40.50,55.00,95.00,1.00,100.00,SEK"),
+    QVERIFY2(lines.at(1).startsWith("1,2,\"Smith, \"\"J\"\"\",2026-11-30T10:05:00.000Z,2026-11-30T10:15:00.000Z,"
+                                    "3000.0,600.0,45.00,40.50,55.00,95.00,1.00,100.00,SEK"),
              lines.at(1).constData());
 }
 
-void LedgerReportTest::openBookingsReturnsOpenOnesOnly() {
+void LedgerReportTest::openBookingsReturnsOpenOnesOnly()
+{
     // 5 assigned; 6 arriving; 7 on_trip; 8 cancelled; 1..4 completed by init().
     QVERIFY(m_ledger->appendAndWait(booking(5)));
     QVERIFY(m_ledger->appendAndWait(booking(6)));

@@ -45,8 +45,8 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const QStringList args{QStringLiteral("--data-dir"), dir.filePath(QStringLiteral("data")),
-                           QStringLiteral("--cars"),     QStringLiteral("1000"),
+    const QStringList args{QStringLiteral("--data-dir"),  dir.filePath(QStringLiteral("data")),
+                           QStringLiteral("--cars"),      QStringLiteral("1000"),
                            QStringLiteral("--sim-speed"), QStringLiteral("0.001"),
                            QStringLiteral("--mode"),      QStringLiteral("processes"),
                            QStringLiteral("--workers"),   QStringLiteral("2")};
@@ -95,8 +95,8 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
         // Both workers served bookings, and the counters account for every booking.
         QVERIFY2(after[1] - before[1] > 0 && after[2] - before[2] > 0, raw.constData());
         QVERIFY2(after[0] - before[0] + after[1] - before[1] + after[2] - before[2] >= kBookings, raw.constData());
-        qInfo("requests served: primary %lld, worker 1 %lld, worker 2 %lld", after[0] - before[0],
-              after[1] - before[1], after[2] - before[2]);
+        qInfo("requests served: primary %lld, worker 1 %lld, worker 2 %lld", after[0] - before[0], after[1] - before[1],
+              after[2] - before[2]);
 
         QVERIFY2(server.isRunning(), server.stderrText().constData());
         QCOMPARE(server.stop(20'000), 0);

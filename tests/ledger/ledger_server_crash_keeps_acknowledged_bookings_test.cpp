@@ -41,15 +41,15 @@ constexpr int kKillAfterMs = 1000;
 constexpr std::size_t kKillAtAcknowledged = 1200;
 
 struct BurstLog {
-    std::vector<qint64> acknowledged; // booking ids answered 201
-    std::map<qint64, int> carOf;      // the car each acknowledged booking was given
+    std::vector<qint64> acknowledged;          // booking ids answered 201
+    std::map<qint64, int> carOf;               // the car each acknowledged booking was given
     std::map<qint64, QByteArray> riderTokenOf; // and the rider token it was answered with
     int sent = 0;
     int otherStatus = 0;
     int unanswered = 0; // requests in flight when the server died
     int inFlightAtKill = 0;
     qint64 killAtMs = -1;
-    int reconnects = 0; // connections the server ended with `Connection: close`
+    int reconnects = 0;     // connections the server ended with `Connection: close`
     int lostBeforeKill = 0; // connections that failed with a booking in flight before the kill
     QString firstLoss;
 };
@@ -66,8 +66,8 @@ QByteArray bookingRequest(int n)
 }
 
 // `kConnections` keep-alive connections, each posting one booking after the other, all on one
-// event loop. `onKill` runs once at kKillAfterMs or at kKillAtAcknowledged (the burst goes on against the dead server until
-// every connection has failed or kBurstMs passed). Bounded by kBurstMs + 3 s.
+// event loop. `onKill` runs once at kKillAfterMs or at kKillAtAcknowledged (the burst goes on against the dead server
+// until every connection has failed or kBurstMs passed). Bounded by kBurstMs + 3 s.
 BurstLog burst(const QString &host, quint16 port, const std::function<void()> &onKill)
 {
     struct Conn {
@@ -212,8 +212,9 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString dataDir = dir.filePath(QStringLiteral("data"));
-    const QStringList args = QStringList{QStringLiteral("--data-dir"), dataDir, QStringLiteral("--cars"),
-                                         QStringLiteral("2000"), QStringLiteral("--sim-speed"), QStringLiteral("0.001")}
+    const QStringList args = QStringList{QStringLiteral("--data-dir"),  dataDir,
+                                         QStringLiteral("--cars"),      QStringLiteral("2000"),
+                                         QStringLiteral("--sim-speed"), QStringLiteral("0.001")}
                              + modeArgs;
     const bool processes = modeArgs.contains(QStringLiteral("processes"));
 
@@ -225,19 +226,22 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
         // serves in-process until then), so the burst's bookings are written by the workers.
         // Fresh connections each round: a kept-alive one would stay with the primary.
         HttpResponse w;
-        const bool started = waitUntil([&] {
-            const QList<HttpResponse> rs = sendConcurrently(
-                first->host(), first->port(), QList<QByteArray>(4, formatRequest("GET", "/admin/v1/workers")), 5000);
-            w = rs.last();
-            workerPids.clear();
-            int serving = 0, used = 0;
-            for (const QJsonValue &v : w.json().value("workers").toArray()) {
-                workerPids.push_back(v.toObject().value("pid").toInteger());
-                serving += v.toObject().value("state").toString() == QStringLiteral("serving");
-                used += v.toObject().value("requests").toInteger() > 0;
-            }
-            return serving == 2 && used == 2;
-        }, 15'000, 100);
+        const bool started = waitUntil(
+            [&] {
+                const QList<HttpResponse> rs =
+                    sendConcurrently(first->host(), first->port(),
+                                     QList<QByteArray>(4, formatRequest("GET", "/admin/v1/workers")), 5000);
+                w = rs.last();
+                workerPids.clear();
+                int serving = 0, used = 0;
+                for (const QJsonValue &v : w.json().value("workers").toArray()) {
+                    workerPids.push_back(v.toObject().value("pid").toInteger());
+                    serving += v.toObject().value("state").toString() == QStringLiteral("serving");
+                    used += v.toObject().value("requests").toInteger() > 0;
+                }
+                return serving == 2 && used == 2;
+            },
+            15'000, 100);
         QVERIFY2(started, "the workers did not start serving: " + w.describe());
     }
 
@@ -319,9 +323,9 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
     // reserved most of them).
     // Its rider still owns it after the crash: the rider token was restored with it.
     TC_VERIFY_STATUS(moveBooking(http, *ids.begin(), "cancel", log.riderTokenOf.at(*ids.begin())), 200);
-    const HttpResponse fresh = http.postJson(
-        "/api/v1/bookings", {{"rider_id", QStringLiteral("after-restart")},
-                             {"pickup", QJsonObject{{"lat", 57.70}, {"lng", 11.97}}}});
+    const HttpResponse fresh =
+        http.postJson("/api/v1/bookings", {{"rider_id", QStringLiteral("after-restart")},
+                                           {"pickup", QJsonObject{{"lat", 57.70}, {"lng", 11.97}}}});
     TC_VERIFY_STATUS(fresh, 201);
     const qint64 freshId = qint64(fresh.json().value("booking_id").toDouble());
     QVERIFY2(freshId > *ids.rbegin(), qPrintable(QStringLiteral("new booking id %1 not above the largest "

@@ -22,8 +22,8 @@ namespace {
 
 QByteArray describe(const ServerProcess::RunResult &r)
 {
-    return "finished " + QByteArray::number(r.finished) + ", exit " + QByteArray::number(r.exitCode) + ", stdout: "
-           + r.out.left(300) + ", stderr: " + r.err.left(600);
+    return "finished " + QByteArray::number(r.finished) + ", exit " + QByteArray::number(r.exitCode)
+           + ", stdout: " + r.out.left(300) + ", stderr: " + r.err.left(600);
 }
 
 } // namespace
@@ -38,8 +38,8 @@ void ServerLedgerErrorsTest::dataDirIsARegularFile()
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("just a file\n");
     }
-    const auto r = ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"), file,
-                                       QStringLiteral("--cars"), QStringLiteral("10")},
+    const auto r = ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"),
+                                       file, QStringLiteral("--cars"), QStringLiteral("10")},
                                       20'000);
     QVERIFY2(r.finished && r.exitCode != 0, describe(r).constData());
     QVERIFY2(!r.out.contains("listening on"), describe(r).constData());

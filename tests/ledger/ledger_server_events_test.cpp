@@ -53,10 +53,9 @@ BenchRun runBench(const QStringList &args)
     run.err = bench.readAllStandardError();
     return run;
 }
-}
+} // namespace
 
-class ServerEventsTest : public QObject
-{
+class ServerEventsTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -75,7 +74,9 @@ void ServerEventsTest::postedEventIsCommittedToTheLedger()
     QVERIFY2(server.start(), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
 
-    const QJsonObject detail{{"url", "http://example/hello"}, {"requests_per_s", 4321.5}, {"note", "a,\"b\""},
+    const QJsonObject detail{{"url", "http://example/hello"},
+                             {"requests_per_s", 4321.5},
+                             {"note", "a,\"b\""},
                              {"stages", QJsonArray{QJsonObject{{"name", "c64"}}}}};
     const HttpResponse stored = http.postJson("/admin/v1/events", {{"kind", "benchmark"}, {"detail", detail}});
     TC_VERIFY_STATUS(stored, 201);
@@ -114,9 +115,10 @@ void ServerEventsTest::badEventsAreRefused()
     TC_VERIFY_ERROR(http.postJson("/admin/v1/events", {{"kind", "benchmark"}, {"detail", "fast"}}), 400, "bad_detail");
     TC_VERIFY_ERROR(http.postJson("/admin/v1/events", {{"kind", "benchmark"}, {"detail", QJsonArray{1}}}), 400,
                     "bad_detail");
-    TC_VERIFY_ERROR(http.postJson("/admin/v1/events",
-                                  {{"kind", "benchmark"}, {"detail", QJsonObject{{"x", QString(20000, QLatin1Char('x'))}}}}),
-                    413, "detail_too_large");
+    TC_VERIFY_ERROR(
+        http.postJson("/admin/v1/events",
+                      {{"kind", "benchmark"}, {"detail", QJsonObject{{"x", QString(20000, QLatin1Char('x'))}}}}),
+        413, "detail_too_large");
     // The route is the operator's: GET still lists the run's log, other methods are 405.
     TC_VERIFY_STATUS(http.get("/admin/v1/events"), 200);
     TC_VERIFY_STATUS(http.put("/admin/v1/events", "{}"), 405);
@@ -143,8 +145,8 @@ void ServerEventsTest::benchRecordsItsRun()
     const QString base = server.url().toString(QUrl::StripTrailingSlash);
 
     const BenchRun run = runBench({base + QStringLiteral("/hello"), QStringLiteral("-c"), QStringLiteral("2"),
-                                   QStringLiteral("-t"), QStringLiteral("1"), QStringLiteral("-n"), QStringLiteral("200"),
-                                   QStringLiteral("--record-to"), base});
+                                   QStringLiteral("-t"), QStringLiteral("1"), QStringLiteral("-n"),
+                                   QStringLiteral("200"), QStringLiteral("--record-to"), base});
     QVERIFY2(run.exitCode == 0, run.err.constData());
 
     const auto events = eventsOfKind(data, QStringLiteral("benchmark"));
@@ -152,7 +154,8 @@ void ServerEventsTest::benchRecordsItsRun()
     const QJsonObject detail = events.front().detail;
     QCOMPARE(detail.value("tool").toString(), QStringLiteral("taxicore-bench"));
     QCOMPARE(detail.value("mode").toString(), mode);
-    QVERIFY2(detail.value("url").toString().endsWith(QLatin1String("/hello")), qPrintable(detail.value("url").toString()));
+    QVERIFY2(detail.value("url").toString().endsWith(QLatin1String("/hello")),
+             qPrintable(detail.value("url").toString()));
     QCOMPARE(detail.value("concurrency").toInt(), 2);
     QCOMPARE(detail.value("responses").toDouble(), 200.0);
     QCOMPARE(detail.value("errors").toDouble(), 0.0);

@@ -26,8 +26,8 @@ const QJsonObject kPickup{{"lat", 57.7000}, {"lng", 11.9700}};
 
 QStringList serverArgs(const QString &dataDir, const QString &mode)
 {
-    return {QStringLiteral("--data-dir"), dataDir, QStringLiteral("--cars"), QStringLiteral("5"),
-            QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2")};
+    return {QStringLiteral("--data-dir"), dataDir, QStringLiteral("--cars"),    QStringLiteral("5"),
+            QStringLiteral("--mode"),     mode,    QStringLiteral("--workers"), QStringLiteral("2")};
 }
 
 HttpResponse send(const ServerProcess &server, const QByteArray &method, const QByteArray &path,

@@ -48,13 +48,13 @@ private:
 void ServerTripsReportTest::completeTrip(HttpClient &http, int n, double lat, double lng,
                                          std::map<qint64, double> &fares)
 {
-    const HttpResponse booked = http.postJson(
-        "/api/v1/bookings", {{"rider_id", QStringLiteral("report-%1").arg(n)},
-                             {"pickup", point(lat, lng)},
-                             {"dropoff", point(lat + 1000 * kMetreLat, lng)}});
+    const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", QStringLiteral("report-%1").arg(n)},
+                                                                   {"pickup", point(lat, lng)},
+                                                                   {"dropoff", point(lat + 1000 * kMetreLat, lng)}});
     TC_VERIFY_STATUS(booked, 201);
     const qint64 id = qint64(booked.json().value("booking_id").toDouble());
-    const QByteArray carPath = "/api/v1/cars/" + QByteArray::number(booked.json().value("car_id").toInt()) + "/position";
+    const QByteArray carPath =
+        "/api/v1/cars/" + QByteArray::number(booked.json().value("car_id").toInt()) + "/position";
     TC_VERIFY_STATUS(http.putJson(carPath, point(lat, lng)), 200);
     const HttpResponse current = http.get(bookingPath(id));
     TC_VERIFY_STATUS(current, 200);
@@ -129,7 +129,7 @@ void ServerTripsReportTest::reportsSumTheCompletedTrips()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QStringList args{QStringLiteral("--data-dir"), dir.filePath(QStringLiteral("data")), QStringLiteral("--cars"),
-                           QStringLiteral("20"), QStringLiteral("--sim-speed"), QStringLiteral("0.001")};
+                           QStringLiteral("20"),         QStringLiteral("--sim-speed"),        QStringLiteral("0.001")};
     std::map<qint64, double> fares;
     {
         ServerProcess server(args);

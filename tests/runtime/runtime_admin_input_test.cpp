@@ -53,7 +53,8 @@ void AdminInputTest::badRuntimeIsRefused_data()
     QTest::newRow("workers huge") << QByteArray(R"({"workers":100000})") << QByteArray("invalid_runtime");
     QTest::newRow("threads 0") << QByteArray(R"({"threads":0})") << QByteArray("invalid_runtime");
     QTest::newRow("unknown field") << QByteArray(R"({"colour":"red"})") << QByteArray("invalid_runtime");
-    QTest::newRow("good and unknown") << QByteArray(R"({"mode":"pool","colour":"red"})") << QByteArray("invalid_runtime");
+    QTest::newRow("good and unknown") << QByteArray(R"({"mode":"pool","colour":"red"})")
+                                      << QByteArray("invalid_runtime");
     QTest::newRow("malformed json") << QByteArray(R"({"mode":)") << QByteArray("malformed_json");
     QTest::newRow("array") << QByteArray(R"(["pool"])") << QByteArray("malformed_json");
     QTest::newRow("empty body") << QByteArray() << QByteArray("missing_body");
@@ -94,8 +95,8 @@ void AdminInputTest::goodRuntimeIsAppliedAndReported()
     QVERIFY(m_server->isRunning());
 
     const qint64 generation = getJson(*m_server, "/admin/v1/runtime").value(QStringLiteral("generation")).toInteger();
-    const HttpResponse put = putRuntime(*m_server, {{QStringLiteral("mode"), QStringLiteral("pool")},
-                                                    {QStringLiteral("threads"), 3}});
+    const HttpResponse put =
+        putRuntime(*m_server, {{QStringLiteral("mode"), QStringLiteral("pool")}, {QStringLiteral("threads"), 3}});
     TC_VERIFY_STATUS(put, 200);
     const QJsonObject applied = put.json();
     QCOMPARE(applied.value(QStringLiteral("mode")).toString(), QStringLiteral("pool"));

@@ -44,14 +44,16 @@ void BookingAcrossWorkersTest::fourHundredRidersGetExactlyHundredCars()
         if (r.complete && r.status == 201) {
             booked.append(r.json());
             cars.insert(r.json().value("car_id").toInt());
-        } else if (r.complete && r.status == 409 && r.json().value("error").toString() == QStringLiteral("no_car_available")) {
+        } else if (r.complete && r.status == 409
+                   && r.json().value("error").toString() == QStringLiteral("no_car_available")) {
             ++refused;
         } else {
             unexpected.append(QString::fromUtf8(r.describe()));
         }
     }
-    QVERIFY2(unexpected.isEmpty(), qPrintable(QStringLiteral("%1 unexpected answers, first: %2")
-                                                  .arg(unexpected.size()).arg(unexpected.value(0))));
+    QVERIFY2(
+        unexpected.isEmpty(),
+        qPrintable(QStringLiteral("%1 unexpected answers, first: %2").arg(unexpected.size()).arg(unexpected.value(0))));
     QCOMPARE(booked.size(), kCars);
     QCOMPARE(refused, kRiders - kCars);
     QCOMPARE(cars.size(), kCars); // no car twice, across processes
@@ -67,8 +69,8 @@ void BookingAcrossWorkersTest::fourHundredRidersGetExactlyHundredCars()
                 was = b.requests;
         QVERIFY2(was >= 0, "a worker was replaced during the batch");
         qInfo("worker %d (pid %lld) served %lld requests of the batch", a.index, a.pid, a.requests - was);
-        QVERIFY2(a.requests - was >= kRiders / 10, qPrintable(QStringLiteral("worker %1 served %2 requests")
-                                                                  .arg(a.index).arg(a.requests - was)));
+        QVERIFY2(a.requests - was >= kRiders / 10,
+                 qPrintable(QStringLiteral("worker %1 served %2 requests").arg(a.index).arg(a.requests - was)));
         total += a.requests - was;
     }
     QVERIFY(total >= kRiders);
@@ -78,15 +80,16 @@ void BookingAcrossWorkersTest::fourHundredRidersGetExactlyHundredCars()
     QList<QByteArray> reads;
     for (int round = 0; round < 2; ++round)
         for (const QJsonObject &b : std::as_const(booked))
-            reads.append(formatRequest("GET", "/api/v1/bookings/" + QByteArray::number(qint64(b.value("booking_id").toDouble()))));
+            reads.append(formatRequest("GET", "/api/v1/bookings/"
+                                                  + QByteArray::number(qint64(b.value("booking_id").toDouble()))));
     const QList<HttpResponse> answers = sendConcurrently(server.host(), server.port(), reads, 60'000);
     QCOMPARE(answers.size(), reads.size());
     for (int i = 0; i < answers.size(); ++i) {
         const QJsonObject &mine = booked[i % booked.size()];
         TC_VERIFY_STATUS(answers[i], 200);
         const QJsonObject seen = answers[i].json();
-        const QByteArray where = "GET " + QByteArray::number(qint64(mine.value("booking_id").toDouble())) + ": "
-            + answers[i].body;
+        const QByteArray where =
+            "GET " + QByteArray::number(qint64(mine.value("booking_id").toDouble())) + ": " + answers[i].body;
         QVERIFY2(seen.value("booking_id").toDouble() == mine.value("booking_id").toDouble(), where.constData());
         QVERIFY2(seen.value("created_ms").toDouble() == mine.value("created_ms").toDouble(), where.constData());
         QVERIFY2(seen.value("car_id").toInt() == mine.value("car_id").toInt(), where.constData());

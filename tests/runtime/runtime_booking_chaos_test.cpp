@@ -30,7 +30,7 @@ constexpr qint64 kTimeoutRealMs = qint64(kPickupTimeoutS / kSimSpeed * 1000);
 // An expiry is late by at most one sweep (0.5 s) plus polling; a booking overdue while the server
 // was down expires as soon as the restart sweeps.
 constexpr qint64 kExpiryLateMs = 2500;
-constexpr int kRiders = 16;         // bookings per round, each on its own connection
+constexpr int kRiders = 16; // bookings per round, each on its own connection
 constexpr int kRoundTimeoutMs = 3000;
 constexpr int kChaosDeadlineMs = 15'000;
 
@@ -44,7 +44,7 @@ using taxicore::test::ledgerValue;
 bool isOpenState(const QString &state)
 {
     return state == QStringLiteral("assigned") || state == QStringLiteral("arriving")
-        || state == QStringLiteral("on_trip");
+           || state == QStringLiteral("on_trip");
 }
 
 } // namespace
@@ -60,10 +60,12 @@ void BookingChaosTest::everyBookingEndsTrueAfterChaos()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const QStringList args{QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
-                           QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("400"),
-                           QStringLiteral("--sim-speed"), QString::number(kSimSpeed), QStringLiteral("--pickup-timeout"),
-                           QString::number(kPickupTimeoutS), QStringLiteral("--data-dir"), dir.path()};
+    const QStringList args{QStringLiteral("--mode"),           QStringLiteral("processes"),
+                           QStringLiteral("--workers"),        QStringLiteral("2"),
+                           QStringLiteral("--cars"),           QStringLiteral("400"),
+                           QStringLiteral("--sim-speed"),      QString::number(kSimSpeed),
+                           QStringLiteral("--pickup-timeout"), QString::number(kPickupTimeoutS),
+                           QStringLiteral("--data-dir"),       dir.path()};
     auto first = std::make_unique<ServerProcess>(args);
     QVERIFY2(first->start(20'000), qPrintable(first->error()));
     QVERIFY2(waitForWorkersTakingConnections(*first, 2, 10'000), qPrintable(describeEvents(*first)));
@@ -92,8 +94,8 @@ void BookingChaosTest::everyBookingEndsTrueAfterChaos()
     clock.start();
     while (clock.elapsed() < kChaosDeadlineMs) {
         const bool last = primaryKilled;
-        const QList<HttpResponse> answers = sendConcurrently(first->host(), first->port(), bookingBurst(kRiders),
-                                                             kRoundTimeoutMs);
+        const QList<HttpResponse> answers =
+            sendConcurrently(first->host(), first->port(), bookingBurst(kRiders), kRoundTimeoutMs);
         ++rounds;
         for (const HttpResponse &r : answers)
             if (r.complete && r.status == 201)
@@ -115,38 +117,42 @@ void BookingChaosTest::everyBookingEndsTrueAfterChaos()
     QStringList ids;
     for (const auto &[id, ack] : acknowledged)
         ids.append(QString::number(id));
-    const int recorded = ledgerValue(dir, QStringLiteral("SELECT count(*) FROM bookings WHERE id IN (%1)")
-                                              .arg(ids.join(QLatin1Char(','))))
-                             .toInt();
+    const int recorded =
+        ledgerValue(dir,
+                    QStringLiteral("SELECT count(*) FROM bookings WHERE id IN (%1)").arg(ids.join(QLatin1Char(','))))
+            .toInt();
     QCOMPARE(recorded, int(acknowledged.size()));
 
     // Riders board once their car is there and leave at once; the others expire in time.
     std::map<qint64, QString> endedAs;
     int completed = 0;
     HttpClient http(second.host(), second.port());
-    const bool allEnded = waitUntil([&] {
-        for (const auto &[id, ack] : acknowledged) {
-            if (endedAs.count(id))
-                continue;
-            const QByteArray path = "/api/v1/bookings/" + QByteArray::number(id);
-            const HttpResponse r = http.get(path);
-            const QString state = r.json().value("state").toString();
-            if (state == QStringLiteral("arriving")) {
-                moveBooking(http, id, "pickup", ack.token);
-            } else if (state == QStringLiteral("on_trip")) {
-                if (moveBooking(http, id, "complete", ack.token).status == 200)
-                    ++completed;
-            } else if (r.status == 200 && !isOpenState(state)) {
-                endedAs[id] = state;
-                if (state == QStringLiteral("expired")) {
-                    const qint64 lateMs = qint64(r.json().value("ended_ms").toDouble()) - ack.createdMs - kTimeoutRealMs;
-                    if (lateMs > kExpiryLateMs)
-                        endedAs[id] = QStringLiteral("expired %1 ms late").arg(lateMs);
+    const bool allEnded = waitUntil(
+        [&] {
+            for (const auto &[id, ack] : acknowledged) {
+                if (endedAs.count(id))
+                    continue;
+                const QByteArray path = "/api/v1/bookings/" + QByteArray::number(id);
+                const HttpResponse r = http.get(path);
+                const QString state = r.json().value("state").toString();
+                if (state == QStringLiteral("arriving")) {
+                    moveBooking(http, id, "pickup", ack.token);
+                } else if (state == QStringLiteral("on_trip")) {
+                    if (moveBooking(http, id, "complete", ack.token).status == 200)
+                        ++completed;
+                } else if (r.status == 200 && !isOpenState(state)) {
+                    endedAs[id] = state;
+                    if (state == QStringLiteral("expired")) {
+                        const qint64 lateMs =
+                            qint64(r.json().value("ended_ms").toDouble()) - ack.createdMs - kTimeoutRealMs;
+                        if (lateMs > kExpiryLateMs)
+                            endedAs[id] = QStringLiteral("expired %1 ms late").arg(lateMs);
+                    }
                 }
             }
-        }
-        return endedAs.size() == acknowledged.size();
-    }, int(kTimeoutRealMs + 10'000), 100);
+            return endedAs.size() == acknowledged.size();
+        },
+        int(kTimeoutRealMs + 10'000), 100);
     QStringList wrong;
     for (const auto &[id, ack] : acknowledged) {
         const QString state = endedAs.count(id) ? endedAs.at(id) : QStringLiteral("still open");
@@ -159,20 +165,24 @@ void BookingChaosTest::everyBookingEndsTrueAfterChaos()
 
     // Orphans (committed, 201 lost) expired too: no car is reserved, and the ledger has nothing open.
     QJsonArray reserved;
-    const bool carsFree = waitUntil([&] {
-        reserved = {};
-        const QJsonArray cars = getJson(second, "/api/v1/cars/nearby?lat=57.70&lng=11.97&radius_m=50000&limit=1000")
-                                    .value("cars")
-                                    .toArray();
-        for (const QJsonValue &c : cars)
-            if (c.toObject().value("state").toString() != QStringLiteral("available"))
-                reserved.append(c);
-        return !cars.isEmpty() && reserved.isEmpty();
-    }, int(kTimeoutRealMs + kExpiryLateMs), 200);
+    const bool carsFree = waitUntil(
+        [&] {
+            reserved = {};
+            const QJsonArray cars = getJson(second, "/api/v1/cars/nearby?lat=57.70&lng=11.97&radius_m=50000&limit=1000")
+                                        .value("cars")
+                                        .toArray();
+            for (const QJsonValue &c : cars)
+                if (c.toObject().value("state").toString() != QStringLiteral("available"))
+                    reserved.append(c);
+            return !cars.isEmpty() && reserved.isEmpty();
+        },
+        int(kTimeoutRealMs + kExpiryLateMs), 200);
     QVERIFY2(carsFree, QJsonDocument(reserved).toJson(QJsonDocument::Compact).left(600).constData());
-    QVERIFY(waitUntil([&] {
-        return ledgerValue(dir, QStringLiteral("SELECT count(*) FROM bookings WHERE state_rank < 4")).toInt() == 0;
-    }, 3000, 100));
+    QVERIFY(waitUntil(
+        [&] {
+            return ledgerValue(dir, QStringLiteral("SELECT count(*) FROM bookings WHERE state_rank < 4")).toInt() == 0;
+        },
+        3000, 100));
     QCOMPARE(second.stop(), 0);
 }
 

@@ -49,7 +49,8 @@ void ConcurrentRuntimeChangeTest::eachAnswerIsItsOwnChange()
 {
     QFETCH(QString, mode);
     ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"),
-                          QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("10")});
+                          QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--cars"),
+                          QStringLiteral("10")});
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
     if (mode == QStringLiteral("processes"))
         QVERIFY2(waitUntil([&] { return serving(server).size() == 2; }, kStartMs), "workers did not start");
@@ -92,10 +93,12 @@ void ConcurrentRuntimeChangeTest::eachAnswerIsItsOwnChange()
         }
         QVERIFY2(!applied.isEmpty(), qPrintable(QStringLiteral("round %1: neither change was applied").arg(round)));
         const QJsonObject now = getJson(server, "/admin/v1/runtime");
-        const bool isOneOfThem = std::any_of(applied.begin(), applied.end(),
-                                             [&](const QJsonObject &o) { return sameSettings(now, o); });
-        QVERIFY2(isOneOfThem, qPrintable(QStringLiteral("round %1: in force %2").arg(round).arg(
-                                  QString::fromUtf8(QJsonDocument(now).toJson(QJsonDocument::Compact)))));
+        const bool isOneOfThem =
+            std::any_of(applied.begin(), applied.end(), [&](const QJsonObject &o) { return sameSettings(now, o); });
+        QVERIFY2(isOneOfThem,
+                 qPrintable(QStringLiteral("round %1: in force %2")
+                                .arg(round)
+                                .arg(QString::fromUtf8(QJsonDocument(now).toJson(QJsonDocument::Compact)))));
     }
     // Sent within microseconds of each other while a change takes a poll of the controller
     // (20 ms): most rounds overlap. None overlapping would mean the test did not test anything.

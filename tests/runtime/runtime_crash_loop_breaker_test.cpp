@@ -38,15 +38,18 @@ void CrashLoopBreakerTest::crashLoopFallsBackToPool()
         if (hello.complete && hello.status == 200)
             ++answered;
         else
-            failures.append(QStringLiteral("at %1 ms: %2").arg(clock.elapsed()).arg(QString::fromUtf8(hello.describe())));
+            failures.append(
+                QStringLiteral("at %1 ms: %2").arg(clock.elapsed()).arg(QString::fromUtf8(hello.describe())));
         if (!eventsOfKind(server, QStringLiteral("fallback")).isEmpty()
-            && getJson(server, "/admin/v1/runtime").value(QStringLiteral("mode")).toString() == QStringLiteral("pool")) {
+            && getJson(server, "/admin/v1/runtime").value(QStringLiteral("mode")).toString()
+                   == QStringLiteral("pool")) {
             fellBackMs = clock.elapsed();
             break;
         }
         QTest::qWait(100);
     }
-    QVERIFY2(fellBackMs >= 0, qPrintable(QStringLiteral("no fallback to pool within 20 s; events: %1").arg(describeEvents(server))));
+    QVERIFY2(fellBackMs >= 0,
+             qPrintable(QStringLiteral("no fallback to pool within 20 s; events: %1").arg(describeEvents(server))));
     qInfo("fell back to pool after %lld ms", fellBackMs);
     QCOMPARE(eventsOfKind(server, QStringLiteral("breaker")).size(), 1);
     QVERIFY2(eventsOfKind(server, QStringLiteral("crash")).size() >= 5, qPrintable(describeEvents(server)));

@@ -39,7 +39,8 @@ private Q_SLOTS:
 
 void ModeSwitchUnderLoadTest::switchesFailNoRequest()
 {
-    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(), "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
+    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(),
+                    "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--threads"), QStringLiteral("2"),
                           QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--sim-speed"),
@@ -50,8 +51,8 @@ void ModeSwitchUnderLoadTest::switchesFailNoRequest()
         const char *mode;
         const char *policy; // nullptr: leave as it is
     };
-    const QList<Step> steps{{"pool", nullptr},       {"processes", "round-robin"}, {"processes", "kernel"},
-                            {"pool", nullptr},       {"processes", "round-robin"}, {"single", nullptr}};
+    const QList<Step> steps{{"pool", nullptr}, {"processes", "round-robin"}, {"processes", "kernel"},
+                            {"pool", nullptr}, {"processes", "round-robin"}, {"single", nullptr}};
     constexpr int kStepMs = 4000;
     constexpr int kLoadSeconds = 32;
 
@@ -73,25 +74,32 @@ void ModeSwitchUnderLoadTest::switchesFailNoRequest()
         const qint64 switchedAt = clock.elapsed();
         const HttpResponse put = putRuntime(server, body);
         const QJsonObject applied = put.json();
-        if (!put.complete || put.status != 200 || applied.value(QStringLiteral("mode")).toString() != QLatin1StringView(step.mode)
+        if (!put.complete || put.status != 200
+            || applied.value(QStringLiteral("mode")).toString() != QLatin1StringView(step.mode)
             || (step.policy && applied.value(QStringLiteral("policy")).toString() != QLatin1StringView(step.policy)))
-            problems.append(QStringLiteral("switch %1 to %2: PUT answered %3").arg(i + 1).arg(QLatin1StringView(step.mode),
-                                                                                            QString::fromUtf8(put.describe())));
+            problems.append(QStringLiteral("switch %1 to %2: PUT answered %3")
+                                .arg(i + 1)
+                                .arg(QLatin1StringView(step.mode), QString::fromUtf8(put.describe())));
         const QJsonObject now = getJson(server, "/admin/v1/runtime");
         if (now.value(QStringLiteral("mode")).toString() != QLatin1StringView(step.mode)
             || (step.policy && now.value(QStringLiteral("policy")).toString() != QLatin1StringView(step.policy)))
             problems.append(QStringLiteral("switch %1: GET /admin/v1/runtime says %2")
-                                .arg(i + 1).arg(QString::fromUtf8(QJsonDocument(now).toJson(QJsonDocument::Compact))));
+                                .arg(i + 1)
+                                .arg(QString::fromUtf8(QJsonDocument(now).toJson(QJsonDocument::Compact))));
         const qint64 nextGeneration = now.value(QStringLiteral("generation")).toInteger();
         if (nextGeneration <= generation)
-            problems.append(QStringLiteral("switch %1: generation did not grow (%2 → %3)").arg(i + 1).arg(generation).arg(nextGeneration));
+            problems.append(QStringLiteral("switch %1: generation did not grow (%2 → %3)")
+                                .arg(i + 1)
+                                .arg(generation)
+                                .arg(nextGeneration));
         generation = nextGeneration;
 
         if (QByteArray(step.mode) == "processes") {
             // The workers serve (keep-alive connections stay on the worker that took them, so
             // one worker may hold them all: the sum is what must grow).
             if (!waitUntil([&] { return serving(server).size() == 2; }, kStepMs - 1500, 100))
-                problems.append(QStringLiteral("switch %1: 2 workers not serving within %2 ms").arg(i + 1).arg(kStepMs - 1500));
+                problems.append(
+                    QStringLiteral("switch %1: 2 workers not serving within %2 ms").arg(i + 1).arg(kStepMs - 1500));
         }
         // The load keeps flowing after the switch: requests served (all processes) grow by at
         // least 200 within a second, checked 1.5 s and 3 s after the switch (wrk does not count
@@ -106,9 +114,11 @@ void ModeSwitchUnderLoadTest::switchesFailNoRequest()
             const qint64 after = servedRequests(server, QByteArray(step.mode) == "processes");
             if (after - before < 200)
                 problems.append(QStringLiteral("switch %1 (%2%3): only %4 requests served in the second before +%5 ms")
-                                    .arg(i + 1).arg(QLatin1StringView(step.mode))
+                                    .arg(i + 1)
+                                    .arg(QLatin1StringView(step.mode))
                                     .arg(step.policy ? QStringLiteral("/") + QLatin1StringView(step.policy) : QString())
-                                    .arg(after - before).arg(at));
+                                    .arg(after - before)
+                                    .arg(at));
         }
         const qint64 wait = switchedAt + kStepMs - clock.elapsed();
         if (wait > 0)
@@ -123,8 +133,8 @@ void ModeSwitchUnderLoadTest::switchesFailNoRequest()
     QVERIFY2(load.finished, load.describe().constData());
     QVERIFY2(clock.elapsed() >= 30'000, "the load ran under 30 s");
     QVERIFY2(load.requests > 1000, load.describe().constData());
-    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n')) + QStringLiteral("\nevents: ")
-                                            + describeEvents(server)));
+    QVERIFY2(problems.isEmpty(),
+             qPrintable(problems.join(QLatin1Char('\n')) + QStringLiteral("\nevents: ") + describeEvents(server)));
     QVERIFY2(load.socketErrors() == 0, load.describe() + "\nevents: " + describeEvents(server).toUtf8());
     QVERIFY2(load.non2xx == 0, load.describe().constData());
     QCOMPARE(eventsOfKind(server, QStringLiteral("switch")).size(), steps.size() + 1); // + the one at start

@@ -23,7 +23,8 @@ private Q_SLOTS:
 
 void ScaleUnderLoadTest::scaleUpAndDownFailsNoRequest()
 {
-    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(), "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
+    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(),
+                    "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("1"), QStringLiteral("--cars"), QStringLiteral("50"),
                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
@@ -35,34 +36,45 @@ void ScaleUnderLoadTest::scaleUpAndDownFailsNoRequest()
     QElapsedTimer clock;
     clock.start();
     // The load is flowing before the scale-up (was a fixed 2 s warm-up).
-    QVERIFY2(waitUntil([&] {
-                 qint64 served = 0;
-                 for (const WorkerInfo &w : serving(server))
-                     served += w.requests;
-                 return served >= kWarmRequests;
-             }, 10'000, 100),
+    QVERIFY2(waitUntil(
+                 [&] {
+                     qint64 served = 0;
+                     for (const WorkerInfo &w : serving(server))
+                         served += w.requests;
+                     return served >= kWarmRequests;
+                 },
+                 10'000, 100),
              "wrk's load did not reach the worker");
 
     HttpResponse put = putRuntime(server, {{QStringLiteral("workers"), 4}});
     TC_VERIFY_STATUS(put, 200);
     QCOMPARE(put.json().value(QStringLiteral("workers")).toInt(), 4);
     QList<WorkerInfo> four;
-    QVERIFY2(waitUntil([&] { four = serving(server); return four.size() == 4; }, 8000, 100),
-             qPrintable(QStringLiteral("%1 workers serving; events: %2").arg(serving(server).size()).arg(describeEvents(server))));
+    QVERIFY2(
+        waitUntil(
+            [&] {
+                four = serving(server);
+                return four.size() == 4;
+            },
+            8000, 100),
+        qPrintable(
+            QStringLiteral("%1 workers serving; events: %2").arg(serving(server).size()).arg(describeEvents(server))));
     const qint64 fourAt = clock.elapsed();
     // wrk's keep-alive connections stay where they are; new connections reach every worker.
     int helloFailures = 0;
-    QVERIFY2(waitUntil([&] {
-                 const HttpResponse hello = call(server, "GET", "/hello");
-                 if (!hello.complete || hello.status != 200)
-                     ++helloFailures;
-                 for (const WorkerInfo &w : std::as_const(four)) {
-                     const WorkerInfo now = worker(server, w.index);
-                     if (now.pid != w.pid || now.requests <= w.requests)
-                         return false;
-                 }
-                 return true;
-             }, 5000, 20),
+    QVERIFY2(waitUntil(
+                 [&] {
+                     const HttpResponse hello = call(server, "GET", "/hello");
+                     if (!hello.complete || hello.status != 200)
+                         ++helloFailures;
+                     for (const WorkerInfo &w : std::as_const(four)) {
+                         const WorkerInfo now = worker(server, w.index);
+                         if (now.pid != w.pid || now.requests <= w.requests)
+                             return false;
+                     }
+                     return true;
+                 },
+                 5000, 20),
              "not every one of the 4 workers takes new connections");
     QCOMPARE(helloFailures, 0);
     // Deliberately fixed: a second of load on four workers, so the scale-down below drains
@@ -74,8 +86,15 @@ void ScaleUnderLoadTest::scaleUpAndDownFailsNoRequest()
     TC_VERIFY_STATUS(put, 200);
     QCOMPARE(put.json().value(QStringLiteral("workers")).toInt(), 1);
     QList<WorkerInfo> listed;
-    QVERIFY2(waitUntil([&] { listed = workers(server); return listed.size() == 1; }, 12'000, 100),
-             qPrintable(QStringLiteral("%1 workers listed; events: %2").arg(workers(server).size()).arg(describeEvents(server))));
+    QVERIFY2(
+        waitUntil(
+            [&] {
+                listed = workers(server);
+                return listed.size() == 1;
+            },
+            12'000, 100),
+        qPrintable(
+            QStringLiteral("%1 workers listed; events: %2").arg(workers(server).size()).arg(describeEvents(server))));
     QCOMPARE(listed.first().index, 1);
     QCOMPARE(listed.first().state, QStringLiteral("serving"));
     for (const WorkerInfo &w : std::as_const(four))
@@ -92,7 +111,8 @@ void ScaleUnderLoadTest::scaleUpAndDownFailsNoRequest()
     const QStringList exits = eventsOfKind(server, QStringLiteral("exit"));
     QVERIFY2(exits.size() == 3, qPrintable(describeEvents(server)));
     for (int index : {2, 3, 4})
-        QVERIFY2(exits.filter(QStringLiteral("worker %1 ").arg(index)).size() == 1, qPrintable(exits.join(QLatin1Char('\n'))));
+        QVERIFY2(exits.filter(QStringLiteral("worker %1 ").arg(index)).size() == 1,
+                 qPrintable(exits.join(QLatin1Char('\n'))));
     QVERIFY2(eventsOfKind(server, QStringLiteral("crash")).isEmpty(), qPrintable(describeEvents(server)));
 }
 

@@ -1,6 +1,6 @@
-// Processes mode, 2 workers, wrk at 64 connections on /hello. kill -9 of worker 1: within 2 s a new worker with another pid serves in slot 1 (restarts ≥ 1) and takes
-// requests again, and the load lost at most one request per connection the killed worker held
-// (its open_connections just before the kill).
+// Processes mode, 2 workers, wrk at 64 connections on /hello. kill -9 of worker 1: within 2 s a new worker with another
+// pid serves in slot 1 (restarts ≥ 1) and takes requests again, and the load lost at most one request per connection
+// the killed worker held (its open_connections just before the kill).
 
 #include "RequireTool.h"
 #include "RuntimeKit.h"
@@ -24,7 +24,8 @@ private Q_SLOTS:
 
 void WorkerKillUnderLoadTest::killedWorkerIsReplacedWithinTwoSeconds()
 {
-    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(), "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
+    TC_REQUIRE_TOOL(!Wrk::program().isEmpty(),
+                    "wrk is not installed (apt-get install wrk, or scripts/install-deps.sh)");
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"),
                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
@@ -36,11 +37,13 @@ void WorkerKillUnderLoadTest::killedWorkerIsReplacedWithinTwoSeconds()
     // Let the load settle on both workers: worker 1 holds connections and has served a good
     // share of requests (was: > 100 requests, then a fixed second more).
     WorkerInfo victim;
-    QVERIFY2(waitUntil([&] {
-                 victim = worker(server, 1);
-                 return victim.state == QStringLiteral("serving") && victim.openConnections > 0
-                        && victim.requests > kSettledRequests;
-             }, 8000, 100),
+    QVERIFY2(waitUntil(
+                 [&] {
+                     victim = worker(server, 1);
+                     return victim.state == QStringLiteral("serving") && victim.openConnections > 0
+                            && victim.requests > kSettledRequests;
+                 },
+                 8000, 100),
              "worker 1 never held a connection under load");
     const qint64 held = victim.openConnections;
     QVERIFY(held > 0);
@@ -52,15 +55,20 @@ void WorkerKillUnderLoadTest::killedWorkerIsReplacedWithinTwoSeconds()
     QVERIFY(::kill(pid_t(victim.pid), SIGKILL) == 0);
 
     WorkerInfo replacement;
-    const bool replaced = waitUntil([&] {
-        replacement = worker(server, 1);
-        return replacement.pid > 0 && replacement.pid != victim.pid && replacement.state == QStringLiteral("serving");
-    }, 2000, 50);
+    const bool replaced = waitUntil(
+        [&] {
+            replacement = worker(server, 1);
+            return replacement.pid > 0 && replacement.pid != victim.pid
+                   && replacement.state == QStringLiteral("serving");
+        },
+        2000, 50);
     const qint64 replacedMs = clock.elapsed();
-    QVERIFY2(replaced, qPrintable(QStringLiteral("slot 1 not serving a new pid within 2 s (pid %1, state %2); events: %3")
-                                      .arg(replacement.pid).arg(replacement.state, describeEvents(server))));
-    qInfo("worker 1 (pid %lld, %lld connections) replaced by pid %lld in %lld ms", victim.pid, held,
-          replacement.pid, replacedMs);
+    QVERIFY2(replaced,
+             qPrintable(QStringLiteral("slot 1 not serving a new pid within 2 s (pid %1, state %2); events: %3")
+                            .arg(replacement.pid)
+                            .arg(replacement.state, describeEvents(server))));
+    qInfo("worker 1 (pid %lld, %lld connections) replaced by pid %lld in %lld ms", victim.pid, held, replacement.pid,
+          replacedMs);
     QVERIFY2(!pidAlive(victim.pid), "the killed worker still exists");
     QVERIFY(replacement.restarts >= 1);
     QVERIFY2(eventsOfKind(server, QStringLiteral("crash")).size() == 1, qPrintable(describeEvents(server)));
@@ -111,10 +119,13 @@ void WorkerKillUnderLoadTest::adminKillIsAnsweredWhenTheVictimServesIt()
     QVERIFY(http.sendRaw(formatRequest("POST", "/admin/v1/workers/" + QByteArray::number(mine) + "/kill")));
     const HttpResponse kill = http.readResponses(1).value(0);
     QVERIFY2(waitUntil([&] { return !pidAlive(victim.pid); }, 2000), "the worker was not killed");
-    QVERIFY2(waitUntil([&] {
-        const WorkerInfo w = worker(server, mine);
-        return w.pid > 0 && w.pid != victim.pid && w.state == QStringLiteral("serving");
-    }, 2000), qPrintable(describeEvents(server)));
+    QVERIFY2(waitUntil(
+                 [&] {
+                     const WorkerInfo w = worker(server, mine);
+                     return w.pid > 0 && w.pid != victim.pid && w.state == QStringLiteral("serving");
+                 },
+                 2000),
+             qPrintable(describeEvents(server)));
     TC_VERIFY_STATUS(kill, 202);
     QCOMPARE(qint64(kill.json().value(QStringLiteral("killed")).toDouble()), victim.pid);
     QCOMPARE(eventsOfKind(server, QStringLiteral("kill")).size(), 1);

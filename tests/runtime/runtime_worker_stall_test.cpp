@@ -59,7 +59,8 @@ void WorkerStallTest::stalledWorkerIsReplaced()
             if (hello.complete && hello.status == 200)
                 ++answered;
             else
-                failures.append(QStringLiteral("at %1 ms: %2").arg(clock.elapsed()).arg(QString::fromUtf8(hello.describe())));
+                failures.append(
+                    QStringLiteral("at %1 ms: %2").arg(clock.elapsed()).arg(QString::fromUtf8(hello.describe())));
         }
         if (replacedMs < 0) {
             replacement = worker(server, 1);
@@ -73,14 +74,18 @@ void WorkerStallTest::stalledWorkerIsReplaced()
     qInfo("worker 1 (pid %lld) stopped; replaced by pid %lld after %lld ms; /hello: %d answered, %lld failed",
           victim.pid, replacement.pid, replacedMs, answered, qint64(failures.size()));
     QVERIFY2(replacedMs >= 0 && replacedMs <= 3500,
-             qPrintable(QStringLiteral("not replaced within 3.5 s (%1 ms); events: %2").arg(replacedMs).arg(describeEvents(server))));
+             qPrintable(QStringLiteral("not replaced within 3.5 s (%1 ms); events: %2")
+                            .arg(replacedMs)
+                            .arg(describeEvents(server))));
     QVERIFY2(eventsOfKind(server, QStringLiteral("stall")).size() == 1, qPrintable(describeEvents(server)));
     QVERIFY2(waitUntil([&] { return !pidAlive(victim.pid); }, 2000), "the stalled worker was not killed");
     QVERIFY(answered > 10);
     QVERIFY2(server.isRunning(), "the server died: " + server.stderrText());
     if (!failures.isEmpty())
-        QEXPECT_FAIL("", "BUG stalled-worker-dispatch: round-robin keeps passing new connections to a worker whose "
-                         "heartbeat is late; they are lost when it is killed", Continue);
+        QEXPECT_FAIL("",
+                     "BUG stalled-worker-dispatch: round-robin keeps passing new connections to a worker whose "
+                     "heartbeat is late; they are lost when it is killed",
+                     Continue);
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join(QLatin1Char('\n'))));
 }
 

@@ -24,15 +24,15 @@ double haversineM(double lat1, double lng1, double lat2, double lng2)
     constexpr double r = 6371008.8, rad = 3.141592653589793 / 180.0;
     const double dLat = (lat2 - lat1) * rad, dLng = (lng2 - lng1) * rad;
     const double a = std::sin(dLat / 2) * std::sin(dLat / 2)
-        + std::cos(lat1 * rad) * std::cos(lat2 * rad) * std::sin(dLng / 2) * std::sin(dLng / 2);
+                     + std::cos(lat1 * rad) * std::cos(lat2 * rad) * std::sin(dLng / 2) * std::sin(dLng / 2);
     return 2 * r * std::asin(std::min(1.0, std::sqrt(a)));
 }
 
 QByteArray nearbyPath(double radius, int limit)
 {
-    return "/api/v1/cars/nearby?lat=" + QByteArray::number(kCentreLat, 'f', 6) + "&lng="
-        + QByteArray::number(kCentreLng, 'f', 6) + "&radius_m=" + QByteArray::number(radius)
-        + "&limit=" + QByteArray::number(limit);
+    return "/api/v1/cars/nearby?lat=" + QByteArray::number(kCentreLat, 'f', 6)
+           + "&lng=" + QByteArray::number(kCentreLng, 'f', 6) + "&radius_m=" + QByteArray::number(radius)
+           + "&limit=" + QByteArray::number(limit);
 }
 
 } // namespace
@@ -76,8 +76,8 @@ private:
 
 void ApiEndpointsTest::initTestCase()
 {
-    m_server = std::make_unique<ServerProcess>(
-        QStringList{QStringLiteral("--cars"), QString::number(kCars), QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
+    m_server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--cars"), QString::number(kCars),
+                                                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
     QVERIFY2(m_server->start(), qPrintable(m_server->error()));
     m_http = std::make_unique<HttpClient>(m_server->host(), m_server->port());
 }
@@ -93,8 +93,8 @@ void ApiEndpointsTest::cleanupTestCase()
 
 void ApiEndpointsTest::putPositionReturnsTheCarAtTheReportedPoint()
 {
-    const HttpResponse r = m_http->putJson("/api/v1/cars/7/position",
-                                           {{"lat", 57.7012345}, {"lng", 11.9654321}, {"heading", 90}, {"speed_kmh", 30}});
+    const HttpResponse r = m_http->putJson(
+        "/api/v1/cars/7/position", {{"lat", 57.7012345}, {"lng", 11.9654321}, {"heading", 90}, {"speed_kmh", 30}});
     TC_VERIFY_STATUS(r, 200);
     QVERIFY(r.header("Content-Type").startsWith("application/json"));
     const QJsonObject car = r.json();
@@ -133,17 +133,17 @@ void ApiEndpointsTest::putPositionRejectsBadInput_data()
                                       << QByteArray("out_of_range");
     QTest::newRow("lng out of range") << car << QByteArray("{\"lat\": 57.7, \"lng\": -181}") << 400
                                       << QByteArray("out_of_range");
-    QTest::newRow("outside the service area") << car << QByteArray("{\"lat\": 59.33, \"lng\": 18.07}") << 400
-                                              << QByteArray("outside_service_area");
-    QTest::newRow("heading out of range") << car << QByteArray("{\"lat\": 57.7, \"lng\": 11.97, \"heading\": 400}")
-                                          << 400 << QByteArray("out_of_range");
+    QTest::newRow("outside the service area")
+        << car << QByteArray("{\"lat\": 59.33, \"lng\": 18.07}") << 400 << QByteArray("outside_service_area");
+    QTest::newRow("heading out of range")
+        << car << QByteArray("{\"lat\": 57.7, \"lng\": 11.97, \"heading\": 400}") << 400 << QByteArray("out_of_range");
     QTest::newRow("empty body") << car << QByteArray() << 400 << QByteArray("missing_body");
-    QTest::newRow("car id abc") << QByteArray("/api/v1/cars/abc/position") << QByteArray("{\"lat\": 57.7, \"lng\": 11.97}")
-                                << 400 << QByteArray("invalid_id");
+    QTest::newRow("car id abc") << QByteArray("/api/v1/cars/abc/position")
+                                << QByteArray("{\"lat\": 57.7, \"lng\": 11.97}") << 400 << QByteArray("invalid_id");
     QTest::newRow("car id 0") << QByteArray("/api/v1/cars/0/position") << QByteArray("{\"lat\": 57.7, \"lng\": 11.97}")
                               << 400 << QByteArray("invalid_id");
-    QTest::newRow("car id -1") << QByteArray("/api/v1/cars/-1/position") << QByteArray("{\"lat\": 57.7, \"lng\": 11.97}")
-                               << 400 << QByteArray("invalid_id");
+    QTest::newRow("car id -1") << QByteArray("/api/v1/cars/-1/position")
+                               << QByteArray("{\"lat\": 57.7, \"lng\": 11.97}") << 400 << QByteArray("invalid_id");
 }
 
 void ApiEndpointsTest::putPositionRejectsBadInput()
@@ -183,8 +183,10 @@ void ApiEndpointsTest::nearbyIsSortedByDistanceWithAllFields()
         QVERIFY2(d >= previous, qPrintable(QStringLiteral("%1 after %2").arg(d).arg(previous)));
         previous = d;
         // distance_m is the distance of the car it describes.
-        const double expected = haversineM(kCentreLat, kCentreLng, car.value("lat").toDouble(), car.value("lng").toDouble());
-        QVERIFY2(std::abs(d - expected) < 1.0, qPrintable(QStringLiteral("distance_m %1, computed %2").arg(d).arg(expected)));
+        const double expected =
+            haversineM(kCentreLat, kCentreLng, car.value("lat").toDouble(), car.value("lng").toDouble());
+        QVERIFY2(std::abs(d - expected) < 1.0,
+                 qPrintable(QStringLiteral("distance_m %1, computed %2").arg(d).arg(expected)));
         ids.insert(car.value("id").toInt());
     }
     QCOMPARE(ids.size(), kCars);
@@ -214,15 +216,19 @@ void ApiEndpointsTest::nearbyHonoursRadius()
 {
     // Park two cars at known distances: ~100 m and ~3 km north of the centre.
     const double perMetre = 1.0 / 111'195.0;
-    TC_VERIFY_STATUS(m_http->putJson("/api/v1/cars/11/position", {{"lat", kCentreLat + 100 * perMetre}, {"lng", kCentreLng}}), 200);
-    TC_VERIFY_STATUS(m_http->putJson("/api/v1/cars/12/position", {{"lat", kCentreLat + 3000 * perMetre}, {"lng", kCentreLng}}), 200);
+    TC_VERIFY_STATUS(
+        m_http->putJson("/api/v1/cars/11/position", {{"lat", kCentreLat + 100 * perMetre}, {"lng", kCentreLng}}), 200);
+    TC_VERIFY_STATUS(
+        m_http->putJson("/api/v1/cars/12/position", {{"lat", kCentreLat + 3000 * perMetre}, {"lng", kCentreLng}}), 200);
     for (const double radius : {150.0, 1000.0, 2500.0}) {
         const HttpResponse r = m_http->get(nearbyPath(radius, 1000));
         TC_VERIFY_STATUS(r, 200);
         QSet<int> ids;
         for (const QJsonValue &v : r.json().value("cars").toArray()) {
             QVERIFY2(v.toObject().value("distance_m").toDouble() <= radius,
-                     qPrintable(QStringLiteral("a car at %1 m within radius %2").arg(v.toObject().value("distance_m").toDouble()).arg(radius)));
+                     qPrintable(QStringLiteral("a car at %1 m within radius %2")
+                                    .arg(v.toObject().value("distance_m").toDouble())
+                                    .arg(radius)));
             ids.insert(v.toObject().value("id").toInt());
         }
         QVERIFY2(ids.contains(11), qPrintable(QStringLiteral("car 11 (100 m) missing at radius %1").arg(radius)));
@@ -271,7 +277,8 @@ void ApiEndpointsTest::quoteHasDistanceDurationAndFareBreakdown()
     QVERIFY2(duration > 0, r.body.constData());
     const QJsonObject fare = q.value("fare").toObject();
     for (const char *field : {"base", "per_km", "per_minute", "minimum", "total", "currency"})
-        QVERIFY2(fare.contains(QLatin1StringView(field)), (QByteArray("fare lacks ") + field + ": " + r.body).constData());
+        QVERIFY2(fare.contains(QLatin1StringView(field)),
+                 (QByteArray("fare lacks ") + field + ": " + r.body).constData());
     QVERIFY(!fare.value("currency").toString().isEmpty());
     const double base = fare.value("base").toDouble(), perKm = fare.value("per_km").toDouble();
     const double perMin = fare.value("per_minute").toDouble(), minimum = fare.value("minimum").toDouble();
@@ -280,11 +287,14 @@ void ApiEndpointsTest::quoteHasDistanceDurationAndFareBreakdown()
     // distance_m and duration_s are rounded to whole units in the answer.
     const double tolerance = 0.02 + perKm * 0.5 / 1000.0 + perMin * 0.5 / 60.0;
     QVERIFY2(std::abs(fare.value("total").toDouble() - expected) <= tolerance,
-             qPrintable(QStringLiteral("total %1, expected %2: %3").arg(fare.value("total").toDouble()).arg(expected)
+             qPrintable(QStringLiteral("total %1, expected %2: %3")
+                            .arg(fare.value("total").toDouble())
+                            .arg(expected)
                             .arg(QString::fromUtf8(r.body))));
 
     // A long trip is above the minimum, a very short one is charged the minimum.
-    const HttpResponse shortTrip = m_http->get("/api/v1/quote?from_lat=57.7089&from_lng=11.9746&to_lat=57.7090&to_lng=11.9746");
+    const HttpResponse shortTrip =
+        m_http->get("/api/v1/quote?from_lat=57.7089&from_lng=11.9746&to_lat=57.7090&to_lng=11.9746");
     TC_VERIFY_STATUS(shortTrip, 200);
     const QJsonObject shortFare = shortTrip.json().value("fare").toObject();
     QCOMPARE(shortFare.value("total").toDouble(), shortFare.value("minimum").toDouble());
@@ -297,7 +307,8 @@ void ApiEndpointsTest::quoteHasDistanceDurationAndFareBreakdown()
 void ApiEndpointsTest::quoteRejectsMissingPoint()
 {
     TC_VERIFY_ERROR(m_http->get("/api/v1/quote?from_lat=57.7&from_lng=11.97&to_lat=57.69"), 400, "missing_parameter");
-    TC_VERIFY_ERROR(m_http->get("/api/v1/quote?from_lat=57.7&from_lng=11.97&to_lat=x&to_lng=11.9"), 400, "not_a_number");
+    TC_VERIFY_ERROR(m_http->get("/api/v1/quote?from_lat=57.7&from_lng=11.97&to_lat=x&to_lng=11.9"), 400,
+                    "not_a_number");
     TC_VERIFY_ERROR(m_http->get("/api/v1/quote?from_lat=57.7&from_lng=11.97&to_lat=48.85&to_lng=2.35"), 400,
                     "outside_service_area");
 }
@@ -372,7 +383,8 @@ void ApiEndpointsTest::healthzReportsVersionModeUptime()
     QTest::qWait(1100); // inherent: uptime_s counts seconds, so more than one must pass
     const HttpResponse second = m_http->get("/healthz");
     TC_VERIFY_STATUS(second, 200);
-    QVERIFY2(second.json().value("uptime_s").toDouble() >= h.value("uptime_s").toDouble() + 1.0, second.body.constData());
+    QVERIFY2(second.json().value("uptime_s").toDouble() >= h.value("uptime_s").toDouble() + 1.0,
+             second.body.constData());
 }
 
 namespace {
@@ -410,7 +422,10 @@ void ApiEndpointsTest::metricsCountsRequestsByRouteAndStatus()
     TC_VERIFY_STATUS(after, 200);
     const double helloAfter = requestsCounter(after.body, "GET /hello", 200);
     QVERIFY2(helloAfter >= helloBefore + kHellos,
-             qPrintable(QStringLiteral("GET /hello 200: %1 before, %2 after %3 requests").arg(helloBefore).arg(helloAfter).arg(kHellos)));
+             qPrintable(QStringLiteral("GET /hello 200: %1 before, %2 after %3 requests")
+                            .arg(helloBefore)
+                            .arg(helloAfter)
+                            .arg(kHellos)));
     QVERIFY2(requestsCounter(after.body, "GET /fib", 400) >= 1, after.body.left(2000).constData());
     // Prometheus text: TYPE lines, a latency histogram with buckets, _sum and _count.
     QVERIFY(after.body.contains("# TYPE "));

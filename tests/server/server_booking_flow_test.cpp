@@ -68,17 +68,17 @@ private:
     QHash<qint64, QByteArray> m_riderTokens; // booking id → its rider token
 };
 
-#define TC_CHECK_HELPER(call)                                                                        \
-    do {                                                                                             \
-        call;                                                                                        \
-        if (QTest::currentTestFailed())                                                              \
-            return;                                                                                  \
+#define TC_CHECK_HELPER(call)                                                                                          \
+    do {                                                                                                               \
+        call;                                                                                                          \
+        if (QTest::currentTestFailed())                                                                                \
+            return;                                                                                                    \
     } while (false)
 
 void BookingFlowTest::initTestCase()
 {
-    m_server = std::make_unique<ServerProcess>(
-        QStringList{QStringLiteral("--cars"), QString::number(kCars), QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
+    m_server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--cars"), QString::number(kCars),
+                                                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
     QVERIFY2(m_server->start(), qPrintable(m_server->error()));
     m_http = std::make_unique<HttpClient>(m_server->host(), m_server->port());
 }
@@ -129,8 +129,8 @@ void BookingFlowTest::fetchBooking(qint64 id, QJsonObject &booking)
 
 QJsonObject BookingFlowTest::carInNearby(int carId, double lat, double lng)
 {
-    const HttpResponse r = m_http->get("/api/v1/cars/nearby?lat=" + QByteArray::number(lat, 'f', 6) + "&lng="
-                                       + QByteArray::number(lng, 'f', 6) + "&radius_m=50000&limit=1000");
+    const HttpResponse r = m_http->get("/api/v1/cars/nearby?lat=" + QByteArray::number(lat, 'f', 6)
+                                       + "&lng=" + QByteArray::number(lng, 'f', 6) + "&radius_m=50000&limit=1000");
     for (const QJsonValue &v : r.json().value("cars").toArray()) {
         if (v.toObject().value("id").toInt() == carId)
             return v.toObject();
@@ -326,19 +326,22 @@ void BookingFlowTest::badBookingRequestIs400_data()
     QTest::newRow("rider_id a number") << "{\"rider_id\":42," + pickup + "}" << QByteArray("invalid_rider_id");
     QTest::newRow("rider_id 64 bytes") << "{\"rider_id\":\"" + QByteArray(64, 'r') + "\"," + pickup + "}"
                                        << QByteArray("invalid_rider_id");
-    QTest::newRow("rider_id 64 UTF-8 bytes") << "{\"rider_id\":\"" + QString(32, QChar(0xe9)).toUtf8() + "\"," + pickup + "}"
-                                             << QByteArray("invalid_rider_id");
+    QTest::newRow("rider_id 64 UTF-8 bytes")
+        << "{\"rider_id\":\"" + QString(32, QChar(0xe9)).toUtf8() + "\"," + pickup + "}"
+        << QByteArray("invalid_rider_id");
     QTest::newRow("rider_id 1000 bytes") << "{\"rider_id\":\"" + QByteArray(1000, 'r') + "\"," + pickup + "}"
                                          << QByteArray("invalid_rider_id");
     QTest::newRow("pickup missing") << QByteArray("{\"rider_id\":\"r\"}") << QByteArray("missing_field");
-    QTest::newRow("pickup not an object") << QByteArray("{\"rider_id\":\"r\",\"pickup\":[57.7,11.97]}")
-                                          << QByteArray("not_an_object");
+    QTest::newRow("pickup not an object")
+        << QByteArray("{\"rider_id\":\"r\",\"pickup\":[57.7,11.97]}") << QByteArray("not_an_object");
     QTest::newRow("pickup lat missing") << QByteArray("{\"rider_id\":\"r\",\"pickup\":{\"lng\":11.97}}")
                                         << QByteArray("missing_field");
-    QTest::newRow("pickup lat a string") << QByteArray("{\"rider_id\":\"r\",\"pickup\":{\"lat\":\"57.7\",\"lng\":11.97}}")
+    QTest::newRow("pickup lat a string") << QByteArray(
+        "{\"rider_id\":\"r\",\"pickup\":{\"lat\":\"57.7\",\"lng\":11.97}}")
                                          << QByteArray("not_a_number");
-    QTest::newRow("pickup outside the area") << QByteArray("{\"rider_id\":\"r\",\"pickup\":{\"lat\":55.60,\"lng\":13.00}}")
-                                             << QByteArray("outside_service_area");
+    QTest::newRow("pickup outside the area")
+        << QByteArray("{\"rider_id\":\"r\",\"pickup\":{\"lat\":55.60,\"lng\":13.00}}")
+        << QByteArray("outside_service_area");
     QTest::newRow("pickup out of range") << QByteArray("{\"rider_id\":\"r\",\"pickup\":{\"lat\":-100,\"lng\":13.00}}")
                                          << QByteArray("out_of_range");
     QTest::newRow("dropoff outside the area") << "{\"rider_id\":\"r\"," + pickup + ",\"dropoff\":{\"lat\":0,\"lng\":0}}"
@@ -370,8 +373,8 @@ void BookingFlowTest::riderIdOfMaximumLengthIsAccepted()
     const HttpResponse r = m_http->postJson("/api/v1/bookings", {{"rider_id", rider}, {"pickup", point(57.70, 11.97)}});
     TC_VERIFY_STATUS(r, 201);
     QCOMPARE(r.json().value("rider_id").toString(), rider);
-    TC_VERIFY_STATUS(moveBooking(*m_http, qint64(r.json().value("booking_id").toDouble()), "cancel", riderToken(r.json())),
-                     200);
+    TC_VERIFY_STATUS(
+        moveBooking(*m_http, qint64(r.json().value("booking_id").toDouble()), "cancel", riderToken(r.json())), 200);
 }
 
 void BookingFlowTest::riderIdRoundTripsExactlyOrIsRefused_data()

@@ -52,15 +52,17 @@ void ConcurrentBookingTest::twoHundredRidersGetExactlyFiftyCars()
             ++booked;
             cars.insert(r.json().value("car_id").toInt());
             bookings.insert(qint64(r.json().value("booking_id").toDouble()));
-        } else if (r.complete && r.status == 409 && r.json().value("error").toString() == QStringLiteral("no_car_available")
+        } else if (r.complete && r.status == 409
+                   && r.json().value("error").toString() == QStringLiteral("no_car_available")
                    && !r.json().value("message").toString().isEmpty()) {
             ++refused;
         } else {
             unexpected.append(QString::fromUtf8(r.describe()));
         }
     }
-    QVERIFY2(unexpected.isEmpty(), qPrintable(QStringLiteral("%1 unexpected answers, first: %2")
-                                                  .arg(unexpected.size()).arg(unexpected.value(0))));
+    QVERIFY2(
+        unexpected.isEmpty(),
+        qPrintable(QStringLiteral("%1 unexpected answers, first: %2").arg(unexpected.size()).arg(unexpected.value(0))));
     QCOMPARE(booked, kCars);
     QCOMPARE(refused, kRiders - kCars);
     QCOMPARE(cars.size(), kCars); // never two bookings on one car
@@ -74,7 +76,8 @@ void ConcurrentBookingTest::twoHundredRidersGetExactlyFiftyCars()
     QCOMPARE(all.size(), kCars);
     for (const QJsonValue &v : all) {
         const QJsonObject car = v.toObject();
-        QVERIFY2(car.value("state").toString() != QStringLiteral("available"), qPrintable(car.value("state").toString()));
+        QVERIFY2(car.value("state").toString() != QStringLiteral("available"),
+                 qPrintable(car.value("state").toString()));
         QVERIFY(bookings.contains(qint64(car.value("booking_id").toDouble())));
     }
     QVERIFY2(server.isRunning(), server.stderrText().constData());

@@ -22,14 +22,15 @@ constexpr int kStartMs = 15'000;
 
 QStringList serverArgs(const QString &dataDir, const QString &mode = QStringLiteral("single"))
 {
-    return {QStringLiteral("--data-dir"), dataDir, QStringLiteral("--cars"), QStringLiteral("10"),
-            QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2")};
+    return {QStringLiteral("--data-dir"), dataDir, QStringLiteral("--cars"),    QStringLiteral("10"),
+            QStringLiteral("--mode"),     mode,    QStringLiteral("--workers"), QStringLiteral("2")};
 }
 
 HttpResponse book(const ServerProcess &server, const QString &rider)
 {
     HttpClient http(server.host(), server.port(), 10'000);
-    return http.postJson("/api/v1/bookings", {{"rider_id", rider}, {"pickup", QJsonObject{{"lat", 57.70}, {"lng", 11.97}}}});
+    return http.postJson("/api/v1/bookings",
+                         {{"rider_id", rider}, {"pickup", QJsonObject{{"lat", 57.70}, {"lng", 11.97}}}});
 }
 } // namespace
 
@@ -62,9 +63,8 @@ void DataDirLockTest::secondServerOnTheSameDirectoryExitsNamingTheOwner()
 
     QElapsedTimer timer;
     timer.start();
-    const ServerProcess::RunResult second =
-        ServerProcess::run(QStringList{QStringLiteral("--port"), QStringLiteral("0")} + serverArgs(dir.path(), mode),
-                           kRefusalMs);
+    const ServerProcess::RunResult second = ServerProcess::run(
+        QStringList{QStringLiteral("--port"), QStringLiteral("0")} + serverArgs(dir.path(), mode), kRefusalMs);
     QVERIFY2(second.finished, ("the second server kept running; stdout: " + second.out).constData());
     QCOMPARE(second.exitCode, 1);
     QVERIFY2(timer.elapsed() < kRefusalMs, QByteArray::number(timer.elapsed()).constData());

@@ -41,7 +41,7 @@ double distanceM(LatLng a, LatLng b)
     constexpr double r = 6371008.8, rad = 3.141592653589793 / 180.0;
     const double dLat = (b.lat - a.lat) * rad, dLng = (b.lng - a.lng) * rad;
     const double h = std::sin(dLat / 2) * std::sin(dLat / 2)
-        + std::cos(a.lat * rad) * std::cos(b.lat * rad) * std::sin(dLng / 2) * std::sin(dLng / 2);
+                     + std::cos(a.lat * rad) * std::cos(b.lat * rad) * std::sin(dLng / 2) * std::sin(dLng / 2);
     return 2 * r * std::asin(std::min(1.0, std::sqrt(h)));
 }
 
@@ -131,8 +131,9 @@ void FleetStoreTest::nearbyIsSortedByDistanceAndLimited()
     QCOMPARE(nearest.size(), std::size_t(10));
     for (std::size_t i = 0; i < nearest.size(); ++i) {
         const double expected = double(i + 1) * 10;
-        QVERIFY2(std::abs(nearest[i].distanceM - expected) < 0.5,
-                 qPrintable(QStringLiteral("#%1 at %2 m, expected %3 m").arg(i).arg(nearest[i].distanceM).arg(expected)));
+        QVERIFY2(
+            std::abs(nearest[i].distanceM - expected) < 0.5,
+            qPrintable(QStringLiteral("#%1 at %2 m, expected %3 m").arg(i).arg(nearest[i].distanceM).arg(expected)));
         QCOMPARE((nearest[i].car.id * 37) % 100 + 1, int(i + 1));
         if (i > 0)
             QVERIFY(nearest[i].distanceM >= nearest[i - 1].distanceM);
@@ -207,8 +208,8 @@ void FleetStoreTest::concurrentBookingNeverGivesOneCarToTwoBookings()
         threads.emplace_back([&, t] {
             start.arrive_and_wait();
             for (int i = 0; i < kAttemptsPerThread; ++i) {
-                const auto b = m_fleet->book(QStringLiteral("t%1-%2").arg(t).arg(i), kCentre, std::nullopt, 50'000,
-                                             EtaBySpeed{});
+                const auto b =
+                    m_fleet->book(QStringLiteral("t%1-%2").arg(t).arg(i), kCentre, std::nullopt, 50'000, EtaBySpeed{});
                 if (b.result == FleetStore::BookResult::Booked) {
                     std::lock_guard lock(mutex);
                     won.push_back(b);
@@ -406,8 +407,9 @@ void FleetStoreTest::seqlockReadersNeverSeeATornPosition()
     writer.join();
     byCar.join();
     byNearby.join();
-    QVERIFY2(writes.load() >= kContention && reads.load() >= kContention,
-             qPrintable(QStringLiteral("too little contention: %1 writes, %2 reads").arg(writes.load()).arg(reads.load())));
+    QVERIFY2(
+        writes.load() >= kContention && reads.load() >= kContention,
+        qPrintable(QStringLiteral("too little contention: %1 writes, %2 reads").arg(writes.load()).arg(reads.load())));
     QVERIFY2(torn.load() == 0, qPrintable(QStringLiteral("%1 torn reads of %2, e.g. (%3, %4)")
                                               .arg(torn.load())
                                               .arg(reads.load())

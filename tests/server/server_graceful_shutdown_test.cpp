@@ -43,7 +43,8 @@ private Q_SLOTS:
 
 void GracefulShutdownTest::firstStdoutLineIsExactlyListeningOn()
 {
-    ServerProcess server({QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--cars"), QStringLiteral("10")});
+    ServerProcess server(
+        {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--cars"), QStringLiteral("10")});
     QVERIFY2(server.start(), qPrintable(server.error()));
     QVERIFY(server.port() > 0);
     QCOMPARE(server.firstLine(), "listening on http://127.0.0.1:" + QByteArray::number(server.port()));
@@ -89,8 +90,8 @@ void GracefulShutdownTest::sigtermLetsTheInFlightRequestFinishAndExitsZero()
     const qint64 exitedAfter = timer.elapsed();
     QCOMPARE(server.exitStatus(), QProcess::NormalExit);
     QVERIFY2(server.exitCode() == 0, qPrintable(QStringLiteral("exit code %1; stderr: %2")
-                                                     .arg(server.exitCode())
-                                                     .arg(QString::fromLocal8Bit(server.stderrText()))));
+                                                    .arg(server.exitCode())
+                                                    .arg(QString::fromLocal8Bit(server.stderrText()))));
     QVERIFY2(exitedAfter <= kGraceMs + 1000, qPrintable(QStringLiteral("exited %1 ms after SIGTERM").arg(exitedAfter)));
 }
 
@@ -98,7 +99,8 @@ void GracefulShutdownTest::answerFinishedWhileDrainingSaysConnectionClose()
 {
     // The server closes the connection after the in-flight answer; RFC 9112 9.6 says that answer
     // SHOULD carry Connection: close, and clients such as wrk count a silent close as an error.
-    ServerProcess server({QStringLiteral("--mode"), QStringLiteral("pool"), QStringLiteral("--cars"), QStringLiteral("10")});
+    ServerProcess server(
+        {QStringLiteral("--mode"), QStringLiteral("pool"), QStringLiteral("--cars"), QStringLiteral("10")});
     QVERIFY2(server.start(), qPrintable(server.error()));
     HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
     QVERIFY(slow.connectToServer());
@@ -136,7 +138,8 @@ void GracefulShutdownTest::signalClosesIdleConnectionsAndExitsWithinTheGracePeri
     QCOMPARE(server.exitStatus(), QProcess::NormalExit);
     QCOMPARE(server.exitCode(), 0);
     // Idle connections are kept a short while (a request may be on its way), never the whole grace.
-    QVERIFY2(timer.elapsed() < kGraceMs, qPrintable(QStringLiteral("idle server took %1 ms to stop").arg(timer.elapsed())));
+    QVERIFY2(timer.elapsed() < kGraceMs,
+             qPrintable(QStringLiteral("idle server took %1 ms to stop").arg(timer.elapsed())));
     QVERIFY(idle.waitForPeerClose(2000));
 }
 
@@ -171,8 +174,8 @@ void GracefulShutdownTest::portInUseExitsNonZeroWithAClearMessage()
     QTcpServer occupier;
     QVERIFY(occupier.listen(QHostAddress::LocalHost, 0));
     const QByteArray port = QByteArray::number(occupier.serverPort());
-    const auto result = ServerProcess::run({QStringLiteral("--port"), QString::fromLatin1(port), QStringLiteral("--cars"),
-                                            QStringLiteral("10")});
+    const auto result = ServerProcess::run(
+        {QStringLiteral("--port"), QString::fromLatin1(port), QStringLiteral("--cars"), QStringLiteral("10")});
     QVERIFY2(result.finished, "taxicore-server did not exit on a busy port");
     QVERIFY2(result.exitCode != 0, result.out.constData());
     QVERIFY2(!result.out.contains("listening on"), result.out.constData());
@@ -186,12 +189,16 @@ void GracefulShutdownTest::badFlagExits2NamingTheFlag_data()
 {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QByteArray>("named");
-    QTest::newRow("--mode bogus") << QStringList{QStringLiteral("--mode"), QStringLiteral("bogus")} << QByteArray("--mode");
-    QTest::newRow("--port 70000") << QStringList{QStringLiteral("--port"), QStringLiteral("70000")} << QByteArray("--port");
+    QTest::newRow("--mode bogus") << QStringList{QStringLiteral("--mode"), QStringLiteral("bogus")}
+                                  << QByteArray("--mode");
+    QTest::newRow("--port 70000") << QStringList{QStringLiteral("--port"), QStringLiteral("70000")}
+                                  << QByteArray("--port");
     QTest::newRow("--port abc") << QStringList{QStringLiteral("--port"), QStringLiteral("abc")} << QByteArray("--port");
     QTest::newRow("--cars -1") << QStringList{QStringLiteral("--cars"), QStringLiteral("-1")} << QByteArray("--cars");
-    QTest::newRow("--sim-speed 0") << QStringList{QStringLiteral("--sim-speed"), QStringLiteral("0")} << QByteArray("--sim-speed");
-    QTest::newRow("--host nowhere") << QStringList{QStringLiteral("--host"), QStringLiteral("nowhere")} << QByteArray("--host");
+    QTest::newRow("--sim-speed 0") << QStringList{QStringLiteral("--sim-speed"), QStringLiteral("0")}
+                                   << QByteArray("--sim-speed");
+    QTest::newRow("--host nowhere") << QStringList{QStringLiteral("--host"), QStringLiteral("nowhere")}
+                                    << QByteArray("--host");
 }
 
 void GracefulShutdownTest::badFlagExits2NamingTheFlag()
@@ -200,9 +207,10 @@ void GracefulShutdownTest::badFlagExits2NamingTheFlag()
     QFETCH(QByteArray, named);
     const auto result = ServerProcess::run(args);
     QVERIFY2(result.finished, "taxicore-server did not exit on a bad flag");
-    QVERIFY2(result.exitCode == 2, qPrintable(QStringLiteral("exit code %1, stderr: %2")
-                                                  .arg(result.exitCode)
-                                                  .arg(QString::fromLocal8Bit(result.err))));
+    QVERIFY2(
+        result.exitCode == 2,
+        qPrintable(
+            QStringLiteral("exit code %1, stderr: %2").arg(result.exitCode).arg(QString::fromLocal8Bit(result.err))));
     QVERIFY2(result.err.contains(named), result.err.constData());
     QVERIFY2(!result.out.contains("listening on"), result.out.constData());
 }

@@ -213,7 +213,8 @@ void HttpHygieneTest::expect100ContinueGetsContinueBeforeTheAnswer()
     auto c = raw();
     const QByteArray body = "{\"lat\":57.70,\"lng\":11.97}";
     QVERIFY(c->sendRaw("PUT /api/v1/cars/4/position HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                       "Expect: 100-continue\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n"));
+                       "Expect: 100-continue\r\nContent-Length: "
+                       + QByteArray::number(body.size()) + "\r\n\r\n"));
     QList<HttpResponse> responses = c->readResponses(1);
     QCOMPARE(responses.size(), 1);
     QVERIFY2(responses[0].complete, qPrintable(responses[0].error));
@@ -316,7 +317,8 @@ void HttpHygieneTest::chunkedBodyOverTheLimitIs413()
     chunked += "0\r\n\r\n";
     auto c = raw(5000);
     c->sendRaw("PUT /api/v1/cars/2/position HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "Transfer-Encoding: chunked\r\n\r\n" + chunked);
+               "Transfer-Encoding: chunked\r\n\r\n"
+               + chunked);
     const HttpResponse r = c->readResponses(1).value(0);
     QVERIFY2(r.complete, qPrintable(r.error));
     TC_VERIFY_ERROR(r, 413, "");
@@ -347,10 +349,12 @@ void HttpHygieneTest::garbageNeverCrashesTheServer_data()
     QTest::newRow("unknown method") << QByteArray("BREW /hello HTTP/1.1\r\nHost: x\r\n\r\n");
     QTest::newRow("header without colon") << QByteArray("GET /hello HTTP/1.1\r\nthis is not a header\r\n\r\n");
     QTest::newRow("bare LF") << QByteArray("GET /hello HTTP/1.1\nHost: x\n\n");
-    QTest::newRow("negative Content-Length") << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nContent-Length: -5\r\n\r\n");
-    QTest::newRow("two Content-Lengths")
-        << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}");
-    QTest::newRow("chunked junk") << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    QTest::newRow("negative Content-Length")
+        << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nContent-Length: -5\r\n\r\n");
+    QTest::newRow("two Content-Lengths") << QByteArray(
+        "POST /api/v1/bookings HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}");
+    QTest::newRow("chunked junk") << QByteArray(
+        "POST /api/v1/bookings HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
     QTest::newRow("path with NUL") << QByteArray("GET /hel\x00lo HTTP/1.1\r\n\r\n", 25);
     QTest::newRow("percent garbage") << QByteArray("GET /api/v1/bookings/%ff%fe%00 HTTP/1.1\r\n\r\n");
     QByteArray noise(64 * 1024, '\0');

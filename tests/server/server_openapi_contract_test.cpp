@@ -37,8 +37,8 @@ QString describe(const std::set<Operation> &ops)
     return out.join(QStringLiteral(", "));
 }
 
-const QStringList kHttpMethods{QStringLiteral("get"),    QStringLiteral("put"),   QStringLiteral("post"),
-                               QStringLiteral("delete"), QStringLiteral("patch"), QStringLiteral("head"),
+const QStringList kHttpMethods{QStringLiteral("get"),     QStringLiteral("put"),   QStringLiteral("post"),
+                               QStringLiteral("delete"),  QStringLiteral("patch"), QStringLiteral("head"),
                                QStringLiteral("options"), QStringLiteral("trace")};
 
 } // namespace
@@ -232,7 +232,8 @@ void OpenApiContractTest::runningServerAnswersEveryDocumentedOperation()
         QVERIFY2(r.complete, what.constData());
         QVERIFY2(r.status != 405, what.constData());
         // 404 only for a missing resource behind a real route, never "no such route".
-        QVERIFY2(!(r.status == 404 && r.json().value("error").toString() == QStringLiteral("not_found")), what.constData());
+        QVERIFY2(!(r.status == 404 && r.json().value("error").toString() == QStringLiteral("not_found")),
+                 what.constData());
         QVERIFY2(r.status < 500, what.constData());
     }
 }

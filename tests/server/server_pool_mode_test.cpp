@@ -42,10 +42,9 @@ private:
 
 void PoolModeTest::initTestCase()
 {
-    m_server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--mode"), QStringLiteral("pool"),
-                                                           QStringLiteral("--threads"), QStringLiteral("4"),
-                                                           QStringLiteral("--cars"), QStringLiteral("50"),
-                                                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
+    m_server = std::make_unique<ServerProcess>(QStringList{
+        QStringLiteral("--mode"), QStringLiteral("pool"), QStringLiteral("--threads"), QStringLiteral("4"),
+        QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
     QVERIFY2(m_server->start(), qPrintable(m_server->error()));
     m_http = std::make_unique<HttpClient>(m_server->host(), m_server->port());
 }
@@ -62,7 +61,8 @@ void PoolModeTest::cleanupTestCase()
 double PoolModeTest::inFlight(HttpClient &http)
 {
     const HttpResponse r = http.get("/metrics");
-    const QRegularExpression re(QStringLiteral("^taxicore_requests_in_flight\\s+(\\d+)"), QRegularExpression::MultilineOption);
+    const QRegularExpression re(QStringLiteral("^taxicore_requests_in_flight\\s+(\\d+)"),
+                                QRegularExpression::MultilineOption);
     const auto m = re.match(QString::fromUtf8(r.body));
     return m.hasMatch() ? m.captured(1).toDouble() : -1;
 }
@@ -70,8 +70,9 @@ double PoolModeTest::inFlight(HttpClient &http)
 double PoolModeTest::fibServed(HttpClient &http)
 {
     const HttpResponse r = http.get("/metrics");
-    const QRegularExpression re(QStringLiteral("^taxicore_http_requests_total\\{route=\"GET /fib\",status=\"200\"\\}\\s+(\\d+)"),
-                                QRegularExpression::MultilineOption);
+    const QRegularExpression re(
+        QStringLiteral("^taxicore_http_requests_total\\{route=\"GET /fib\",status=\"200\"\\}\\s+(\\d+)"),
+        QRegularExpression::MultilineOption);
     const auto m = re.match(QString::fromUtf8(r.body));
     return m.hasMatch() ? m.captured(1).toDouble() : 0;
 }
@@ -105,11 +106,13 @@ void PoolModeTest::endpointsAnswerAsInSingleMode()
     QCOMPARE(cars.size(), 10);
     QCOMPARE(cars[0].toObject().value("id").toInt(), 9);
     for (qsizetype i = 1; i < cars.size(); ++i)
-        QVERIFY(cars[i].toObject().value("distance_m").toDouble() >= cars[i - 1].toObject().value("distance_m").toDouble());
+        QVERIFY(cars[i].toObject().value("distance_m").toDouble()
+                >= cars[i - 1].toObject().value("distance_m").toDouble());
     r = m_http->get("/api/v1/quote?from_lat=57.70&from_lng=11.96&to_lat=57.72&to_lng=11.99");
     TC_VERIFY_STATUS(r, 200);
     QVERIFY(r.json().value("fare").toObject().value("total").toDouble() > 0);
-    r = m_http->postJson("/api/v1/bookings", {{"rider_id", "pool-rider"}, {"pickup", QJsonObject{{"lat", 57.7111}, {"lng", 11.9666}}}});
+    r = m_http->postJson("/api/v1/bookings",
+                         {{"rider_id", "pool-rider"}, {"pickup", QJsonObject{{"lat", 57.7111}, {"lng", 11.9666}}}});
     TC_VERIFY_STATUS(r, 201);
     QCOMPARE(r.json().value("car_id").toInt(), 9);
     const QByteArray booking = r.header("Location");
@@ -141,9 +144,10 @@ void PoolModeTest::pipelinedAnswersKeepRequestOrderWhenTheFirstIsSlow()
     QFETCH(QByteArray, fib);
     HttpClient c(m_server->host(), m_server->port(), 20'000);
     QVERIFY(c.connectToServer());
-    QVERIFY(c.sendRaw("GET /fib?n=" + QByteArray::number(n) + " HTTP/1.1\r\nHost: x\r\n\r\n"
-                      "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
-                      "GET /fib?n=5 HTTP/1.1\r\nHost: x\r\n\r\n"));
+    QVERIFY(c.sendRaw("GET /fib?n=" + QByteArray::number(n)
+                      + " HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /fib?n=5 HTTP/1.1\r\nHost: x\r\n\r\n"));
     const QList<HttpResponse> responses = c.readResponses(3);
     QCOMPARE(responses.size(), 3);
     for (const HttpResponse &r : responses)
@@ -193,10 +197,12 @@ void PoolModeTest::clientsThatDisconnectBeforeTheirAnswerLeaveTheServerAlive()
     }
     // The server has read every request: each job is in flight or already answered. (Served is
     // read before in flight, so a job finishing between the two reads is missed, never counted twice.)
-    QVERIFY2(waitUntil([&] {
-                 const double served = fibServed(probe) - servedBefore;
-                 return served + inFlight(probe) - 1 >= kClients;
-             }, 10'000, 5),
+    QVERIFY2(waitUntil(
+                 [&] {
+                     const double served = fibServed(probe) - servedBefore;
+                     return served + inFlight(probe) - 1 >= kClients;
+                 },
+                 10'000, 5),
              "the server did not read every request");
     for (auto &s : sockets)
         s->abort(); // gone before the answers
@@ -204,10 +210,12 @@ void PoolModeTest::clientsThatDisconnectBeforeTheirAnswerLeaveTheServerAlive()
 
     // The jobs finish after their clients left; wait (bounded) until none is in flight.
     double open = -1;
-    waitUntil([&] {
-        open = m_server->isRunning() ? inFlight(probe) : -1;
-        return open <= 1; // only the /metrics request itself (or the server died)
-    }, 30'000);
+    waitUntil(
+        [&] {
+            open = m_server->isRunning() ? inFlight(probe) : -1;
+            return open <= 1; // only the /metrics request itself (or the server died)
+        },
+        30'000);
     QVERIFY2(m_server->isRunning(), "the server died: " + m_server->stderrText());
     QVERIFY2(open == 1, qPrintable(QStringLiteral("requests still in flight: %1").arg(open)));
     // The server did run all 20 jobs (the test is not vacuous): their answers had nowhere to go.

@@ -54,7 +54,8 @@ std::vector<double> etaBySpeed(LatLng pickup, const std::vector<LatLng> &cars)
 HttpResponse cancelAsRider(HttpClient &http, const QJsonObject &booking)
 {
     const QByteArray token = booking.value(QStringLiteral("rider_token")).toString().toLatin1();
-    return http.request("POST", "/api/v1/bookings/" + QByteArray::number(booking.value("booking_id").toInteger()) + "/cancel",
+    return http.request("POST",
+                        "/api/v1/bookings/" + QByteArray::number(booking.value("booking_id").toInteger()) + "/cancel",
                         {}, {{QByteArrayLiteral("Authorization"), QByteArrayLiteral("Bearer ") + token}});
 }
 
@@ -237,7 +238,8 @@ void ReassignTest::reassignRacingBookersNeverSharesACar()
     for (std::thread &t : reassigners)
         t.join();
 
-    qInfo("%d reassigns succeeded while %d bookings were made (%d not found, %d illegal, %d no car)", reassigned.load(), booked.load(), outcomes[1].load(), outcomes[2].load(), outcomes[3].load());
+    qInfo("%d reassigns succeeded while %d bookings were made (%d not found, %d illegal, %d no car)", reassigned.load(),
+          booked.load(), outcomes[1].load(), outcomes[2].load(), outcomes[3].load());
     QVERIFY2(reassigned.load() >= kMinReassigns, "too few reassigns succeeded: the race was not exercised");
     // Every open booking holds its own car, that car points back to it, and no other car is taken.
     std::map<int, uint64_t> carToBooking;
@@ -337,14 +339,17 @@ void ReassignTest::adminRouteWorksInWorkerProcesses()
     // Fresh connections are spread over the workers: bookings and moves come from different processes.
     for (int i = 0; i < 4; ++i) {
         HttpClient client(server.host(), server.port());
-        const HttpResponse booked = client.postJson("/api/v1/bookings", {{"rider_id", QStringLiteral("w%1").arg(i)}, {"pickup", kPickup}});
+        const HttpResponse booked =
+            client.postJson("/api/v1/bookings", {{"rider_id", QStringLiteral("w%1").arg(i)}, {"pickup", kPickup}});
         TC_VERIFY_STATUS(booked, 201);
         HttpClient other(server.host(), server.port());
         const HttpResponse moved = other.request("POST", reassignPath(booked.json().value("booking_id").toInteger()));
         TC_VERIFY_STATUS(moved, 200);
         QVERIFY(moved.json().value("car_id").toInt() != booked.json().value("car_id").toInt());
         QCOMPARE(http.get("/api/v1/bookings/" + QByteArray::number(booked.json().value("booking_id").toInteger()))
-                     .json().value("car_id").toInt(),
+                     .json()
+                     .value("car_id")
+                     .toInt(),
                  moved.json().value("car_id").toInt());
     }
 }
@@ -353,8 +358,8 @@ void ReassignTest::restartAfterKillRestoresTheNewCar()
 {
     QTemporaryDir data;
     QVERIFY(data.isValid());
-    const QStringList args{QStringLiteral("--cars"), QStringLiteral("30"), QStringLiteral("--sim-speed"),
-                           QStringLiteral("0.001"), QStringLiteral("--data-dir"), data.path()};
+    const QStringList args{QStringLiteral("--cars"), QStringLiteral("30"),         QStringLiteral("--sim-speed"),
+                           QStringLiteral("0.001"),  QStringLiteral("--data-dir"), data.path()};
     qint64 id = 0;
     int newCar = 0;
     {

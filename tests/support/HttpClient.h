@@ -15,14 +15,14 @@ namespace taxicore::test {
 using Headers = QList<QPair<QByteArray, QByteArray>>;
 
 struct HttpResponse {
-    bool complete = false;   // a whole response was read
-    QString error;           // why not, when !complete
-    QByteArray version;      // "HTTP/1.1"
+    bool complete = false; // a whole response was read
+    QString error;         // why not, when !complete
+    QByteArray version;    // "HTTP/1.1"
     int status = 0;
     QByteArray reason;
-    Headers headers;         // in wire order, names as sent
+    Headers headers; // in wire order, names as sent
     QByteArray body;
-    QByteArray raw;          // the bytes of this response exactly as received
+    QByteArray raw; // the bytes of this response exactly as received
 
     // Case-insensitive; the first value, or a null QByteArray.
     QByteArray header(const QByteArray &name) const;
@@ -61,7 +61,7 @@ public:
     HttpResponse putJson(const QByteArray &path, const QJsonObject &body);
 
     // Raw mode.
-    bool connectToServer();            // a fresh connection (closes any open one)
+    bool connectToServer(); // a fresh connection (closes any open one)
     bool sendRaw(const QByteArray &bytes);
     // Reads until `count` responses were parsed, the peer closed, or the timeout.
     QList<HttpResponse> readResponses(int count, bool headRequests = false);

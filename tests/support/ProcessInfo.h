@@ -19,7 +19,8 @@ namespace taxicore::test {
 inline QList<qint64> processTree(qint64 pid)
 {
     QList<qint64> pids{pid};
-    const QStringList tasks = QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QStringList tasks =
+        QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString &task : tasks) {
         QFile children(QStringLiteral("/proc/%1/task/%2/children").arg(pid).arg(task));
         if (children.open(QIODevice::ReadOnly))

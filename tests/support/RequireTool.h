@@ -6,11 +6,11 @@
 
 #include <QTest>
 
-#define TC_REQUIRE_TOOL(present, reason)                                                   \
-    do {                                                                                   \
-        if (!(present)) {                                                                  \
-            if (qEnvironmentVariableIsSet("TAXICORE_REQUIRE_ALL_TESTS"))                   \
-                QFAIL(reason " (TAXICORE_REQUIRE_ALL_TESTS: a test may not be left out)"); \
-            QSKIP(reason);                                                                 \
-        }                                                                                  \
+#define TC_REQUIRE_TOOL(present, reason)                                                                               \
+    do {                                                                                                               \
+        if (!(present)) {                                                                                              \
+            if (qEnvironmentVariableIsSet("TAXICORE_REQUIRE_ALL_TESTS"))                                               \
+                QFAIL(reason " (TAXICORE_REQUIRE_ALL_TESTS: a test may not be left out)");                             \
+            QSKIP(reason);                                                                                             \
+        }                                                                                                              \
     } while (false)

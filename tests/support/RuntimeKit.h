@@ -130,15 +130,17 @@ inline bool waitForServingWorkers(const ServerProcess &server, int count, int ti
 // (slot state "serving" shows before the primary's dispatcher has the worker's link).
 inline bool waitForWorkersTakingConnections(const ServerProcess &server, int count, int timeoutMs)
 {
-    return waitUntil([&] {
-        const QList<WorkerInfo> up = serving(server);
-        if (up.size() != count)
-            return false;
-        for (const WorkerInfo &w : up)
-            if (w.requests == 0)
+    return waitUntil(
+        [&] {
+            const QList<WorkerInfo> up = serving(server);
+            if (up.size() != count)
                 return false;
-        return true;
-    }, timeoutMs, 50);
+            for (const WorkerInfo &w : up)
+                if (w.requests == 0)
+                    return false;
+            return true;
+        },
+        timeoutMs, 50);
 }
 
 // True while `pid` exists and is not a zombie.
@@ -168,9 +170,9 @@ struct WrkResult {
     QByteArray describe() const
     {
         return QByteArray("wrk: ") + QByteArray::number(requests) + " requests, socket errors connect "
-            + QByteArray::number(connectErrors) + " read " + QByteArray::number(readErrors) + " write "
-            + QByteArray::number(writeErrors) + " timeout " + QByteArray::number(timeouts) + ", non-2xx "
-            + QByteArray::number(non2xx) + (finished ? "" : " (did not finish)") + "\n" + output;
+               + QByteArray::number(connectErrors) + " read " + QByteArray::number(readErrors) + " write "
+               + QByteArray::number(writeErrors) + " timeout " + QByteArray::number(timeouts) + ", non-2xx "
+               + QByteArray::number(non2xx) + (finished ? "" : " (did not finish)") + "\n" + output;
     }
 };
 
@@ -182,9 +184,9 @@ inline WrkResult parseWrk(const QByteArray &output)
     const auto requests = QRegularExpression(QStringLiteral("(\\d+) requests in")).match(text);
     if (requests.hasMatch())
         r.requests = requests.captured(1).toLongLong();
-    const auto errors = QRegularExpression(
-                            QStringLiteral("Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)"))
-                            .match(text);
+    const auto errors =
+        QRegularExpression(QStringLiteral("Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)"))
+            .match(text);
     if (errors.hasMatch()) {
         r.connectErrors = errors.captured(1).toLongLong();
         r.readErrors = errors.captured(2).toLongLong();
@@ -222,8 +224,8 @@ public:
             m_process.waitForFinished(5000);
         }
         r = parseWrk(m_process.readAll());
-        r.finished = done && m_process.exitStatus() == QProcess::NormalExit && m_process.exitCode() == 0
-            && r.requests >= 0;
+        r.finished =
+            done && m_process.exitStatus() == QProcess::NormalExit && m_process.exitCode() == 0 && r.requests >= 0;
         return r;
     }
 

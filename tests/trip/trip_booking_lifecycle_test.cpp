@@ -71,9 +71,9 @@ void BookingLifecycleTest::unboardedBookingExpiresAndFreesItsCar()
 {
     QTemporaryDir dir;
     // One car; 30 simulated seconds to board at 60× simulated time: half a second of real time.
-    ServerProcess server(serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("1"), QStringLiteral("--sim-speed"),
-                                          QStringLiteral("60"), QStringLiteral("--pickup-timeout"),
-                                          QStringLiteral("30")}));
+    ServerProcess server(
+        serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("1"), QStringLiteral("--sim-speed"),
+                         QStringLiteral("60"), QStringLiteral("--pickup-timeout"), QStringLiteral("30")}));
     QVERIFY2(server.start(20'000), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
     const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "no-show"}, {"pickup", kPickup}});
@@ -106,13 +106,13 @@ void BookingLifecycleTest::unboardedBookingExpiresAndFreesItsCar()
 void BookingLifecycleTest::etaFollowsTheCarAndCarStatesSayWhatItDoes()
 {
     QTemporaryDir dir;
-    ServerProcess server(serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("60"), QStringLiteral("--sim-speed"),
-                                          QStringLiteral("30"), QStringLiteral("--pickup-timeout"),
-                                          QStringLiteral("36000")}));
+    ServerProcess server(
+        serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("60"), QStringLiteral("--sim-speed"),
+                         QStringLiteral("30"), QStringLiteral("--pickup-timeout"), QStringLiteral("36000")}));
     QVERIFY2(server.start(20'000), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
-    const HttpResponse booked = http.postJson("/api/v1/bookings",
-                                              {{"rider_id", "eta"}, {"pickup", kPickup}, {"dropoff", kDropoff}});
+    const HttpResponse booked =
+        http.postJson("/api/v1/bookings", {{"rider_id", "eta"}, {"pickup", kPickup}, {"dropoff", kDropoff}});
     TC_VERIFY_STATUS(booked, 201);
     const qint64 id = bookingId(booked);
     const QByteArray token = riderToken(booked.json());
@@ -162,8 +162,7 @@ void BookingLifecycleTest::etaFollowsTheCarAndCarStatesSayWhatItDoes()
     QVERIFY2(durationS >= 30, done.body.constData());
     const QJsonObject fare = done.json().value("fare").toObject();
     if (fare.value("time_charge").toDouble() > 0) // metered (left before the drop-off)
-        QVERIFY2(std::abs(fare.value("time_charge").toDouble()
-                          - fare.value("per_minute").toDouble() * durationS / 60)
+        QVERIFY2(std::abs(fare.value("time_charge").toDouble() - fare.value("per_minute").toDouble() * durationS / 60)
                      <= fare.value("per_minute").toDouble() / 60 + 0.011,
                  done.body.constData());
     QCOMPARE(http.get(bookingPath(id)).json().value("eta_s").toDouble(), 0.0);
@@ -173,9 +172,9 @@ void BookingLifecycleTest::etaFollowsTheCarAndCarStatesSayWhatItDoes()
 void BookingLifecycleTest::tripWithoutDropoffDrivesSomewhereAndIsMetered()
 {
     QTemporaryDir dir;
-    ServerProcess server(serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("60"), QStringLiteral("--sim-speed"),
-                                          QStringLiteral("30"), QStringLiteral("--pickup-timeout"),
-                                          QStringLiteral("36000")}));
+    ServerProcess server(
+        serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("60"), QStringLiteral("--sim-speed"),
+                         QStringLiteral("30"), QStringLiteral("--pickup-timeout"), QStringLiteral("36000")}));
     QVERIFY2(server.start(20'000), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
     const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "anywhere"}, {"pickup", kPickup}});
@@ -217,8 +216,8 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
 {
     QTemporaryDir dir;
     // The demand generator books ~10 rides a second in each run.
-    const QStringList args = serverArgs(dir, {QStringLiteral("--cars"), QStringLiteral("60"),
-                                              QStringLiteral("--demand-rate"), QStringLiteral("600")});
+    const QStringList args = serverArgs(
+        dir, {QStringLiteral("--cars"), QStringLiteral("60"), QStringLiteral("--demand-rate"), QStringLiteral("600")});
     const QString demandRiders = QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id LIKE 'demand-%'");
     qint64 id = 0;
     int firstRunRiders = 0;
@@ -252,7 +251,8 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
     QCOMPARE(second.stop(), 0);
     const int riders = ledgerValue(dir, demandRiders).toInt();
     const int distinct =
-        ledgerValue(dir, QStringLiteral("SELECT count(DISTINCT rider_id) FROM bookings WHERE rider_id LIKE 'demand-%'")).toInt();
+        ledgerValue(dir, QStringLiteral("SELECT count(DISTINCT rider_id) FROM bookings WHERE rider_id LIKE 'demand-%'"))
+            .toInt();
     QVERIFY2(riders >= 10, qPrintable(QString::number(riders)));
     QCOMPARE(distinct, riders);
 }

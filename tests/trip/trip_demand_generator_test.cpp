@@ -26,9 +26,11 @@ constexpr int kBookingsTimeoutMs = 15'000;
 
 QStringList serverArgs(const QTemporaryDir &dir, const QString &rate, const QString &seed)
 {
-    return {QStringLiteral("--cars"), QStringLiteral("120"), QStringLiteral("--sim-speed"), QStringLiteral("40"),
-            QStringLiteral("--seed"), seed, QStringLiteral("--demand-rate"), rate, QStringLiteral("--data-dir"),
-            dir.path()};
+    return {QStringLiteral("--cars"),        QStringLiteral("120"),
+            QStringLiteral("--sim-speed"),   QStringLiteral("40"),
+            QStringLiteral("--seed"),        seed,
+            QStringLiteral("--demand-rate"), rate,
+            QStringLiteral("--data-dir"),    dir.path()};
 }
 
 using taxicore::test::ledgerValue;
@@ -37,7 +39,8 @@ using taxicore::test::ledgerValue;
 QString firstPickups(const QTemporaryDir &dir, int count)
 {
     return ledgerValue(dir, QStringLiteral("SELECT group_concat(p, ';') FROM (SELECT printf('%.6f,%.6f', pickup_lat, "
-                                           "pickup_lng) AS p FROM bookings ORDER BY id LIMIT %1)").arg(count))
+                                           "pickup_lng) AS p FROM bookings ORDER BY id LIMIT %1)")
+                                .arg(count))
         .toString();
 }
 
@@ -71,13 +74,16 @@ void DemandGeneratorTest::generatedRidesCompleteAndAreRecorded()
     timer.start();
     QJsonArray trips;
     HttpResponse r;
-    waitUntil([&] {
-        r = http.get("/api/v1/trips");
-        trips = r.json().value("trips").toArray();
-        return r.status != 200 || trips.size() >= 3;
-    }, kTripsTimeoutMs, 250);
+    waitUntil(
+        [&] {
+            r = http.get("/api/v1/trips");
+            trips = r.json().value("trips").toArray();
+            return r.status != 200 || trips.size() >= 3;
+        },
+        kTripsTimeoutMs, 250);
     TC_VERIFY_STATUS(r, 200);
-    QVERIFY2(trips.size() >= 3, qPrintable(QStringLiteral("%1 trips after %2 ms").arg(trips.size()).arg(timer.elapsed())));
+    QVERIFY2(trips.size() >= 3,
+             qPrintable(QStringLiteral("%1 trips after %2 ms").arg(trips.size()).arg(timer.elapsed())));
     for (const QJsonValue &t : trips)
         QVERIFY2(t.toObject().value("rider_id").toString().startsWith(QStringLiteral("demand-")),
                  QJsonDocument(t.toObject()).toJson().constData());
@@ -88,11 +94,14 @@ void DemandGeneratorTest::generatedRidesCompleteAndAreRecorded()
     // Every completed trip was booked, reached (arriving) and boarded (on_trip) in the ledger.
     const qint64 completed = ledgerValue(dir, QStringLiteral("SELECT count(*) FROM trips")).toLongLong();
     QVERIFY(completed >= 3);
-    const qint64 withAllMoves = ledgerValue(dir, QStringLiteral(
-        "SELECT count(*) FROM trips t WHERE"
-        " EXISTS (SELECT 1 FROM transitions x WHERE x.booking_id = t.booking_id AND x.state = 'arriving')"
-        " AND EXISTS (SELECT 1 FROM transitions x WHERE x.booking_id = t.booking_id AND x.state = 'on_trip')"))
-                                    .toLongLong();
+    const qint64 withAllMoves =
+        ledgerValue(
+            dir,
+            QStringLiteral(
+                "SELECT count(*) FROM trips t WHERE"
+                " EXISTS (SELECT 1 FROM transitions x WHERE x.booking_id = t.booking_id AND x.state = 'arriving')"
+                " AND EXISTS (SELECT 1 FROM transitions x WHERE x.booking_id = t.booking_id AND x.state = 'on_trip')"))
+            .toLongLong();
     QCOMPARE(withAllMoves, completed);
     QVERIFY(ledgerValue(dir, QStringLiteral("SELECT min(fare_total) FROM trips")).toDouble() > 0);
     QVERIFY(ledgerValue(dir, QStringLiteral("SELECT min(fare_surge) FROM trips")).toDouble() >= 1.0);
@@ -106,8 +115,9 @@ void DemandGeneratorTest::sameSeedBooksTheSameRides()
     for (int run = 0; run < 2; ++run) {
         ServerProcess server(serverArgs(dirs[run], QStringLiteral("600"), QStringLiteral("42")));
         QVERIFY2(server.start(20'000), qPrintable(server.error()));
-        waitUntil([&] { return ledgerValue(dirs[run], QStringLiteral("SELECT count(*) FROM bookings")).toInt() >= kRides; },
-                  kBookingsTimeoutMs, 100);
+        waitUntil(
+            [&] { return ledgerValue(dirs[run], QStringLiteral("SELECT count(*) FROM bookings")).toInt() >= kRides; },
+            kBookingsTimeoutMs, 100);
         QCOMPARE(server.stop(), 0);
         pickups[run] = firstPickups(dirs[run], kRides);
         QCOMPARE(pickups[run].count(u';'), kRides - 1);

@@ -52,10 +52,10 @@ private Q_SLOTS:
     {
         Tariff t; // k = 0.5, cap = 2.5
         QCOMPARE(surgeTarget(0, 0, t), 1.0);
-        QCOMPARE(surgeTarget(3, 5, t), 1.0);  // fewer bookings than cars
-        QCOMPARE(surgeTarget(5, 5, t), 1.0);  // ratio 1: no surge yet
-        QCOMPARE(surgeTarget(10, 5, t), 1.5); // ratio 2 → 1 + 0.5·1
-        QCOMPARE(surgeTarget(4, 0, t), 2.5);  // no car: ratio over max(1, 0) = 4 → 2.5
+        QCOMPARE(surgeTarget(3, 5, t), 1.0);   // fewer bookings than cars
+        QCOMPARE(surgeTarget(5, 5, t), 1.0);   // ratio 1: no surge yet
+        QCOMPARE(surgeTarget(10, 5, t), 1.5);  // ratio 2 → 1 + 0.5·1
+        QCOMPARE(surgeTarget(4, 0, t), 2.5);   // no car: ratio over max(1, 0) = 4 → 2.5
         QCOMPARE(surgeTarget(100, 1, t), 2.5); // capped
         t.surgeCap = 1.2;
         QCOMPARE(surgeTarget(10, 5, t), 1.2);

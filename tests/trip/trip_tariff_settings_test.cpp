@@ -38,7 +38,8 @@ class TariffSettingsTest : public QObject {
 private Q_SLOTS:
     void jsonKeepsDefaultsForMissingFields()
     {
-        const TariffParse parsed = tariffFromJson(QJsonDocument::fromJson(R"({"per_km": 20, "currency": "EUR"})").object());
+        const TariffParse parsed =
+            tariffFromJson(QJsonDocument::fromJson(R"({"per_km": 20, "currency": "EUR"})").object());
         QVERIFY2(parsed.tariff, qPrintable(parsed.error));
         QCOMPARE(parsed.tariff->perKm, 20.0);
         QCOMPARE(parsed.tariff->currency, QStringLiteral("EUR"));
@@ -93,8 +94,9 @@ private Q_SLOTS:
         QVERIFY2(run.err.contains(bad.toUtf8()) && run.err.contains("per_min"), run.err.constData());
         QVERIFY(run.out.isEmpty()); // never started listening
 
-        const ServerProcess::RunResult missing = ServerProcess::run(
-            {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--tariff"), dir.filePath(QStringLiteral("nope.json"))});
+        const ServerProcess::RunResult missing =
+            ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--tariff"),
+                                dir.filePath(QStringLiteral("nope.json"))});
         QCOMPARE(missing.exitCode, 2);
         QVERIFY2(missing.err.contains("nope.json"), missing.err.constData());
     }
@@ -103,11 +105,13 @@ private Q_SLOTS:
     void tariffReachesEveryWorker()
     {
         QTemporaryDir dir;
-        const QString file = writeFile(dir, QStringLiteral("tariff.json"),
-                                       R"({"currency": "EUR", "base": 4, "per_km": 1.5, "per_min": 0.5, "minimum": 0})");
+        const QString file =
+            writeFile(dir, QStringLiteral("tariff.json"),
+                      R"({"currency": "EUR", "base": 4, "per_km": 1.5, "per_min": 0.5, "minimum": 0})");
         ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
-                              QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--data-dir"),
-                              dir.filePath(QStringLiteral("data")), QStringLiteral("--tariff"), file});
+                              QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"),
+                              QStringLiteral("--data-dir"), dir.filePath(QStringLiteral("data")),
+                              QStringLiteral("--tariff"), file});
         QVERIFY2(server.start(20'000), qPrintable(server.error()));
         HttpClient admin(server.host(), server.port());
         const HttpResponse current = admin.get("/admin/v1/tariff");

@@ -96,8 +96,8 @@ void WholeTripTest::bookRideAndPay()
     QTemporaryDir dir;
     // 40 cars over the city, 40× simulated time: the nearest car is a few minutes away.
     ServerProcess server({QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--sim-speed"),
-                          QStringLiteral("40"), QStringLiteral("--seed"), QStringLiteral("11"), QStringLiteral("--data-dir"),
-                          dir.path()});
+                          QStringLiteral("40"), QStringLiteral("--seed"), QStringLiteral("11"),
+                          QStringLiteral("--data-dir"), dir.path()});
     QVERIFY2(server.start(20'000), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
 
@@ -119,8 +119,11 @@ void WholeTripTest::bookRideAndPay()
 
     // A quote alone follows the formula and says its surge.
     const QByteArray quotePath = QStringLiteral("/api/v1/quote?from_lat=%1&from_lng=%2&to_lat=%3&to_lng=%4")
-                                     .arg(pickup.lat, 0, 'f', 7).arg(pickup.lng, 0, 'f', 7)
-                                     .arg(dropoff.lat, 0, 'f', 7).arg(dropoff.lng, 0, 'f', 7).toLatin1();
+                                     .arg(pickup.lat, 0, 'f', 7)
+                                     .arg(pickup.lng, 0, 'f', 7)
+                                     .arg(dropoff.lat, 0, 'f', 7)
+                                     .arg(dropoff.lng, 0, 'f', 7)
+                                     .toLatin1();
     const HttpResponse quote = http.get(quotePath);
     TC_VERIFY_STATUS(quote, 200);
     QVERIFY(quote.json().value("surge").toDouble() >= 1.0);
@@ -128,9 +131,8 @@ void WholeTripTest::bookRideAndPay()
                   quote.json().value("duration_s").toDouble());
     const double quotedDistanceM = quote.json().value("distance_m").toDouble();
 
-    const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "whole-trip"},
-                                                                   {"pickup", point(pickup)},
-                                                                   {"dropoff", point(dropoff)}});
+    const HttpResponse booked = http.postJson(
+        "/api/v1/bookings", {{"rider_id", "whole-trip"}, {"pickup", point(pickup)}, {"dropoff", point(dropoff)}});
     TC_VERIFY_STATUS(booked, 201);
     const qint64 id = qint64(booked.json().value("booking_id").toDouble());
     const QByteArray token = booked.json().value("rider_token").toString().toLatin1();
@@ -213,7 +215,8 @@ void WholeTripTest::bookRideAndPay()
         while (states.next())
             seen << states.value(0).toString();
         QVERIFY2(seen.contains(QStringLiteral("arriving")), qPrintable(seen.join(u',')));
-        QVERIFY2(seen.indexOf(QStringLiteral("arriving")) < seen.indexOf(QStringLiteral("on_trip")), qPrintable(seen.join(u',')));
+        QVERIFY2(seen.indexOf(QStringLiteral("arriving")) < seen.indexOf(QStringLiteral("on_trip")),
+                 qPrintable(seen.join(u',')));
         QSqlQuery trip(db);
         QVERIFY(trip.exec(QStringLiteral("SELECT fare_total, fare_surge FROM trips WHERE booking_id = %1").arg(id)));
         QVERIFY(trip.next());

@@ -30,15 +30,14 @@ namespace {
 // Upgrades on the feed's path pass (nothing written); everything else is 404.
 class UpgradeOnlyServer : public QAbstractHttpServer {
 public:
-    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override {
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
+    {
         if (LiveFeed::isUpgradeRequest(request))
             return true;
         socket->write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         return true;
     }
-    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override {
-        socket->disconnectFromHost();
-    }
+    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override { socket->disconnectFromHost(); }
 };
 
 struct Client {
@@ -46,18 +45,15 @@ struct Client {
     int updates = 0;
     bool closed = false;
 
-    Client() {
-        QObject::connect(socket.get(), &QWebSocket::textMessageReceived,
-                         [this](const QString &text) {
-                             if (QJsonDocument::fromJson(text.toUtf8()).object().value("type") ==
-                                 QLatin1String("update"))
-                                 ++updates;
-                         });
+    Client()
+    {
+        QObject::connect(socket.get(), &QWebSocket::textMessageReceived, [this](const QString &text) {
+            if (QJsonDocument::fromJson(text.toUtf8()).object().value("type") == QLatin1String("update"))
+                ++updates;
+        });
         QObject::connect(socket.get(), &QWebSocket::disconnected, [this] { closed = true; });
     }
-    void subscribe() {
-        socket->sendTextMessage(R"({"subscribe":{"lat":57.7075,"lng":11.9675,"radius_m":5000}})");
-    }
+    void subscribe() { socket->sendTextMessage(R"({"subscribe":{"lat":57.7075,"lng":11.9675,"radius_m":5000}})"); }
 };
 
 } // namespace
@@ -66,7 +62,8 @@ class WebFeedLimitsTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void init() {
+    void init()
+    {
         QString error;
         m_region = SharedRegion::create(error);
         QVERIFY2(m_region, qPrintable(error));
@@ -82,7 +79,8 @@ private slots:
         m_feed = std::make_unique<LiveFeed>(*m_server, *m_fleet);
     }
 
-    void cleanup() {
+    void cleanup()
+    {
         m_clients.clear();
         m_feed.reset();
         m_server.reset();
@@ -90,24 +88,20 @@ private slots:
         m_region.reset();
     }
 
-    void capOnClients() {
+    void capOnClients()
+    {
         m_feed->setMaxClients(2);
         for (int i = 0; i < 3; ++i) {
             m_clients.push_back(std::make_unique<Client>());
             QSignalSpy connected(m_clients.back()->socket.get(), &QWebSocket::connected);
             m_clients.back()->socket->open(m_url);
             QVERIFY(connected.wait(5000));
-            QVERIFY(waitUntil(
-                [&] {
-                    return m_feed->clientCount() == std::min(i + 1, 2) || m_clients.back()->closed;
-                },
-                2000));
+            QVERIFY(waitUntil([&] { return m_feed->clientCount() == std::min(i + 1, 2) || m_clients.back()->closed; },
+                              2000));
         }
-        QVERIFY2(waitUntil([&] { return m_clients[2]->closed; }, 5000),
-                 "the client over the cap was not closed");
+        QVERIFY2(waitUntil([&] { return m_clients[2]->closed; }, 5000), "the client over the cap was not closed");
         QCOMPARE(m_clients[2]->socket->closeCode(), QWebSocketProtocol::CloseCodePolicyViolated);
-        QCOMPARE(m_clients[2]->socket->closeReason(),
-                 QStringLiteral("too many live clients; retry shortly"));
+        QCOMPARE(m_clients[2]->socket->closeReason(), QStringLiteral("too many live clients; retry shortly"));
         QCOMPARE(m_feed->clientCount(), 2);
         m_clients[0]->subscribe();
         QVERIFY(waitUntil([&] { return m_clients[0]->updates > 0; }, 3000));
@@ -118,7 +112,8 @@ private slots:
         QVERIFY(waitUntil([&] { return m_feed->clientCount() == 1; }, 3000));
     }
 
-    void intervalIsHonoured() {
+    void intervalIsHonoured()
+    {
         m_feed->setIntervalMs(100);
         m_clients.push_back(std::make_unique<Client>());
         Client &c = *m_clients.back();
@@ -135,21 +130,20 @@ private slots:
 
     // A client that stops reading: its unsent bytes pile up in the server's socket once the
     // kernel buffers are full, and the feed drops it instead of buffering without bound.
-    void slowClientIsDropped() {
+    void slowClientIsDropped()
+    {
         m_feed->setIntervalMs(10);
         m_feed->setMaxPendingBytes(64 * 1024);
         QTcpSocket raw;
         raw.setReadBufferSize(4096); // Qt stops reading from the kernel when this is full
         raw.connectToHost(QHostAddress::LocalHost, quint16(m_url.port()));
         QVERIFY(raw.waitForConnected(5000));
-        raw.write(
-            "GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(m_url.port()) +
-            "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+        raw.write("GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(m_url.port())
+                  + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
         QVERIFY(waitUntil([&] { return m_feed->clientCount() == 1; }, 5000));
         // One masked text frame (clients must mask): subscribe to every car, 100 per update.
-        const QByteArray payload =
-            R"({"subscribe":{"lat":57.705,"lng":11.965,"radius_m":50000,"limit":100}})";
+        const QByteArray payload = R"({"subscribe":{"lat":57.705,"lng":11.965,"radius_m":50000,"limit":100}})";
         const char mask[4] = {0x11, 0x22, 0x33, 0x44};
         QByteArray frame;
         frame.append(char(0x81)).append(char(0x80 | payload.size())).append(mask, 4);
@@ -169,7 +163,8 @@ private slots:
             10'000));
     }
 
-    void feedGoingAwayClosesItsClients() {
+    void feedGoingAwayClosesItsClients()
+    {
         m_clients.push_back(std::make_unique<Client>());
         Client &c = *m_clients.back();
         QSignalSpy connected(c.socket.get(), &QWebSocket::connected);

@@ -30,26 +30,28 @@ constexpr int kMessagePollMs = 20; // messages arrive in this process: a short p
 class FeedClient {
 public:
     explicit FeedClient(const QString &origin = {})
-        : m_socket(std::make_unique<QWebSocket>(origin)) {
-        QObject::connect(m_socket.get(), &QWebSocket::textMessageReceived,
-                         [this](const QString &text) {
-                             messages.append(QJsonDocument::fromJson(text.toUtf8()).object());
-                         });
+        : m_socket(std::make_unique<QWebSocket>(origin))
+    {
+        QObject::connect(m_socket.get(), &QWebSocket::textMessageReceived, [this](const QString &text) {
+            messages.append(QJsonDocument::fromJson(text.toUtf8()).object());
+        });
         QObject::connect(m_socket.get(), &QWebSocket::disconnected, [this] { closed = true; });
     }
 
-    bool open(const QUrl &url, int timeoutMs = 5000) {
+    bool open(const QUrl &url, int timeoutMs = 5000)
+    {
         QSignalSpy connected(m_socket.get(), &QWebSocket::connected);
         m_socket->open(url);
         return connected.wait(timeoutMs) || m_socket->state() == QAbstractSocket::ConnectedState;
     }
 
-    void send(const QJsonObject &object) {
-        m_socket->sendTextMessage(
-            QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)));
+    void send(const QJsonObject &object)
+    {
+        m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)));
     }
 
-    void subscribe(qint64 bookingId = 0, double radius = 3000) {
+    void subscribe(qint64 bookingId = 0, double radius = 3000)
+    {
         QJsonObject sub{{"lat", kLat}, {"lng", kLng}, {"radius_m", radius}};
         if (bookingId)
             sub.insert("booking_id", bookingId);
@@ -57,23 +59,26 @@ public:
     }
 
     // Waits (bounded) for a message, from index `from` on, that satisfies `pred`; returns it.
-    QJsonObject waitFor(const std::function<bool(const QJsonObject &)> &pred, int timeoutMs,
-                        qsizetype from = 0) {
+    QJsonObject waitFor(const std::function<bool(const QJsonObject &)> &pred, int timeoutMs, qsizetype from = 0)
+    {
         QJsonObject found;
-        waitUntil([&] {
-            for (qsizetype i = from; i < messages.size(); ++i) {
-                if (pred(messages[i])) {
-                    lastIndex = i;
-                    found = messages[i];
-                    return true;
+        waitUntil(
+            [&] {
+                for (qsizetype i = from; i < messages.size(); ++i) {
+                    if (pred(messages[i])) {
+                        lastIndex = i;
+                        found = messages[i];
+                        return true;
+                    }
                 }
-            }
-            return closed; // nothing more will come
-        }, timeoutMs, kMessagePollMs);
+                return closed; // nothing more will come
+            },
+            timeoutMs, kMessagePollMs);
         return found;
     }
 
-    bool waitClosed(int timeoutMs) {
+    bool waitClosed(int timeoutMs)
+    {
         return waitUntil([&] { return closed; }, timeoutMs, kMessagePollMs);
     }
 
@@ -87,11 +92,13 @@ private:
     std::unique_ptr<QWebSocket> m_socket;
 };
 
-bool isUpdate(const QJsonObject &m) {
+bool isUpdate(const QJsonObject &m)
+{
     return m.value("type").toString() == QLatin1String("update");
 }
 
-std::function<bool(const QJsonObject &)> bookingIn(const QString &state) {
+std::function<bool(const QJsonObject &)> bookingIn(const QString &state)
+{
     return [state](const QJsonObject &m) {
         return isUpdate(m) && m.value("booking").toObject().value("state").toString() == state;
     };
@@ -103,13 +110,12 @@ class WebFeedTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() {
-        m_server = std::make_unique<ServerProcess>(
-            QStringList{"--sim-speed", "30", "--seed", "11", "--cars", "200"});
+    void initTestCase()
+    {
+        m_server = std::make_unique<ServerProcess>(QStringList{"--sim-speed", "30", "--seed", "11", "--cars", "200"});
         QVERIFY2(m_server->start(), qPrintable(m_server->error()));
         m_origin = QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port());
-        m_feedUrl = QUrl(
-            QStringLiteral("ws://%1:%2/api/v1/stream").arg(m_server->host()).arg(m_server->port()));
+        m_feedUrl = QUrl(QStringLiteral("ws://%1:%2/api/v1/stream").arg(m_server->host()).arg(m_server->port()));
         // Fail once, clearly, when the server has no feed (LiveFeed not wired into ApiStack).
         HttpClient http(m_server->host(), m_server->port());
         QVERIFY2(http.get("/api/v1/stream").status != 404,
@@ -117,23 +123,25 @@ private slots:
                  "(resources/web/README.md, Wiring)");
     }
 
-    void cleanupTestCase() {
+    void cleanupTestCase()
+    {
         if (m_server)
             QCOMPARE(m_server->stop(), 0);
     }
 
-    void plainGetIsUpgradeRequired() {
+    void plainGetIsUpgradeRequired()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse r = http.get("/api/v1/stream");
         TC_VERIFY_ERROR(r, 426, "upgrade_required");
         QCOMPARE(r.header("Upgrade").toLower(), QByteArray("websocket"));
     }
 
-    void subscribeReceivesNearbyCars() {
+    void subscribeReceivesNearbyCars()
+    {
         FeedClient feed(m_origin);
         QVERIFY(feed.open(m_feedUrl));
-        const QJsonObject hello =
-            feed.waitFor([](const QJsonObject &m) { return m.value("type") == "hello"; }, 3000);
+        const QJsonObject hello = feed.waitFor([](const QJsonObject &m) { return m.value("type") == "hello"; }, 3000);
         QVERIFY2(!hello.isEmpty(), "no hello message");
         QVERIFY(hello.value("interval_ms").toInt() > 0);
 
@@ -160,11 +168,11 @@ private slots:
         QVERIFY(!feed.waitFor(isUpdate, 1500, feed.lastIndex + 1).isEmpty());
     }
 
-    void followsTheBookingThroughItsStates() {
+    void followsTheBookingThroughItsStates()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse booked = http.postJson(
-            "/api/v1/bookings",
-            {{"rider_id", "feed-test"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
+            "/api/v1/bookings", {{"rider_id", "feed-test"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
         TC_VERIFY_STATUS(booked, 201);
         const qint64 id = booked.json().value("booking_id").toInteger();
         QVERIFY(id > 0);
@@ -183,22 +191,19 @@ private slots:
         // The simulated car drives to the pickup (30× speed): the feed reports its arrival.
         const QJsonObject arriving = feed.waitFor(bookingIn("arriving"), 60'000);
         QVERIFY2(!arriving.isEmpty(), "the car did not arrive within 60 s");
-        TC_VERIFY_STATUS(moveBooking(http, id, "pickup", riderToken(booked.json())),
-                         200);
-        QVERIFY2(!feed.waitFor(bookingIn("on_trip"), 3000, feed.lastIndex).isEmpty(),
-                 "no on_trip update");
-        TC_VERIFY_STATUS(moveBooking(http, id, "complete", riderToken(booked.json())),
-                         200);
+        TC_VERIFY_STATUS(moveBooking(http, id, "pickup", riderToken(booked.json())), 200);
+        QVERIFY2(!feed.waitFor(bookingIn("on_trip"), 3000, feed.lastIndex).isEmpty(), "no on_trip update");
+        TC_VERIFY_STATUS(moveBooking(http, id, "complete", riderToken(booked.json())), 200);
         const QJsonObject done = feed.waitFor(bookingIn("completed"), 3000, feed.lastIndex);
         QVERIFY2(!done.isEmpty(), "no completed update");
         QVERIFY(done.value("booking").toObject().contains("distance_m"));
     }
 
-    void reportsACancelledBooking() {
+    void reportsACancelledBooking()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse booked = http.postJson(
-            "/api/v1/bookings",
-            {{"rider_id", "feed-cancel"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
+            "/api/v1/bookings", {{"rider_id", "feed-cancel"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
         TC_VERIFY_STATUS(booked, 201);
         const qint64 id = booked.json().value("booking_id").toInteger();
         FeedClient feed(m_origin);
@@ -206,33 +211,34 @@ private slots:
         feed.subscribe(id);
         QVERIFY(!feed.waitFor(isUpdate, 3000).isEmpty());
         // The rider cancels it.
-        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())),
-                         200);
+        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())), 200);
         QVERIFY2(!feed.waitFor(bookingIn("cancelled"), 3000).isEmpty(), "no cancelled update");
     }
 
-    void badMessagesGetAnError() {
+    void badMessagesGetAnError()
+    {
         FeedClient feed(m_origin);
         QVERIFY(feed.open(m_feedUrl));
         feed.socket().sendTextMessage("not json");
-        const QJsonObject error =
-            feed.waitFor([](const QJsonObject &m) { return m.value("type") == "error"; }, 3000);
+        const QJsonObject error = feed.waitFor([](const QJsonObject &m) { return m.value("type") == "error"; }, 3000);
         QCOMPARE(error.value("error").toString(), QStringLiteral("invalid_message"));
         feed.send({{"subscribe", QJsonObject{{"lat", 10.0}, {"lng", 10.0}}}});
-        const QJsonObject outside = feed.waitFor(
-            [](const QJsonObject &m) { return m.value("error") == "outside_service_area"; }, 3000);
+        const QJsonObject outside =
+            feed.waitFor([](const QJsonObject &m) { return m.value("error") == "outside_service_area"; }, 3000);
         QVERIFY2(!outside.isEmpty(), "no outside_service_area error");
         QVERIFY(!feed.closed);
     }
 
-    void clientWithoutOriginIsServed() {
+    void clientWithoutOriginIsServed()
+    {
         FeedClient feed; // not a browser: no Origin header
         QVERIFY(feed.open(m_feedUrl));
         feed.subscribe();
         QVERIFY(!feed.waitFor(isUpdate, 3000).isEmpty());
     }
 
-    void foreignOriginIsRefused() {
+    void foreignOriginIsRefused()
+    {
         FeedClient feed(QStringLiteral("http://evil.example"));
         feed.open(m_feedUrl); // the handshake may complete; the feed then closes at once
         QVERIFY2(feed.waitClosed(5000), "a foreign origin was not disconnected");
@@ -240,13 +246,13 @@ private slots:
         if (feed.socket().closeCode() != QWebSocketProtocol::CloseCodeNormal)
             QCOMPARE(feed.socket().closeCode(), QWebSocketProtocol::CloseCodePolicyViolated);
 
-        FeedClient otherPort(
-            QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port() + 1));
+        FeedClient otherPort(QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port() + 1));
         otherPort.open(m_feedUrl);
         QVERIFY2(otherPort.waitClosed(5000), "another port's origin was not disconnected");
     }
 
-    void upgradeElsewhereIsRefused() {
+    void upgradeElsewhereIsRefused()
+    {
         // Only the feed upgrades: elsewhere a 404 and the connection closed, never 200 then 101.
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse r = http.request("GET", "/hello", {},
@@ -257,12 +263,11 @@ private slots:
         TC_VERIFY_STATUS(r, 404);
         QVERIFY2(!http.buffered().contains("101 Switching"), http.buffered().constData());
         FeedClient feed(m_origin);
-        QVERIFY(!feed.open(
-            QUrl(QStringLiteral("ws://%1:%2/hello").arg(m_server->host()).arg(m_server->port())),
-            3000));
+        QVERIFY(!feed.open(QUrl(QStringLiteral("ws://%1:%2/hello").arg(m_server->host()).arg(m_server->port())), 3000));
     }
 
-    void serverStaysHealthy() {
+    void serverStaysHealthy()
+    {
         HttpClient http(m_server->host(), m_server->port());
         TC_VERIFY_STATUS(http.get("/healthz"), 200);
     }

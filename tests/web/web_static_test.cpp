@@ -15,7 +15,8 @@ using namespace taxicore::test;
 
 namespace {
 
-QByteArray gunzip(const QByteArray &data) {
+QByteArray gunzip(const QByteArray &data)
+{
     z_stream z{};
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
         return {};
@@ -40,7 +41,8 @@ class WebStaticTest : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() {
+    void initTestCase()
+    {
         m_server = std::make_unique<ServerProcess>(QStringList{"--cars", "20"});
         QVERIFY2(m_server->start(), qPrintable(m_server->error()));
         HttpClient http(m_server->host(), m_server->port());
@@ -48,12 +50,14 @@ private slots:
                                               "the server (resources/web/README.md, Wiring)");
     }
 
-    void cleanupTestCase() {
+    void cleanupTestCase()
+    {
         if (m_server)
             QCOMPARE(m_server->stop(), 0);
     }
 
-    void pageWithEtagAndPolicy() {
+    void pageWithEtagAndPolicy()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse r = http.get("/");
         TC_VERIFY_STATUS(r, 200);
@@ -73,47 +77,45 @@ private slots:
         QCOMPARE(again.header("ETag"), etag);
     }
 
-    void notModifiedOnIfNoneMatch() {
+    void notModifiedOnIfNoneMatch()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const QByteArray etag = http.get("/").header("ETag");
         const HttpResponse r = http.request("GET", "/", {}, {{"If-None-Match", etag}});
         TC_VERIFY_STATUS(r, 304);
         QVERIFY(r.body.isEmpty());
         QCOMPARE(r.header("ETag"), etag);
-        const HttpResponse listed =
-            http.request("GET", "/carbooking.html", {}, {{"If-None-Match", "\"x\", " + etag}});
+        const HttpResponse listed = http.request("GET", "/carbooking.html", {}, {{"If-None-Match", "\"x\", " + etag}});
         TC_VERIFY_STATUS(listed, 304);
         const HttpResponse stale = http.request("GET", "/", {}, {{"If-None-Match", "\"stale\""}});
         TC_VERIFY_STATUS(stale, 200);
         QVERIFY(!stale.body.isEmpty());
     }
 
-    void gzipWhenAsked() {
+    void gzipWhenAsked()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse plain = http.get("/");
-        const HttpResponse gz =
-            http.request("GET", "/", {}, {{"Accept-Encoding", "gzip, deflate, br"}});
+        const HttpResponse gz = http.request("GET", "/", {}, {{"Accept-Encoding", "gzip, deflate, br"}});
         TC_VERIFY_STATUS(gz, 200);
         QCOMPARE(gz.header("Content-Encoding"), QByteArray("gzip"));
         QCOMPARE(gz.header("Vary"), QByteArray("Accept-Encoding"));
         QVERIFY(gz.body.size() < plain.body.size());
         QCOMPARE(gunzip(gz.body), plain.body);
-        QVERIFY2(gz.header("ETag") != plain.header("ETag"),
-                 "one strong ETag for two representations");
-        const HttpResponse gz304 = http.request(
-            "GET", "/", {}, {{"Accept-Encoding", "gzip"}, {"If-None-Match", gz.header("ETag")}});
+        QVERIFY2(gz.header("ETag") != plain.header("ETag"), "one strong ETag for two representations");
+        const HttpResponse gz304 =
+            http.request("GET", "/", {}, {{"Accept-Encoding", "gzip"}, {"If-None-Match", gz.header("ETag")}});
         TC_VERIFY_STATUS(gz304, 304);
         QVERIFY(!plain.hasHeader("Content-Encoding"));
-        const HttpResponse refused =
-            http.request("GET", "/", {}, {{"Accept-Encoding", "gzip;q=0, identity"}});
+        const HttpResponse refused = http.request("GET", "/", {}, {{"Accept-Encoding", "gzip;q=0, identity"}});
         QVERIFY(!refused.hasHeader("Content-Encoding"));
     }
 
-    void assetsByContentHash() {
+    void assetsByContentHash()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const QByteArray page = http.get("/").body;
-        const QRegularExpression link(
-            QStringLiteral("/assets/([a-z]+\\.(js|css))\\?v=([0-9a-f]+)"));
+        const QRegularExpression link(QStringLiteral("/assets/([a-z]+\\.(js|css))\\?v=([0-9a-f]+)"));
         auto it = link.globalMatch(QString::fromUtf8(page));
         int seen = 0;
         while (it.hasNext()) {
@@ -122,24 +124,23 @@ private slots:
             const HttpResponse r = http.get(m.captured(0).toUtf8());
             TC_VERIFY_STATUS(r, 200);
             QVERIFY(!r.body.isEmpty());
-            QCOMPARE(r.header("Content-Type"), m.captured(2) == "js"
-                                                   ? QByteArray("text/javascript; charset=utf-8")
-                                                   : QByteArray("text/css; charset=utf-8"));
-            QVERIFY2(r.header("Cache-Control").contains("immutable"),
-                     r.header("Cache-Control").constData());
+            QCOMPARE(r.header("Content-Type"), m.captured(2) == "js" ? QByteArray("text/javascript; charset=utf-8")
+                                                                     : QByteArray("text/css; charset=utf-8"));
+            QVERIFY2(r.header("Cache-Control").contains("immutable"), r.header("Cache-Control").constData());
             QVERIFY(r.hasHeader("ETag"));
             const HttpResponse unversioned = http.get("/assets/" + m.captured(1).toUtf8());
             QCOMPARE(unversioned.header("Cache-Control"), QByteArray("no-cache"));
             QCOMPARE(unversioned.body, r.body);
-            const HttpResponse again = http.request("GET", m.captured(0).toUtf8(), {},
-                                                    {{"If-None-Match", r.header("ETag")}});
+            const HttpResponse again =
+                http.request("GET", m.captured(0).toUtf8(), {}, {{"If-None-Match", r.header("ETag")}});
             TC_VERIFY_STATUS(again, 304);
         }
         QVERIFY2(seen >= 3, "the page should link app.js, map.js and style.css");
         TC_VERIFY_ERROR(http.get("/assets/nothing.js"), 404, "asset_not_found");
     }
 
-    void headHasNoBody() {
+    void headHasNoBody()
+    {
         HttpClient http(m_server->host(), m_server->port());
         const HttpResponse get = http.get("/");
         const HttpResponse head = http.request("HEAD", "/");

@@ -20,14 +20,25 @@ const QString kHistoryKey = QStringLiteral("benchmark/history");
 
 // The columns of the seed write-ups' tables, in order (CSV header and row keys).
 const QStringList kColumns = {
-    QStringLiteral("when"),      QStringLiteral("mode"),      QStringLiteral("target"),
-    QStringLiteral("stage"),     QStringLiteral("concurrency"), QStringLiteral("completed"),
-    QStringLiteral("rps"),       QStringLiteral("meanMs"),    QStringLiteral("p50Ms"),
-    QStringLiteral("p90Ms"),     QStringLiteral("p95Ms"),     QStringLiteral("p99Ms"),
-    QStringLiteral("maxMs"),     QStringLiteral("errors"),    QStringLiteral("timeouts"),
-    QStringLiteral("clientBound"), QStringLiteral("clientBoundReason"),
+    QStringLiteral("when"),
+    QStringLiteral("mode"),
+    QStringLiteral("target"),
+    QStringLiteral("stage"),
+    QStringLiteral("concurrency"),
+    QStringLiteral("completed"),
+    QStringLiteral("rps"),
+    QStringLiteral("meanMs"),
+    QStringLiteral("p50Ms"),
+    QStringLiteral("p90Ms"),
+    QStringLiteral("p95Ms"),
+    QStringLiteral("p99Ms"),
+    QStringLiteral("maxMs"),
+    QStringLiteral("errors"),
+    QStringLiteral("timeouts"),
+    QStringLiteral("clientBound"),
+    QStringLiteral("clientBoundReason"),
 };
-}
+} // namespace
 
 BenchmarkRunner::BenchmarkRunner(QObject *parent)
     : QObject(parent)
@@ -73,8 +84,8 @@ QString BenchmarkRunner::benchProgram()
 
 QStringList BenchmarkRunner::scenarios() const
 {
-    return {QStringLiteral("ab-hello"),       QStringLiteral("cluster-cpu"), QStringLiteral("loadtest-fib25"),
-            QStringLiteral("autocannon-fib40"), QStringLiteral("siege-taxi"), QStringLiteral("taxi-mix")};
+    return {QStringLiteral("ab-hello"),         QStringLiteral("cluster-cpu"), QStringLiteral("loadtest-fib25"),
+            QStringLiteral("autocannon-fib40"), QStringLiteral("siege-taxi"),  QStringLiteral("taxi-mix")};
 }
 
 bool BenchmarkRunner::start(const QString &pathOrScenario, int connections, double durationS, int rate)
@@ -90,8 +101,7 @@ bool BenchmarkRunner::start(const QString &pathOrScenario, int connections, doub
     return startUrl(base, pathOrScenario, connections, durationS, rate);
 }
 
-bool BenchmarkRunner::startUrl(const QString &url, const QString &scenario, int connections, double durationS,
-                               int rate)
+bool BenchmarkRunner::startUrl(const QString &url, const QString &scenario, int connections, double durationS, int rate)
 {
     if (running())
         return false;
@@ -164,7 +174,8 @@ void BenchmarkRunner::addResult(const QJsonObject &result)
     for (const auto &stageValue : stages) {
         const QJsonObject stage = stageValue.toObject();
         const QJsonObject summary = stage.value(QLatin1String("summary")).toObject();
-        const QJsonObject latency = stage.value(QLatin1String("latency")).toObject().value(QLatin1String("corrected")).toObject();
+        const QJsonObject latency =
+            stage.value(QLatin1String("latency")).toObject().value(QLatin1String("corrected")).toObject();
         const QJsonObject errors = stage.value(QLatin1String("errors")).toObject();
         const QJsonObject client = stage.value(QLatin1String("client")).toObject();
         const QJsonObject settings = stage.value(QLatin1String("settings")).toObject();
@@ -260,5 +271,6 @@ void BenchmarkRunner::loadHistory()
 
 void BenchmarkRunner::saveHistory() const
 {
-    QSettings().setValue(kHistoryKey, QJsonDocument(QJsonArray::fromVariantList(m_results)).toJson(QJsonDocument::Compact));
+    QSettings().setValue(kHistoryKey,
+                         QJsonDocument(QJsonArray::fromVariantList(m_results)).toJson(QJsonDocument::Compact));
 }

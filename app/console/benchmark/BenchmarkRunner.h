@@ -13,8 +13,7 @@ class ConsoleBackend;
 // load generator's CPU is its own), follows its JSON lines, and keeps the results: one row per
 // stage shaped like the seed write-ups, kept across restarts (QSettings). Each finished run is
 // also recorded in the embedded server's ledger (event kind "benchmark").
-class BenchmarkRunner : public QObject
-{
+class BenchmarkRunner : public QObject {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(ConsoleBackend *backend READ backend WRITE setBackend NOTIFY backendChanged)
@@ -26,9 +25,9 @@ class BenchmarkRunner : public QObject
     Q_PROPERTY(QStringList scenarios READ scenarios CONSTANT)
 
 public:
-    static constexpr int kMaxHistory = 200;        // result rows kept across restarts
-    static constexpr int kStopGraceMs = 3000;      // SIGTERM, then SIGKILL
-    static constexpr int kMaxLineBytes = 4 << 20;  // the result line carries histograms
+    static constexpr int kMaxHistory = 200;       // result rows kept across restarts
+    static constexpr int kStopGraceMs = 3000;     // SIGTERM, then SIGKILL
+    static constexpr int kMaxLineBytes = 4 << 20; // the result line carries histograms
 
     explicit BenchmarkRunner(QObject *parent = nullptr);
     ~BenchmarkRunner() override;

@@ -10,10 +10,9 @@
 namespace {
 bool sameRow(const taxicore::BookingSnapshot &a, const taxicore::BookingSnapshot &b)
 {
-    return a.state == b.state && a.carId == b.carId && a.etaS == b.etaS && a.fare == b.fare
-           && a.riderId == b.riderId;
+    return a.state == b.state && a.carId == b.carId && a.etaS == b.etaS && a.fare == b.fare && a.riderId == b.riderId;
 }
-}
+} // namespace
 
 BookingListModel::BookingListModel(QObject *parent)
     : QAbstractListModel(parent)
@@ -35,15 +34,24 @@ QVariant BookingListModel::data(const QModelIndex &index, int role) const
         return {};
     const auto &b = m_rows[size_t(index.row())];
     switch (role) {
-    case Qt::DisplayRole: return QStringLiteral("#%1 %2").arg(b.id).arg(taxicore::bookingStateName(b.state));
-    case BookingIdRole: return qint64(b.id);
-    case StateRole: return QString(taxicore::bookingStateName(b.state));
-    case IsOpenRole: return taxicore::isOpen(b.state);
-    case RiderRole: return b.riderId;
-    case CarIdRole: return b.carId;
-    case EtaSecondsRole: return b.etaS;
-    case FareRole: return b.fare;
-    case CreatedMsRole: return qint64(b.createdMs);
+    case Qt::DisplayRole:
+        return QStringLiteral("#%1 %2").arg(b.id).arg(taxicore::bookingStateName(b.state));
+    case BookingIdRole:
+        return qint64(b.id);
+    case StateRole:
+        return QString(taxicore::bookingStateName(b.state));
+    case IsOpenRole:
+        return taxicore::isOpen(b.state);
+    case RiderRole:
+        return b.riderId;
+    case CarIdRole:
+        return b.carId;
+    case EtaSecondsRole:
+        return b.etaS;
+    case FareRole:
+        return b.fare;
+    case CreatedMsRole:
+        return qint64(b.createdMs);
     }
     return {};
 }
@@ -51,9 +59,9 @@ QVariant BookingListModel::data(const QModelIndex &index, int role) const
 QHash<int, QByteArray> BookingListModel::roleNames() const
 {
     return {
-        {Qt::DisplayRole, "display"},     {BookingIdRole, "bookingId"}, {StateRole, "bookingState"},
-        {IsOpenRole, "isOpen"},           {RiderRole, "rider"},         {CarIdRole, "carId"},
-        {EtaSecondsRole, "etaSeconds"},   {FareRole, "fare"},           {CreatedMsRole, "createdMs"},
+        {Qt::DisplayRole, "display"},   {BookingIdRole, "bookingId"}, {StateRole, "bookingState"},
+        {IsOpenRole, "isOpen"},         {RiderRole, "rider"},         {CarIdRole, "carId"},
+        {EtaSecondsRole, "etaSeconds"}, {FareRole, "fare"},           {CreatedMsRole, "createdMs"},
     };
 }
 
@@ -114,8 +122,8 @@ QVariantMap BookingListModel::reassign(qint64 bookingId, int carId)
 
 int BookingListModel::rowOf(qint64 bookingId) const
 {
-    const auto it = std::find_if(m_rows.begin(), m_rows.end(),
-                                 [bookingId](const auto &b) { return qint64(b.id) == bookingId; });
+    const auto it =
+        std::find_if(m_rows.begin(), m_rows.end(), [bookingId](const auto &b) { return qint64(b.id) == bookingId; });
     return it == m_rows.end() ? -1 : int(it - m_rows.begin());
 }
 

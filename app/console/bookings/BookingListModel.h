@@ -11,8 +11,7 @@
 class ConsoleBackend;
 
 // Open and recent bookings, newest first, polled from the fleet and updated row by row.
-class BookingListModel : public QAbstractListModel
-{
+class BookingListModel : public QAbstractListModel {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(ConsoleBackend *backend READ backend WRITE setBackend NOTIFY backendChanged)

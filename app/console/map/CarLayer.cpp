@@ -31,8 +31,8 @@ void CarLayer::update(const std::vector<CarMarker> &cars, const MapViewport &vie
     int visible = 0;
     for (const auto &car : cars) {
         const QPointF p = viewport.toScreen(car.metres);
-        visible += p.x() > -margin && p.y() > -margin && p.x() < size.width() + margin
-                   && p.y() < size.height() + margin;
+        visible +=
+            p.x() > -margin && p.y() > -margin && p.x() < size.width() + margin && p.y() < size.height() + margin;
     }
     if (g->vertexCount() != visible * 3)
         g->allocate(visible * 3);
@@ -40,8 +40,7 @@ void CarLayer::update(const std::vector<CarMarker> &cars, const MapViewport &vie
     auto *v = g->vertexDataAsColoredPoint2D();
     for (const auto &car : cars) {
         const QPointF p = viewport.toScreen(car.metres);
-        if (!(p.x() > -margin && p.y() > -margin && p.x() < size.width() + margin
-              && p.y() < size.height() + margin))
+        if (!(p.x() > -margin && p.y() > -margin && p.x() < size.width() + margin && p.y() < size.height() + margin))
             continue;
         const double rad = double(car.heading) * std::numbers::pi / 180.0;
         const QPointF dir(std::sin(rad), -std::cos(rad)); // screen y grows southwards

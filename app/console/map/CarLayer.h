@@ -11,8 +11,7 @@ class MapViewport;
 
 // Every car as one arrow-shaped triangle in one geometry node, rewritten each frame in screen
 // coordinates (markers keep their pixel size at any zoom). 10,000 cars = 30,000 vertices.
-class CarLayer : public QSGGeometryNode
-{
+class CarLayer : public QSGGeometryNode {
 public:
     static constexpr double kLengthPx = 13;
     static constexpr double kWidthPx = 9;

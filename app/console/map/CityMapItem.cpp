@@ -48,7 +48,7 @@ struct MapNode : QSGNode {
         appendChildNode(highlight);
     }
 };
-}
+} // namespace
 
 CityMapItem::CityMapItem(QQuickItem *parent)
     : QQuickItem(parent)
@@ -247,7 +247,8 @@ void CityMapItem::routeSelection()
     m_routeClock.restart();
     taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
     const auto city = m_backend ? m_backend->city() : nullptr;
-    const auto booking = fleet && m_selectedBookingId > 0 ? fleet->booking(uint64_t(m_selectedBookingId)) : std::nullopt;
+    const auto booking =
+        fleet && m_selectedBookingId > 0 ? fleet->booking(uint64_t(m_selectedBookingId)) : std::nullopt;
     if (!city || !booking)
         return;
     const auto car = fleet->car(booking->carId);
@@ -329,8 +330,8 @@ QSGNode *CityMapItem::updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *)
         root = new MapNode;
 
     readFleet();
-    root->cars->update(m_cars, m_viewport, {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor,
-                                                   m_toPickupColor});
+    root->cars->update(m_cars, m_viewport,
+                       {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor, m_toPickupColor});
     updateHighlight(root->highlight);
     return root;
 }

@@ -21,8 +21,7 @@ class QSGGeometryNode;
 // straight from the fleet's shared memory) and the selection; StreetsItem draws the streets
 // under it in the same view. Drag pans, the wheel zooms towards the cursor, a click reports
 // the car under it.
-class CityMapItem : public QQuickItem
-{
+class CityMapItem : public QQuickItem {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(ConsoleBackend *backend READ backend WRITE setBackend NOTIFY backendChanged)
@@ -87,14 +86,14 @@ private:
     void readFleet();
     // Routes the selected booking on the city's roads: car → pickup, pickup (or car) → drop-off.
     void routeSelection();
-    void appendRoute(std::vector<QSGGeometry::ColoredPoint2D> &out, const std::vector<QPointF> &route,
-                     double halfWidth, const QColor &colour) const;
+    void appendRoute(std::vector<QSGGeometry::ColoredPoint2D> &out, const std::vector<QPointF> &route, double halfWidth,
+                     const QColor &colour) const;
     void updateHighlight(QSGGeometryNode *node) const;
 
     QPointer<ConsoleBackend> m_backend;
     MapProjection m_projection;
     MapViewport m_viewport;
-    std::vector<CarMarker> m_cars; // written during sync (GUI thread blocked), read on the GUI thread
+    std::vector<CarMarker> m_cars;        // written during sync (GUI thread blocked), read on the GUI thread
     std::vector<QPointF> m_approachRoute; // metres; written on the GUI thread, read during sync
     std::vector<QPointF> m_tripRoute;
     QElapsedTimer m_routeClock;

@@ -17,12 +17,13 @@ std::vector<RoadStroke> CityRoads::graticule(const MapProjection &projection)
     }
     for (int i = 1; i < cols; ++i) {
         const double lng = kWest + i * kGridStepDeg;
-        strokes.push_back({RoadStroke::Kind::Grid, {projection.toMetres(kSouth, lng), projection.toMetres(kNorth, lng)}});
+        strokes.push_back(
+            {RoadStroke::Kind::Grid, {projection.toMetres(kSouth, lng), projection.toMetres(kNorth, lng)}});
     }
-    strokes.push_back({RoadStroke::Kind::Boundary,
-                       {projection.toMetres(kNorth, kWest), projection.toMetres(kNorth, kEast),
-                        projection.toMetres(kSouth, kEast), projection.toMetres(kSouth, kWest),
-                        projection.toMetres(kNorth, kWest)}});
+    strokes.push_back(
+        {RoadStroke::Kind::Boundary,
+         {projection.toMetres(kNorth, kWest), projection.toMetres(kNorth, kEast), projection.toMetres(kSouth, kEast),
+          projection.toMetres(kSouth, kWest), projection.toMetres(kNorth, kWest)}});
     return strokes;
 }
 
@@ -34,22 +35,26 @@ RoadStroke::Kind kindOf(taxicore::city::RoadClass roadClass)
     case RoadClass::Motorway:
     case RoadClass::Trunk:
     case RoadClass::Primary:
-    case RoadClass::Secondary: return RoadStroke::Kind::Major;
+    case RoadClass::Secondary:
+        return RoadStroke::Kind::Major;
     case RoadClass::MotorwayLink:
     case RoadClass::TrunkLink:
     case RoadClass::PrimaryLink:
     case RoadClass::SecondaryLink:
-    case RoadClass::TertiaryLink: return RoadStroke::Kind::Link;
-    case RoadClass::Service: return RoadStroke::Kind::Service;
+    case RoadClass::TertiaryLink:
+        return RoadStroke::Kind::Link;
+    case RoadClass::Service:
+        return RoadStroke::Kind::Service;
     case RoadClass::Tertiary:
     case RoadClass::Unclassified:
     case RoadClass::Residential:
     case RoadClass::LivingStreet:
-    case RoadClass::Road: return RoadStroke::Kind::Minor;
+    case RoadClass::Road:
+        return RoadStroke::Kind::Minor;
     }
     return RoadStroke::Kind::Minor;
 }
-}
+} // namespace
 
 std::vector<RoadStroke> CityRoads::streets(const taxicore::city::City &city, const MapProjection &projection)
 {

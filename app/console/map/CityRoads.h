@@ -12,8 +12,7 @@ class City;
 
 // Where the map's strokes come from: the city's streets, or the city's bounding box and a
 // 0.01° graticule while no city is loaded, so that the operator still sees where cars are.
-class CityRoads
-{
+class CityRoads {
 public:
     // The bundled city's area (central Gothenburg), as the server's simulator uses it.
     static constexpr double kSouth = 57.65, kNorth = 57.76, kWest = 11.86, kEast = 12.09;

@@ -4,8 +4,7 @@
 
 // Equirectangular projection around a fixed origin: metres east (x) and south (y, as on screen).
 // Off by well under 1 % across a city, and cheap enough to run for every car on every frame.
-class MapProjection
-{
+class MapProjection {
 public:
     // Defaults to the centre of the bundled city (central Gothenburg).
     explicit MapProjection(double originLat = 57.705, double originLng = 11.975);

@@ -6,8 +6,7 @@
 
 // What part of the map (in projected metres) the item shows: a centre and a scale.
 // Pure arithmetic so that pan and zoom-towards-the-cursor are testable without a window.
-class MapViewport
-{
+class MapViewport {
 public:
     static constexpr double kMinScale = 0.005; // px per metre: the whole region and more
     static constexpr double kMaxScale = 8.0;   // px per metre: a street corner

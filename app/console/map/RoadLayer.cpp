@@ -10,12 +10,18 @@ namespace {
 QColor colourOf(RoadStroke::Kind kind, const RoadLayer::Palette &palette)
 {
     switch (kind) {
-    case RoadStroke::Kind::Grid: return palette.grid;
-    case RoadStroke::Kind::Boundary: return palette.boundary;
-    case RoadStroke::Kind::Major: return palette.major;
-    case RoadStroke::Kind::Minor: return palette.minor;
-    case RoadStroke::Kind::Link: return palette.link;
-    case RoadStroke::Kind::Service: return palette.service;
+    case RoadStroke::Kind::Grid:
+        return palette.grid;
+    case RoadStroke::Kind::Boundary:
+        return palette.boundary;
+    case RoadStroke::Kind::Major:
+        return palette.major;
+    case RoadStroke::Kind::Minor:
+        return palette.minor;
+    case RoadStroke::Kind::Link:
+        return palette.link;
+    case RoadStroke::Kind::Service:
+        return palette.service;
     }
     return palette.minor;
 }
@@ -24,16 +30,22 @@ QColor colourOf(RoadStroke::Kind kind, const RoadLayer::Palette &palette)
 int drawOrder(RoadStroke::Kind kind)
 {
     switch (kind) {
-    case RoadStroke::Kind::Grid: return 0;
-    case RoadStroke::Kind::Service: return 1;
-    case RoadStroke::Kind::Minor: return 2;
-    case RoadStroke::Kind::Link: return 3;
-    case RoadStroke::Kind::Major: return 4;
-    case RoadStroke::Kind::Boundary: return 5;
+    case RoadStroke::Kind::Grid:
+        return 0;
+    case RoadStroke::Kind::Service:
+        return 1;
+    case RoadStroke::Kind::Minor:
+        return 2;
+    case RoadStroke::Kind::Link:
+        return 3;
+    case RoadStroke::Kind::Major:
+        return 4;
+    case RoadStroke::Kind::Boundary:
+        return 5;
     }
     return 0;
 }
-}
+} // namespace
 
 namespace {
 QSGGeometryNode *makeChunk()
@@ -48,17 +60,23 @@ QSGGeometryNode *makeChunk()
     node->setFlag(QSGNode::OwnsMaterial);
     return node;
 }
-}
+} // namespace
 
 double RoadLayer::widthM(RoadStroke::Kind kind)
 {
     switch (kind) {
-    case RoadStroke::Kind::Grid: return 0;       // always the minimum: a hairline
-    case RoadStroke::Kind::Boundary: return 0;
-    case RoadStroke::Kind::Major: return 14;
-    case RoadStroke::Kind::Link: return 9;
-    case RoadStroke::Kind::Minor: return 8;
-    case RoadStroke::Kind::Service: return 5;
+    case RoadStroke::Kind::Grid:
+        return 0; // always the minimum: a hairline
+    case RoadStroke::Kind::Boundary:
+        return 0;
+    case RoadStroke::Kind::Major:
+        return 14;
+    case RoadStroke::Kind::Link:
+        return 9;
+    case RoadStroke::Kind::Minor:
+        return 8;
+    case RoadStroke::Kind::Service:
+        return 5;
     }
     return 6;
 }
@@ -66,12 +84,18 @@ double RoadLayer::widthM(RoadStroke::Kind kind)
 double RoadLayer::minWidthPx(RoadStroke::Kind kind)
 {
     switch (kind) {
-    case RoadStroke::Kind::Grid: return 1;
-    case RoadStroke::Kind::Boundary: return 1.5;
-    case RoadStroke::Kind::Major: return 2.6;
-    case RoadStroke::Kind::Link: return 1.8;
-    case RoadStroke::Kind::Minor: return 1.5;
-    case RoadStroke::Kind::Service: return 1.1;
+    case RoadStroke::Kind::Grid:
+        return 1;
+    case RoadStroke::Kind::Boundary:
+        return 1.5;
+    case RoadStroke::Kind::Major:
+        return 2.6;
+    case RoadStroke::Kind::Link:
+        return 1.8;
+    case RoadStroke::Kind::Minor:
+        return 1.5;
+    case RoadStroke::Kind::Service:
+        return 1.1;
     }
     return 1;
 }
@@ -106,8 +130,8 @@ void RoadLayer::rebuild(const std::vector<RoadStroke> &strokes, const Palette &p
     for (size_t first = 0; first < out.size(); first += kMaxVertices) {
         const size_t last = std::min(out.size(), first + kMaxVertices);
         QSGGeometryNode *chunk = makeChunk();
-        StrokeGeometry::upload(chunk, StrokeGeometry::Vertices(out.begin() + std::ptrdiff_t(first),
-                                                               out.begin() + std::ptrdiff_t(last)));
+        StrokeGeometry::upload(
+            chunk, StrokeGeometry::Vertices(out.begin() + std::ptrdiff_t(first), out.begin() + std::ptrdiff_t(last)));
         appendChildNode(chunk);
     }
 }

@@ -10,8 +10,7 @@
 // are not guaranteed by every graphics backend), coloured per vertex. The triangles are split
 // into geometry nodes of at most kMaxVertices: Qt Quick's renderer (6.4, OpenGL) drew only
 // part of a single 300k-vertex node.
-class RoadLayer : public QSGNode
-{
+class RoadLayer : public QSGNode {
 public:
     struct Palette {
         QColor grid, boundary, major, minor, link, service;

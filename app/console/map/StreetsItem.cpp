@@ -13,7 +13,7 @@
 namespace {
 // QT_LOGGING_RULES="taxicore.map.debug=true" shows how long the streets took to prepare.
 Q_LOGGING_CATEGORY(lcMap, "taxicore.map", QtInfoMsg)
-}
+} // namespace
 
 StreetsItem::StreetsItem(QQuickItem *parent)
     : QQuickItem(parent)
@@ -85,7 +85,7 @@ QSGNode *StreetsItem::updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *)
     auto *roads = static_cast<RoadLayer *>(transform->firstChild());
     const int band = zoomBand();
     if (m_dirty || band != m_builtBand) {
-        const RoadLayer::Palette palette{m_gridColor,      m_majorRoadColor.darker(140), m_majorRoadColor,
+        const RoadLayer::Palette palette{m_gridColor,      m_majorRoadColor.darker(140),  m_majorRoadColor,
                                          m_minorRoadColor, m_majorRoadColor.lighter(105), m_minorRoadColor};
         roads->rebuild(m_strokes, palette, std::exp2(band / 2.0));
         m_dirty = false;

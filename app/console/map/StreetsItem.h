@@ -13,8 +13,7 @@ class CityMapItem;
 // The streets under a CityMapItem's cars, in the map's view. A separate item so that QML can
 // cache it in a layer (layer.enabled): it then costs one textured quad per frame and is only
 // re-rendered when the view moves, while the cars above change every frame.
-class StreetsItem : public QQuickItem
-{
+class StreetsItem : public QQuickItem {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(CityMapItem *map READ map WRITE setMap NOTIFY mapChanged)

@@ -19,7 +19,7 @@ QPointF onCircle(QPointF centre, double radius, int i, int sides)
     const double a = 2 * std::numbers::pi * i / sides;
     return centre + QPointF(std::cos(a), std::sin(a)) * radius;
 }
-}
+} // namespace
 
 void appendSegment(Vertices &out, QPointF a, QPointF b, double halfWidth, QColor colour)
 {
@@ -63,4 +63,4 @@ void upload(QSGGeometryNode *node, const Vertices &vertices)
     node->markDirty(QSGNode::DirtyGeometry);
 }
 
-}
+} // namespace StrokeGeometry

@@ -19,4 +19,4 @@ void appendDisc(Vertices &out, QPointF centre, double radius, QColor colour, int
 void appendRing(Vertices &out, QPointF centre, double radius, double thickness, QColor colour, int sides = 20);
 // Copies `vertices` into the node's geometry and marks it dirty.
 void upload(QSGGeometryNode *node, const Vertices &vertices);
-}
+} // namespace StrokeGeometry

@@ -7,8 +7,7 @@
 
 // The report's 24 hours of the day (in the console's time zone): trips, revenue and average fare
 // per hour, for the by-hour chart. Always 24 rows; a new report changes them in place.
-class HourlyTripsModel : public QAbstractListModel
-{
+class HourlyTripsModel : public QAbstractListModel {
     Q_OBJECT
     QML_ELEMENT
     QML_UNCREATABLE("made by TripReport")

@@ -47,9 +47,15 @@ QVariant TripListModel::data(const QModelIndex &index, int role) const
 
 QHash<int, QByteArray> TripListModel::roleNames() const
 {
-    return {{BookingIdRole, "bookingId"},   {CarIdRole, "carId"},           {RiderRole, "rider"},
-            {StartedMsRole, "startedMs"},   {EndedMsRole, "endedMs"},       {EndedTextRole, "endedText"},
-            {DistanceKmRole, "distanceKm"}, {DurationMinRole, "durationMin"}, {FareRole, "fare"},
+    return {{BookingIdRole, "bookingId"},
+            {CarIdRole, "carId"},
+            {RiderRole, "rider"},
+            {StartedMsRole, "startedMs"},
+            {EndedMsRole, "endedMs"},
+            {EndedTextRole, "endedText"},
+            {DistanceKmRole, "distanceKm"},
+            {DurationMinRole, "durationMin"},
+            {FareRole, "fare"},
             {CurrencyRole, "currency"}};
 }
 

@@ -8,8 +8,7 @@
 
 // The report's completed trips for the table, newest first, at most kMaxRows (the CSV export
 // writes all of them; a table of a busy week would only be scrolled, not read).
-class TripListModel : public QAbstractListModel
-{
+class TripListModel : public QAbstractListModel {
     Q_OBJECT
     QML_ELEMENT
     QML_UNCREATABLE("made by TripReport")

@@ -19,7 +19,7 @@ bool writeFile(const QString &path, const QByteArray &content, QString &error)
     error = QObject::tr("cannot write %1: %2").arg(path, file.errorString());
     return false;
 }
-}
+} // namespace
 
 TripReport::TripReport(QObject *parent)
     : QObject(parent)

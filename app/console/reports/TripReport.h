@@ -17,8 +17,7 @@ class ConsoleBackend;
 // The console's "Reports" view: completed trips of a date range read from the embedded server's
 // ledger (LedgerReader on its own connection, off the GUI thread; never HTTP), their totals, the
 // same by hour of day, the benchmark runs recorded in that range, and CSV export.
-class TripReport : public QObject
-{
+class TripReport : public QObject {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(ConsoleBackend *backend READ backend WRITE setBackend NOTIFY backendChanged)

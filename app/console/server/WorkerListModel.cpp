@@ -30,24 +30,38 @@ QVariant WorkerListModel::data(const QModelIndex &index, int role) const
     const Row &r = m_rows[size_t(index.row())];
     switch (role) {
     case Qt::DisplayRole:
-    case SlotRole: return r.slot;
-    case PidRole: return r.pid;
-    case StateRole: return QString::fromLatin1(taxicore::workerSlotStateName(r.state));
-    case RequestsPerSecondRole: return r.requestsPerSecond;
-    case P99MsRole: return r.p99Ms;
-    case CpuPercentRole: return r.cpuPercent;
-    case RssMbRole: return r.rssMb;
-    case RestartsRole: return r.restarts;
-    case HeartbeatAgeMsRole: return r.heartbeatAgeMs;
+    case SlotRole:
+        return r.slot;
+    case PidRole:
+        return r.pid;
+    case StateRole:
+        return QString::fromLatin1(taxicore::workerSlotStateName(r.state));
+    case RequestsPerSecondRole:
+        return r.requestsPerSecond;
+    case P99MsRole:
+        return r.p99Ms;
+    case CpuPercentRole:
+        return r.cpuPercent;
+    case RssMbRole:
+        return r.rssMb;
+    case RestartsRole:
+        return r.restarts;
+    case HeartbeatAgeMsRole:
+        return r.heartbeatAgeMs;
     }
     return {};
 }
 
 QHash<int, QByteArray> WorkerListModel::roleNames() const
 {
-    return {{SlotRole, "slot"},         {PidRole, "pid"},         {StateRole, "workerState"},
-            {RequestsPerSecondRole, "requestsPerSecond"},         {P99MsRole, "p99Ms"},
-            {CpuPercentRole, "cpuPercent"}, {RssMbRole, "rssMb"}, {RestartsRole, "restarts"},
+    return {{SlotRole, "slot"},
+            {PidRole, "pid"},
+            {StateRole, "workerState"},
+            {RequestsPerSecondRole, "requestsPerSecond"},
+            {P99MsRole, "p99Ms"},
+            {CpuPercentRole, "cpuPercent"},
+            {RssMbRole, "rssMb"},
+            {RestartsRole, "restarts"},
             {HeartbeatAgeMsRole, "heartbeatAgeMs"}};
 }
 

@@ -14,8 +14,7 @@ class ConsoleBackend;
 // One row per serving process (slot 0: the in-process server; 1..: worker processes), from
 // their shared-memory slots once a second: pid, state, req/s, p99, CPU %, RSS, restarts,
 // heartbeat age. Also the whole server's p99 over the last second.
-class WorkerListModel : public QAbstractListModel
-{
+class WorkerListModel : public QAbstractListModel {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(ConsoleBackend *backend READ backend WRITE setBackend NOTIFY backendChanged)

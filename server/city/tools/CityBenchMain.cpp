@@ -28,7 +28,8 @@ constexpr int kBaselinePairs = 1000;
 constexpr int kFleetSources = 1000;
 constexpr int kFleetTargets = 200;
 
-long residentKiB() {
+long residentKiB()
+{
     QFile status(QStringLiteral("/proc/self/status"));
     if (!status.open(QIODevice::ReadOnly))
         return -1;
@@ -39,12 +40,14 @@ long residentKiB() {
     return -1;
 }
 
-double micros(Clock::duration d) {
+double micros(Clock::duration d)
+{
     return std::chrono::duration<double, std::micro>(d).count();
 }
 
 // CPU time of this thread: on a shared machine it leaves out the time the thread was preempted.
-double threadCpuMicros() {
+double threadCpuMicros()
+{
     timespec now{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
     return now.tv_sec * 1e6 + now.tv_nsec / 1e3;
@@ -54,23 +57,22 @@ struct Summary {
     double mean, p50, p99, max;
 };
 
-Summary summarise(std::vector<double> samples) {
+Summary summarise(std::vector<double> samples)
+{
     std::sort(samples.begin(), samples.end());
-    const auto at = [&](double q) {
-        return samples[std::min(samples.size() - 1, size_t(q * samples.size()))];
-    };
-    return {std::accumulate(samples.begin(), samples.end(), 0.0) / samples.size(), at(0.50),
-            at(0.99), samples.back()};
+    const auto at = [&](double q) { return samples[std::min(samples.size() - 1, size_t(q * samples.size()))]; };
+    return {std::accumulate(samples.begin(), samples.end(), 0.0) / samples.size(), at(0.50), at(0.99), samples.back()};
 }
 
-void print(const char *what, const Summary &s) {
-    std::printf("%-28s mean %8.2f us  p50 %8.2f us  p99 %8.2f us  max %8.2f us\n", what, s.mean,
-                s.p50, s.p99, s.max);
+void print(const char *what, const Summary &s)
+{
+    std::printf("%-28s mean %8.2f us  p50 %8.2f us  p99 %8.2f us  max %8.2f us\n", what, s.mean, s.p50, s.p99, s.max);
 }
 
 // Baseline for comparison: plain Dijkstra over the road arcs from the start segment's end
 // nodes until both end nodes of the target segment are settled (what the hierarchy replaces).
-double plainDijkstraMs(const CityData &data, const RoadPoint &from, const RoadPoint &to) {
+double plainDijkstraMs(const CityData &data, const RoadPoint &from, const RoadPoint &to)
+{
     std::vector<double> dist(data.nodes.size(), INFINITY);
     using Entry = std::pair<double, uint32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
@@ -97,7 +99,8 @@ double plainDijkstraMs(const CityData &data, const RoadPoint &from, const RoadPo
     return std::min(dist[b.from], dist[b.to]);
 }
 
-void pinToOneCore() {
+void pinToOneCore()
+{
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(0, &set);
@@ -106,7 +109,8 @@ void pinToOneCore() {
 }
 } // namespace
 
-int main(int argc, char *argv[]) {
+int main(int argc, char *argv[])
+{
     QCoreApplication app(argc, argv);
     QString path = QStringLiteral(TAXICORE_SOURCE_DIR "/resources/cities/gothenburg.taxicity");
     int pairs = kDefaultPairs;
@@ -138,15 +142,13 @@ int main(int argc, char *argv[]) {
         const RoadPoint from = city.randomRoadPoint(rng);
         const RoadPoint to = city.randomRoadPoint(rng);
         const Route route = city.route(from, to);
-        std::printf("one query: %.0f m, %.1f s, %zu points\n", route.distanceM, route.durationS,
-                    route.polyline.size());
+        std::printf("one query: %.0f m, %.1f s, %zu points\n", route.distanceM, route.durationS, route.polyline.size());
         return route.found ? 0 : 1;
     }
 
-    std::printf("city %s: %zu nodes, %zu segments, %zu bytes\n", qPrintable(path),
-                city.data().nodes.size(), city.data().segments.size(), city.fileBytes());
-    std::printf("load (map + validate + checksum) %.2f ms, RSS +%ld KiB after load\n", loadMs,
-                rssLoaded - rssBefore);
+    std::printf("city %s: %zu nodes, %zu segments, %zu bytes\n", qPrintable(path), city.data().nodes.size(),
+                city.data().segments.size(), city.fileBytes());
+    std::printf("load (map + validate + checksum) %.2f ms, RSS +%ld KiB after load\n", loadMs, rssLoaded - rssBefore);
 
     const GeoBounds b = city.bounds();
     std::uniform_real_distribution<double> lat(b.min.lat, b.max.lat), lng(b.min.lng, b.max.lng);
@@ -179,8 +181,8 @@ int main(int argc, char *argv[]) {
     const double routeSeconds = micros(Clock::now() - routesStart) / 1e6;
     print("route (with polyline)", summarise(samples));
     print("route, thread CPU time", summarise(cpuSamples));
-    std::printf("route throughput %.0f queries/s over %d pairs (mean %.2f km, %d not found)\n",
-                pairs / routeSeconds, pairs, totalKm / pairs, notFound);
+    std::printf("route throughput %.0f queries/s over %d pairs (mean %.2f km, %d not found)\n", pairs / routeSeconds,
+                pairs, totalKm / pairs, notFound);
 
     samples.clear();
     double sink = 0;
@@ -222,10 +224,9 @@ int main(int argc, char *argv[]) {
     const Clock::time_point mapStart = Clock::now();
     const qsizetype mapBytes = city.mapJson().size();
     const double mapMs = micros(Clock::now() - mapStart) / 1000;
-    std::printf("map JSON %lld bytes (zlib level 9: %lld bytes) built in %.1f ms\n",
-                qlonglong(mapBytes), qlonglong(qCompress(city.mapJson(), 9).size()), mapMs);
+    std::printf("map JSON %lld bytes (zlib level 9: %lld bytes) built in %.1f ms\n", qlonglong(mapBytes),
+                qlonglong(qCompress(city.mapJson(), 9).size()), mapMs);
     std::printf("(checksum of baseline costs %.0f)\n", sink);
-    std::printf("RSS +%ld KiB after all queries (mapped file, search buffers, map JSON)\n",
-                residentKiB() - rssBefore);
+    std::printf("RSS +%ld KiB after all queries (mapped file, search buffers, map JSON)\n", residentKiB() - rssBefore);
     return 0;
 }

@@ -6,7 +6,8 @@
 #include <QCoreApplication>
 #include <QTextStream>
 
-int main(int argc, char *argv[]) {
+int main(int argc, char *argv[])
+{
     QCoreApplication app(argc, argv);
     QTextStream err(stderr);
     QTextStream out(stdout);
@@ -23,14 +24,12 @@ int main(int argc, char *argv[]) {
         err << "taxicore-import-city: " << error << "\n";
         return 1;
     }
-    out << "ways read " << report.graph.waysRead << ", drivable " << report.graph.waysDrivable
-        << "\n"
-        << "graph before component filter: " << report.graph.nodesBeforeComponentFilter
-        << " nodes, " << report.graph.segmentsBeforeComponentFilter << " segments\n"
-        << "kept (largest strongly connected component): " << report.nodes << " nodes, "
-        << report.segments << " segments\n"
-        << "contraction hierarchy: " << report.shortcuts << " shortcuts in "
-        << report.hierarchySeconds << " s\n"
+    out << "ways read " << report.graph.waysRead << ", drivable " << report.graph.waysDrivable << "\n"
+        << "graph before component filter: " << report.graph.nodesBeforeComponentFilter << " nodes, "
+        << report.graph.segmentsBeforeComponentFilter << " segments\n"
+        << "kept (largest strongly connected component): " << report.nodes << " nodes, " << report.segments
+        << " segments\n"
+        << "contraction hierarchy: " << report.shortcuts << " shortcuts in " << report.hierarchySeconds << " s\n"
         << "read " << report.readSeconds << " s, graph " << report.buildSeconds << " s\n"
         << "wrote " << args[2] << " (" << report.fileBytes << " bytes)\n";
     return 0;

@@ -103,8 +103,8 @@ int main(int argc, char *argv[])
     std::printf("  %.1f cars found per query on average\n", double(found) / queries);
 
     const city::GeoBounds b = loaded.city->bounds();
-    SurgePublisher surge(fleet, SurgeGrid::covering({b.min.lat, b.min.lng}, {b.max.lat, b.max.lng}, SurgeGrid::kCellM,
-                                                    kMaxSurgeCells));
+    SurgePublisher surge(
+        fleet, SurgeGrid::covering({b.min.lat, b.min.lng}, {b.max.lat, b.max.lng}, SurgeGrid::kCellM, kMaxSurgeCells));
     std::vector<double> updates;
     for (int i = 0; i < kSurgeUpdates; ++i) {
         const double cpu = threadCpuMicros();

@@ -37,7 +37,8 @@ struct ChildResult {
     std::vector<qint64> latenciesUs;
 };
 
-BookingRecord benchBooking(quint64 id) {
+BookingRecord benchBooking(quint64 id)
+{
     BookingRecord b;
     b.bookingId = id;
     b.carId = int(id % 500) + 1;
@@ -49,7 +50,8 @@ BookingRecord benchBooking(quint64 id) {
 }
 
 // --child: appends for `seconds`, keeping `inFlight` uncommitted; prints one JSON line.
-int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int inFlight) {
+int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int inFlight)
+{
     auto opened = Ledger::open(options);
     if (!opened.ledger) {
         std::fprintf(stderr, "%s\n", qPrintable(opened.error));
@@ -62,8 +64,7 @@ int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int 
     std::vector<qint64> latencies;
     latencies.reserve(1 << 16);
     const auto start = Clock::now();
-    const auto until =
-        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    const auto until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     quint64 id = firstId;
     while (Clock::now() < until) {
         {
@@ -73,8 +74,7 @@ int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int 
         }
         const auto appended = Clock::now();
         opened.ledger->append(benchBooking(id++), [&, appended](bool committed, const QString &) {
-            const auto us =
-                std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - appended);
+            const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - appended);
             std::lock_guard lock(mutex);
             if (committed)
                 latencies.push_back(us.count());
@@ -103,7 +103,8 @@ int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int 
     return failures == 0 ? 0 : 1;
 }
 
-double percentileMs(std::vector<qint64> &us, double p) {
+double percentileMs(std::vector<qint64> &us, double p)
+{
     if (us.empty())
         return 0;
     const std::size_t k = std::min(us.size() - 1, std::size_t(p * double(us.size())));
@@ -112,8 +113,8 @@ double percentileMs(std::vector<qint64> &us, double p) {
 }
 
 // One configuration: `writers` child processes on a fresh ledger in `parent`.
-bool runConfiguration(const QString &parent, const QString &durability, int writers, double seconds,
-                      int inFlight) {
+bool runConfiguration(const QString &parent, const QString &durability, int writers, double seconds, int inFlight)
+{
     QTemporaryDir dir(parent + QStringLiteral("/ledger-bench-XXXXXX"));
     if (!dir.isValid()) {
         std::fprintf(stderr, "cannot create a directory under %s\n", qPrintable(parent));
@@ -131,9 +132,8 @@ bool runConfiguration(const QString &parent, const QString &durability, int writ
     for (int w = 0; w < writers; ++w) {
         auto child = std::make_unique<QProcess>();
         child->start(QCoreApplication::applicationFilePath(),
-                     {QStringLiteral("--child"), QStringLiteral("--dir"), dir.path(),
-                      QStringLiteral("--durability"), durability, QStringLiteral("--seconds"),
-                      QString::number(seconds), QStringLiteral("--in-flight"),
+                     {QStringLiteral("--child"), QStringLiteral("--dir"), dir.path(), QStringLiteral("--durability"),
+                      durability, QStringLiteral("--seconds"), QString::number(seconds), QStringLiteral("--in-flight"),
                       QString::number(inFlight), QStringLiteral("--first"),
                       QString::number(quint64(w + 1) * 100'000'000)});
         children.push_back(std::move(child));
@@ -160,15 +160,15 @@ bool runConfiguration(const QString &parent, const QString &durability, int writ
         for (const QJsonValue &v : r.value(QStringLiteral("latencies")).toArray())
             latencies.push_back(v.toInteger());
     }
-    std::printf("%-10s %7d %9d %12.0f %9.2f %9.2f %9.1f\n", qPrintable(durability), writers,
-                inFlight, double(bookings) / elapsed, percentileMs(latencies, 0.50),
-                percentileMs(latencies, 0.99),
+    std::printf("%-10s %7d %9d %12.0f %9.2f %9.2f %9.1f\n", qPrintable(durability), writers, inFlight,
+                double(bookings) / elapsed, percentileMs(latencies, 0.50), percentileMs(latencies, 0.99),
                 double(bookings) / double(std::max<qint64>(1, transactions)));
     std::fflush(stdout);
     return true;
 }
 
-QList<int> parseInts(const QString &text) {
+QList<int> parseInts(const QString &text)
+{
     QList<int> values;
     for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
         values.append(part.toInt());
@@ -177,35 +177,27 @@ QList<int> parseInts(const QString &text) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    parser.setApplicationDescription(
-        QStringLiteral("Durable bookings/s into the TaxiCore ledger."));
+    parser.setApplicationDescription(QStringLiteral("Durable bookings/s into the TaxiCore ledger."));
     parser.addHelpOption();
-    const QCommandLineOption writersOpt(QStringLiteral("writers"),
-                                        QStringLiteral("Writer processes, a list."),
+    const QCommandLineOption writersOpt(QStringLiteral("writers"), QStringLiteral("Writer processes, a list."),
                                         QStringLiteral("n,..."), QStringLiteral("1,2,4"));
-    const QCommandLineOption durabilityOpt(QStringLiteral("durability"),
-                                           QStringLiteral("normal and/or full."),
+    const QCommandLineOption durabilityOpt(QStringLiteral("durability"), QStringLiteral("normal and/or full."),
                                            QStringLiteral("d,..."), QStringLiteral("normal,full"));
-    const QCommandLineOption secondsOpt(QStringLiteral("seconds"),
-                                        QStringLiteral("Run length per configuration."),
+    const QCommandLineOption secondsOpt(QStringLiteral("seconds"), QStringLiteral("Run length per configuration."),
                                         QStringLiteral("s"), QStringLiteral("3"));
-    const QCommandLineOption inFlightOpt(
-        QStringLiteral("in-flight"),
-        QStringLiteral("Uncommitted bookings per writer (waiting clients)."), QStringLiteral("n"),
-        QStringLiteral("64"));
-    const QCommandLineOption dirOpt(QStringLiteral("dir"),
-                                    QStringLiteral("Where the ledgers go (default: temp)."),
+    const QCommandLineOption inFlightOpt(QStringLiteral("in-flight"),
+                                         QStringLiteral("Uncommitted bookings per writer (waiting clients)."),
+                                         QStringLiteral("n"), QStringLiteral("64"));
+    const QCommandLineOption dirOpt(QStringLiteral("dir"), QStringLiteral("Where the ledgers go (default: temp)."),
                                     QStringLiteral("dir"), QDir::tempPath());
-    const QCommandLineOption childOpt(QStringLiteral("child"),
-                                      QStringLiteral("Internal: be one writer."));
-    const QCommandLineOption firstOpt(QStringLiteral("first"),
-                                      QStringLiteral("Internal: first booking id."),
+    const QCommandLineOption childOpt(QStringLiteral("child"), QStringLiteral("Internal: be one writer."));
+    const QCommandLineOption firstOpt(QStringLiteral("first"), QStringLiteral("Internal: first booking id."),
                                       QStringLiteral("id"), QStringLiteral("1"));
-    parser.addOptions(
-        {writersOpt, durabilityOpt, secondsOpt, inFlightOpt, dirOpt, childOpt, firstOpt});
+    parser.addOptions({writersOpt, durabilityOpt, secondsOpt, inFlightOpt, dirOpt, childOpt, firstOpt});
     parser.process(app);
 
     const double seconds = parser.value(secondsOpt).toDouble();
@@ -213,16 +205,14 @@ int main(int argc, char **argv) {
     if (parser.isSet(childOpt)) {
         LedgerOptions options;
         options.dataDir = parser.value(dirOpt);
-        options.durability =
-            parseLedgerDurability(parser.value(durabilityOpt)).value_or(LedgerDurability::Normal);
+        options.durability = parseLedgerDurability(parser.value(durabilityOpt)).value_or(LedgerDurability::Normal);
         return runChild(options, parser.value(firstOpt).toULongLong(), seconds, inFlight);
     }
-    std::printf("%-10s %7s %9s %12s %9s %9s %9s\n", "durability", "writers", "in-flight",
-                "bookings/s", "p50 ms", "p99 ms", "per tx");
+    std::printf("%-10s %7s %9s %12s %9s %9s %9s\n", "durability", "writers", "in-flight", "bookings/s", "p50 ms",
+                "p99 ms", "per tx");
     for (const QString &durability : parser.value(durabilityOpt).split(QLatin1Char(','))) {
         if (!parseLedgerDurability(durability)) {
-            std::fprintf(stderr, "unknown durability '%s' (normal or full)\n",
-                         qPrintable(durability));
+            std::fprintf(stderr, "unknown durability '%s' (normal or full)\n", qPrintable(durability));
             return 2;
         }
         for (int writers : parseInts(parser.value(writersOpt))) {
