@@ -22,3 +22,8 @@ add_dependencies(hostile_clock_step_test taxicore_clock_step_shim)
 target_compile_definitions(hostile_clock_step_test PRIVATE
   TAXICORE_CLOCK_STEP_SHIM="$<TARGET_FILE:taxicore_clock_step_shim>")
 target_link_libraries(hostile_feed_limits_test PRIVATE Qt6::WebSockets)
+# Under make test-asan: Qt WebSockets 6.4 leaks a QString inside ~QWebSocket (the test's client).
+# lsan.supp names that frame, but LeakSanitizer's fast unwinder stops at Qt's frames (built
+# without frame pointers) and never sees it; the slow unwinder does. Only this test pays for it.
+set_property(TEST hostile_feed_limits_test APPEND PROPERTY ENVIRONMENT_MODIFICATION
+             "ASAN_OPTIONS=string_append::fast_unwind_on_malloc=0")
