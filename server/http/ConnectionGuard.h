@@ -48,8 +48,16 @@ public:
     // Stop taking new requests: close idle connections now, busy ones after their response.
     void startDraining();
     // Serve keep-alive connections normally again (the in-process server after a switch back).
-    void stopDraining() { m_draining = false; }
-    bool isDraining() const { return m_draining.load(std::memory_order_relaxed); } // any thread
+    void stopDraining()
+    {
+        m_draining = false;
+        m_drainAnnounced = false;
+    }
+    // Any thread, before the listeners close at shutdown: from then on every answer says
+    // Connection: close, so a client that finds the listener refusing never gets a keep-alive
+    // answer in the moment before startDraining() runs on the guard's thread.
+    void announceDraining() { m_drainAnnounced = true; }
+    bool isDraining() const { return m_draining || m_drainAnnounced; } // any thread
     int openConnections() const { return int(m_states.size()); }
     const ConnectionLimits &limits() const { return m_limits; }
 
@@ -84,6 +92,7 @@ private:
     std::vector<char> m_peekBuffer;         // reused for every peek: no allocation per read
     QTimer m_sweepTimer;
     std::atomic<bool> m_draining{false};
+    std::atomic<bool> m_drainAnnounced{false};
     long long m_drainStartedMs = 0;
 };
 

@@ -96,6 +96,8 @@ void PrimaryIoThread::run()
 
 void PrimaryIoThread::closeListeners()
 {
+    if (ConnectionGuard *guard = m_guard.load())
+        guard->announceDraining();
     if (auto *listeners = static_cast<ListenerGroup *>(m_stopTarget.load()))
         listeners->shutDown();
 }
