@@ -17,8 +17,9 @@ struct RedisClientOptions {
     // Reconnect delays: the first retry after reconnectMinMs, doubling up to reconnectMaxMs.
     int reconnectMinMs = 100;
     int reconnectMaxMs = 2000;
-    // RedisSubscriber: a PING on the subscribed connection this often; no answer (nor message)
-    // within pingDeadlineMs means a dead server or path, and the subscriber reconnects.
+    // RedisSubscriber: a liveness probe on the subscribed connection this often (a PING in spirit;
+    // RedisSubscriber.cpp says why it is a PSUBSCRIBE); nothing received within pingDeadlineMs
+    // means a dead server or path, and the subscriber reconnects.
     int pingIntervalMs = 1000;
     int pingDeadlineMs = 1000;
 };

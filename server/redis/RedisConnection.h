@@ -40,7 +40,7 @@ public:
     bool isReady() const { return m_state == State::Ready; }
     // Queues a command on the ready connection (false when not ready or hiredis refused it).
     bool send(const QList<QByteArray> &argv, ReplyFn callback, void *privdata);
-    // Closes the connection for `why` (a stuck server, a missed PING); reconnects after the backoff.
+    // Closes the connection for `why` (a stuck server, a missed liveness probe); reconnects after the backoff.
     void drop(const QByteArray &why);
     // Why the last attempt or connection failed ("Connection refused", "timed out after 1000 ms").
     QByteArray lastError() const { return m_lastError; }

@@ -2,8 +2,10 @@
 
 // A Redis pub/sub subscription on its own connection and thread. Messages published while it is
 // disconnected are lost (that is pub/sub), so `onSubscribed` runs after every successful
-// (re)subscribe: the owner reloads its snapshot there. A dead server or path is found by a PING on
-// the subscribed connection (pingIntervalMs, pingDeadlineMs); then it reconnects with the backoff.
+// (re)subscribe: the owner reloads its snapshot there. A dead server or path is found by a probe
+// on the subscribed connection every pingIntervalMs (a PSUBSCRIBE of a private pattern: hiredis
+// 0.14 loses the answer to a PING there); no answer within pingDeadlineMs and it reconnects with
+// the backoff.
 
 #include "redis/RedisClientOptions.h"
 #include "redis/RedisEndpoint.h"

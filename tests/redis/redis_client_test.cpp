@@ -340,6 +340,22 @@ private slots:
         QCOMPARE(inbox.subscribed.load(), 1);
     }
 
+    // Nothing published for many PING deadlines: the PINGs' answers must keep it subscribed, not
+    // a resubscribe (and a snapshot reload by the owner) every interval + deadline.
+    void idleSubscriberStaysSubscribed()
+    {
+        RedisClientOptions options = shortOptions();
+        options.pingIntervalMs = 100;
+        options.pingDeadlineMs = 200;
+        Inbox inbox;
+        RedisSubscriber subscriber(endpointOf(m_redis), {"tc:quiet"}, inbox.onMessage(), inbox.onSubscribed(), options);
+        QVERIFY(waitUntil([&] { return subscriber.isSubscribed(); }, kWaitMs));
+        QTest::qWait(10 * (options.pingIntervalMs + options.pingDeadlineMs));
+        QVERIFY(subscriber.isSubscribed());
+        QCOMPARE(inbox.subscribed.load(), 1);
+        QCOMPARE(subscriber.resubscribes(), std::uint64_t(0));
+    }
+
     void stoppedRedisFailsCommandsWithinTheTimeout()
     {
         RedisClientOptions options = shortOptions();
