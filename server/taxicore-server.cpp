@@ -44,11 +44,14 @@ int main(int argc, char *argv[])
     if (parser.isSet(workerOption)) {
         taxicore::ConnectionLimits limits;
         int feedIdleTimeoutMs = 0;
+        taxicore::TrustedProxies proxies;
         if (!taxicore::readConnectionLimits(parser, limits, error)
-            || !taxicore::readFeedIdleTimeout(parser, feedIdleTimeoutMs, error)) {
+            || !taxicore::readFeedIdleTimeout(parser, feedIdleTimeoutMs, error)
+            || !taxicore::readTrustedProxies(parser, proxies, error)) {
             std::fprintf(stderr, "taxicore-server worker: %s\n", qPrintable(error));
             return 2;
         }
+        taxicore::setTrustedProxies(std::move(proxies)); // before it serves: read-only from then on
         return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")),
                                    parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")),
                                    limits, feedIdleTimeoutMs);

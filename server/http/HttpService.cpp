@@ -1,6 +1,7 @@
 #include "http/HttpService.h"
 
 #include "wire/ApiError.h"
+#include "http/ClientAddress.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
 #include "wire/RequestInput.h"
@@ -41,7 +42,32 @@ HttpMethod toMethod(QHttpServerRequest::Method method)
     }
 }
 
-ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByteArray path, QList<QByteArray> params)
+// Every X-Forwarded-For field of the request as one comma-separated list (asked only of a
+// trusted proxy's requests, so other requests pay nothing for it).
+QByteArray forwardedFor(const QHttpServerRequest &request)
+{
+    QByteArray joined;
+    for (const auto &[name, value] : request.headers()) {
+        if (name.compare("x-forwarded-for", Qt::CaseInsensitive) != 0)
+            continue;
+        if (!joined.isEmpty())
+            joined += ',';
+        joined += value;
+    }
+    return joined;
+}
+
+ClientAddress clientOf(const QHttpServerRequest &request)
+{
+    const QHostAddress peer = request.remoteAddress();
+    const TrustedProxies &proxies = trustedProxies();
+    if (proxies.isEmpty() || !proxies.contains(peer))
+        return {peer};
+    return resolveClientAddress(peer, forwardedFor(request), proxies);
+}
+
+ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByteArray path, QList<QByteArray> params,
+                       const ClientAddress &client)
 {
     ApiRequest r;
     r.method = toMethod(request.method());
@@ -52,7 +78,8 @@ ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByte
     r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
     r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
     r.authorization = request.value(QByteArrayLiteral("authorization"));
-    r.remote = request.remoteAddress();
+    r.remote = client.address;
+    r.forwarded = client.forwarded;
     r.params = std::move(params);
     return r;
 }
@@ -127,8 +154,19 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         m_guard.requestHandled(socket);
         return true;
     }
+    const ClientAddress client = clientOf(request);
+    if (client.malformed) {
+        // A trusted proxy passed on an entry that is no address: refused rather than guessed,
+        // so no one's bucket is charged for it (docs/reference/access.md).
+        m_guard.deliver(socket, sequence,
+                        finish(errorResponse(400, "invalid_forwarded_for",
+                                             QStringLiteral("X-Forwarded-For from a trusted proxy must be a "
+                                                            "comma-separated list of IP addresses"))));
+        m_guard.requestHandled(socket);
+        return true;
+    }
     const int routeIndex = match.route->id - 1;
-    ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params));
+    ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params), client);
     // The answer may come from a pool thread or a ledger commit, after the socket is gone
     // (the Qt 6.4 QFuture crash, docs/QT64.md §2): it goes back by QPointer, on our thread. It
     // may even come after this service is gone (a commit finishing at shutdown): the gate, not

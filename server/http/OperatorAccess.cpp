@@ -28,7 +28,9 @@ const OperatorAccessPolicy &operatorAccessPolicy()
 
 bool isTrustedLoopback(const ApiRequest &request)
 {
-    return operatorAccessPolicy().trustLoopback && request.remote.isLoopback();
+    // A request a proxy forwarded is not from this host's loopback, even when the proxy's own
+    // client was on the proxy's loopback: only a direct loopback peer is trusted.
+    return operatorAccessPolicy().trustLoopback && !request.forwarded && request.remote.isLoopback();
 }
 
 bool carriesAdminToken(const ApiRequest &request)

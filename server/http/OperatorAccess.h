@@ -14,7 +14,7 @@ struct OperatorAccessPolicy {
 void setOperatorAccessPolicy(OperatorAccessPolicy policy);
 const OperatorAccessPolicy &operatorAccessPolicy();
 
-// A loopback client while loopback is trusted.
+// A direct loopback client while loopback is trusted (not one a trusted proxy forwarded).
 bool isTrustedLoopback(const ApiRequest &request);
 // The request carries `Authorization: Bearer <the admin token>`.
 bool carriesAdminToken(const ApiRequest &request);

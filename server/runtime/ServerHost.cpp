@@ -164,6 +164,7 @@ bool ServerHost::setUpOperatorAccess(QString &error)
                           {m_adminToken.toLatin1(), m_deviceToken.toLatin1(), m_options.trustLoopback,
                            m_options.bookingRatePerMinute, double(m_options.bookingBurst)});
     setOperatorAccessPolicy({m_adminToken.toLatin1(), m_options.trustLoopback, m_deviceToken.toLatin1()});
+    setTrustedProxies(m_options.trustedProxies); // workers get it on their command line
     return true;
 }
 
@@ -179,6 +180,8 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
                          m_options.durability,
                          QStringLiteral("--feed-idle-timeout-ms"),
                          QString::number(m_options.feedIdleTimeoutMs)};
+    for (const QString &range : m_options.trustedProxies.toStrings())
+        workers.extraArgs << QStringLiteral("--trusted-proxy") << range;
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
     workers.limits = m_options.limits;

@@ -122,6 +122,10 @@ void addServerOptions(QCommandLineParser &parser)
         {QStringLiteral("feed-idle-timeout-ms"),
          QStringLiteral("Milliseconds a live-feed WebSocket may stay open without subscribing (default 30000)."),
          QStringLiteral("ms"), QStringLiteral("30000")},
+        {QStringLiteral("trusted-proxy"),
+         QStringLiteral("Reverse proxy address or CIDR range whose X-Forwarded-For names the client (rate limit, "
+                        "loopback trust); repeatable or comma-separated, IPv4 or IPv6 (default none)."),
+         QStringLiteral("cidr")},
     });
     addConnectionLimitOptions(parser);
     addPricingOptions(parser);
@@ -230,7 +234,8 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     if (!readPricingOptions(parser, options, error))
         return false;
-    if (!readFeedIdleTimeout(parser, options.feedIdleTimeoutMs, error))
+    if (!readFeedIdleTimeout(parser, options.feedIdleTimeoutMs, error)
+        || !readTrustedProxies(parser, options.trustedProxies, error))
         return false;
     options.dataDir = parser.value(QStringLiteral("data-dir"));
     options.cityPath = parser.value(QStringLiteral("city"));
@@ -254,6 +259,14 @@ bool readConnectionLimits(const QCommandLineParser &parser, ConnectionLimits &li
 bool readFeedIdleTimeout(const QCommandLineParser &parser, int &ms, QString &error)
 {
     return readInt(parser, "feed-idle-timeout-ms", 100, 3'600'000, ms, error);
+}
+
+bool readTrustedProxies(const QCommandLineParser &parser, TrustedProxies &proxies, QString &error)
+{
+    for (const QString &value : parser.values(QStringLiteral("trusted-proxy")))
+        if (!proxies.add(value, error))
+            return false;
+    return true;
 }
 
 QStringList connectionLimitArguments(const ConnectionLimits &limits)

@@ -2,6 +2,8 @@
 
 #include "wire/ConnectionLimits.h"
 
+#include "http/ClientAddress.h"
+
 #include "pricing/Tariff.h"
 #include "region/WorkerProtocol.h"
 
@@ -38,6 +40,7 @@ struct ServerOptions {
     double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
     int bookingBurst = 20;
     int feedIdleTimeoutMs = 30'000; // --feed-idle-timeout-ms: a feed client that does not subscribe is closed
+    TrustedProxies trustedProxies;  // --trusted-proxy: whose X-Forwarded-For names the client (none)
 };
 
 // Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.
@@ -52,5 +55,7 @@ bool readConnectionLimits(const QCommandLineParser &parser, ConnectionLimits &li
 QStringList connectionLimitArguments(const ConnectionLimits &limits);
 // --feed-idle-timeout-ms alone (workers read it too); false names the bad flag.
 bool readFeedIdleTimeout(const QCommandLineParser &parser, int &ms, QString &error);
+// --trusted-proxy alone (workers read it too); false names the bad entry.
+bool readTrustedProxies(const QCommandLineParser &parser, TrustedProxies &proxies, QString &error);
 
 } // namespace taxicore

@@ -26,7 +26,8 @@ struct ApiRequest {
     QByteArray acceptEncoding;
     QByteArray ifNoneMatch;
     QByteArray authorization; // the Authorization header (bearer tokens: http/OperatorAccess.h)
-    QHostAddress remote;
+    QHostAddress remote;      // the client: the peer, or the one a trusted proxy names (http/ClientAddress.h)
+    bool forwarded = false;   // `remote` came from a trusted proxy's X-Forwarded-For: never trusted loopback
     QList<QByteArray> params; // the {id} segments of the matched route, in order
     // For a handler that answers only after something else finished (a ledger commit): keep a
     // copy, return deferredResponse(), and call it exactly once.
