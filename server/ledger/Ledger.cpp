@@ -1,5 +1,6 @@
 #include "ledger/Ledger.h"
 
+#include "ledger/PostgresLedger.h"
 #include "ledger/SqliteLedger.h"
 
 #include <chrono>
@@ -11,9 +12,12 @@ Ledger::Opened Ledger::open(const LedgerOptions &options)
 {
     if (options.url.isEmpty() || options.url == QLatin1String("sqlite:"))
         return SqliteLedger::open(options);
-    return {nullptr, QStringLiteral("unknown ledger backend \"%1\": this build has the embedded SQLite "
-                                    "ledger only (empty or \"sqlite:\")")
-                         .arg(options.url)};
+    if (PostgresLedger::handles(options.url))
+        return PostgresLedger::open(options);
+    // Only the scheme: the rest may hold a password.
+    return {nullptr, QStringLiteral("unknown ledger backend \"%1\": use the embedded SQLite ledger (empty or "
+                                    "\"sqlite:\") or PostgreSQL (postgresql://...)")
+                         .arg(options.url.section(u':', 0, 0))};
 }
 
 bool Ledger::appendAndWait(LedgerRecord record, QString *error, int timeoutMs)

@@ -31,7 +31,8 @@ public:
     };
     // The backend `options.url` names: empty or "sqlite:" is the SQLite file in options.dataDir,
     // created, verified and migrated at open (a corrupt, locked, read-only or unwritable file is
-    // an error). Any other URL is an error naming it.
+    // an error); postgresql:// or postgres:// is PostgresLedger. Any other URL is an error naming
+    // its scheme.
     static Opened open(const LedgerOptions &options);
 
     virtual ~Ledger() = default;

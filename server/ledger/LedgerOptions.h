@@ -27,7 +27,11 @@ struct LedgerOptions {
     int checkpointIntervalMs = 500;  // the writer copies the WAL into the database this often,
                                      // after a batch's callbacks; 0: SQLite's, inside COMMIT
     qint64 walResetBytes = 32 << 20; // beyond this it empties and truncates the WAL instead
-    QString url;                     // the backend (Ledger::open): empty or "sqlite:" is the embedded SQLite file
+    QString url;                     // the backend (Ledger::open): empty or "sqlite:" is the embedded SQLite file;
+                                     // postgresql:// or postgres:// a PostgreSQL database (libpq URI)
+    int connectTimeoutMs = 2000;     // PostgreSQL: a connection attempt gives up after this
+    int statementTimeoutMs = 5000;   // PostgreSQL: no statement or batch waits longer for an answer
+    bool claimNodeSlot = false;      // PostgreSQL: hold a node slot, so maxBookingId() is this node's range
 };
 
 inline constexpr auto kLedgerFileName = "ledger.sqlite";

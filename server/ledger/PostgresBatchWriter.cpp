@@ -1,0 +1,271 @@
+#include "ledger/PostgresBatchWriter.h"
+
+#include "ledger/PostgresNodeSlot.h"
+#include "ledger/PostgresRecordWriter.h"
+#include "ledger/PostgresSchema.h"
+
+#include <QElapsedTimer>
+#include <libpq-fe.h>
+
+namespace taxicore {
+
+namespace {
+
+PostgresConnection::Settings settingsOf(const LedgerOptions &options)
+{
+    return {options.url, options.connectTimeoutMs, options.statementTimeoutMs};
+}
+
+// A statement that failed (its error aborted the transaction), as opposed to a refusal.
+bool statementFailed(const PgResult &result)
+{
+    const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+    return status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK;
+}
+
+} // namespace
+
+PostgresBatchWriter::PostgresBatchWriter(const LedgerOptions &options, PostgresNodeSlot *slot)
+    : m_options(options)
+    , m_connection(settingsOf(options))
+    , m_slot(slot)
+{
+}
+
+PostgresBatchWriter::~PostgresBatchWriter()
+{
+    stop();
+}
+
+QString PostgresBatchWriter::start()
+{
+    std::promise<QString> started;
+    std::future<QString> result = started.get_future();
+    m_thread = std::thread(&PostgresBatchWriter::run, this, std::move(started));
+    QString error = result.get();
+    if (!error.isEmpty()) {
+        m_thread.join();
+        return error;
+    }
+    std::lock_guard lock(m_mutex);
+    m_accepting = true;
+    return {};
+}
+
+void PostgresBatchWriter::append(LedgerRecord record, Done done)
+{
+    ++m_appended;
+    QString refused;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_accepting && m_queue.size() < std::size_t(std::max(1, m_options.maxQueuedRecords))) {
+            m_queue.push_back(Pending{std::move(record), std::move(done), {}});
+            ++m_queuedTotal;
+            m_wake.notify_one();
+            return;
+        }
+        refused =
+            m_accepting
+                ? QStringLiteral("ledger PostgreSQL %1: overloaded, %2 records wait for the database; "
+                                 "the record was not written")
+                      .arg(m_connection.where())
+                      .arg(m_queue.size())
+                : QStringLiteral("ledger PostgreSQL %1: closed; the record was not written").arg(m_connection.where());
+    }
+    ++m_failed;
+    if (done)
+        done(false, refused);
+}
+
+bool PostgresBatchWriter::waitUntilIdle(int timeoutMs)
+{
+    std::unique_lock lock(m_mutex);
+    const quint64 target = m_queuedTotal;
+    return m_idle.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                           [this, target] { return m_settledTotal >= target; });
+}
+
+LedgerStats PostgresBatchWriter::stats() const
+{
+    LedgerStats s;
+    s.appended = m_appended;
+    s.committed = m_committed;
+    s.failed = m_failed;
+    s.transactions = m_transactions;
+    return s;
+}
+
+void PostgresBatchWriter::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_accepting = false;
+        m_stopping = true;
+        m_wake.notify_one();
+    }
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+void PostgresBatchWriter::run(std::promise<QString> started)
+{
+    QString error = connect();
+    started.set_value(error);
+    if (!error.isEmpty())
+        return;
+    while (waitForWork()) {
+        const std::size_t settled = commitBatch();
+        {
+            std::lock_guard lock(m_mutex);
+            m_settledTotal += settled;
+        }
+        m_idle.notify_all();
+    }
+    m_connection.close();
+}
+
+// Connects, migrates (idempotent, so a database recreated while we were away is usable again),
+// prepares the statements; after a reconnect the node slot is taken again.
+QString PostgresBatchWriter::connect()
+{
+    QString error = m_connection.connect();
+    if (error.isEmpty())
+        error = migratePostgresLedger(m_connection);
+    if (error.isEmpty())
+        error = PostgresRecordWriter::prepare(m_connection);
+    if (!error.isEmpty()) {
+        m_connection.close();
+        return error;
+    }
+    if (m_slot)
+        m_slot->reassert();
+    return {};
+}
+
+// False once stopping and the queue is drained.
+bool PostgresBatchWriter::waitForWork()
+{
+    std::unique_lock lock(m_mutex);
+    m_wake.wait(lock, [this] { return !m_queue.empty() || m_stopping; });
+    return !m_queue.empty();
+}
+
+std::size_t PostgresBatchWriter::commitBatch()
+{
+    std::vector<Pending> batch;
+    QString lost;
+    if (!m_connection.isOpen())
+        lost = connect();
+    if (!lost.isEmpty()) {
+        takeQueued(batch);
+        for (Pending &pending : batch)
+            pending.verdict = lost;
+        finish(batch);
+        return batch.size();
+    }
+    takeQueued(batch);
+    // Keep taking what arrives while within the limits: the records of one round trip.
+    QElapsedTimer fed;
+    fed.start();
+    while (int(batch.size()) < m_options.batchMaxRecords && fed.elapsed() < m_options.batchMaxDelayMs) {
+        if (takeQueued(batch) == 0)
+            break;
+    }
+    if (!commitTogether(batch, 0, batch.size(), &lost) && lost.isEmpty()) {
+        if (m_connection.inFailedTransaction())
+            m_connection.run("ROLLBACK", QStringLiteral("rolling back"));
+        for (Pending &pending : batch)
+            pending.verdict.clear();
+        commitOneByOne(batch);
+    }
+    finish(batch);
+    return batch.size();
+}
+
+bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_t first, std::size_t end, QString *lost)
+{
+    std::vector<int> resultOf(end - first, -1); // index of each record's result; -1: not sent
+    QString error = m_connection.beginPipeline();
+    if (error.isEmpty())
+        error = m_connection.queue("BEGIN");
+    int sent = 1;
+    for (std::size_t i = first; i < end && error.isEmpty(); ++i) {
+        PgStatement statement;
+        batch[i].verdict = PostgresRecordWriter::statementFor(batch[i].record, &statement);
+        if (!batch[i].verdict.isEmpty())
+            continue; // bad data: refused here, nothing sent
+        error = m_connection.queuePrepared(statement.name, statement.params);
+        resultOf[i - first] = sent++;
+    }
+    if (error.isEmpty())
+        error = m_connection.queue("COMMIT");
+    std::vector<PgResult> results;
+    if (error.isEmpty())
+        error = m_connection.finishPipeline(sent + 1, results);
+    if (!error.isEmpty()) {
+        for (std::size_t i = first; i < end; ++i)
+            batch[i].verdict = error;
+        *lost = error;
+        return false;
+    }
+    for (std::size_t i = first; i < end; ++i) {
+        const int at = resultOf[i - first];
+        if (at < 0)
+            continue;
+        if (statementFailed(results[std::size_t(at)])) {
+            batch[i].verdict = PostgresRecordWriter::verdict(m_connection, results[std::size_t(at)].get());
+            return false;
+        }
+        batch[i].verdict = PostgresRecordWriter::verdict(m_connection, results[std::size_t(at)].get());
+    }
+    if (statementFailed(results.front()) || statementFailed(results.back())) {
+        const QString failed = m_connection.describe(results.back().get(), QStringLiteral("committing"));
+        for (std::size_t i = first; i < end; ++i)
+            batch[i].verdict = failed;
+        *lost = failed; // the commit itself failed: no replay, every record is reported failed
+        return false;
+    }
+    ++m_transactions;
+    return true;
+}
+
+// The slow path after a failed statement: each record in its own transaction, its own verdict.
+void PostgresBatchWriter::commitOneByOne(std::vector<Pending> &batch)
+{
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        QString lost;
+        if (!m_connection.isOpen())
+            lost = connect();
+        if (lost.isEmpty() && !commitTogether(batch, i, i + 1, &lost) && lost.isEmpty()
+            && m_connection.inFailedTransaction())
+            m_connection.run("ROLLBACK", QStringLiteral("rolling back"));
+        if (!lost.isEmpty())
+            batch[i].verdict = lost;
+    }
+}
+
+// Moves queued records into the batch, up to its limit; returns how many.
+std::size_t PostgresBatchWriter::takeQueued(std::vector<Pending> &batch)
+{
+    std::lock_guard lock(m_mutex);
+    const std::size_t limit = std::size_t(std::max(1, m_options.batchMaxRecords));
+    const std::size_t room = limit - std::min(batch.size(), limit);
+    const std::size_t count = std::min(room, m_queue.size());
+    for (std::size_t i = 0; i < count; ++i) {
+        batch.push_back(std::move(m_queue.front()));
+        m_queue.pop_front();
+    }
+    return count;
+}
+
+void PostgresBatchWriter::finish(std::vector<Pending> &batch)
+{
+    for (Pending &pending : batch) {
+        const bool committed = pending.verdict.isEmpty();
+        (committed ? m_committed : m_failed) += 1;
+        if (pending.done)
+            pending.done(committed, pending.verdict);
+    }
+}
+
+} // namespace taxicore

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "ledger/LedgerOptions.h"
+#include "ledger/LedgerRecords.h"
+#include "ledger/LedgerStats.h"
+#include "ledger/PostgresConnection.h"
+
+#include <QString>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace taxicore {
+
+class PostgresNodeSlot;
+
+// Group commit into PostgreSQL: one thread owns the write connection and turns the queue of
+// appended records into transactions, each sent as one pipeline (BEGIN, one statement per record,
+// COMMIT, sync: one round trip, one durable commit). A record the database refuses (car taken,
+// booking already ended) fails alone; the others commit. A failed statement (bad data, deadlock)
+// replays the batch one record per transaction. A lost connection fails the batch with the reason
+// and the next batch reconnects. Callbacks run on this thread, in append order, after the commit.
+class PostgresBatchWriter {
+public:
+    using Done = std::function<void(bool committed, const QString &error)>;
+
+    PostgresBatchWriter(const LedgerOptions &options, PostgresNodeSlot *slot);
+    ~PostgresBatchWriter(); // commits what is queued, then stops
+
+    // Starts the thread: it connects, migrates the schema and prepares. An error, or empty.
+    QString start();
+    void append(LedgerRecord record, Done done);
+    bool waitUntilIdle(int timeoutMs);
+    LedgerStats stats() const;
+
+private:
+    struct Pending {
+        LedgerRecord record;
+        Done done;
+        QString verdict; // empty: committed
+    };
+
+    void run(std::promise<QString> started);
+    QString connect();
+    bool waitForWork();
+    std::size_t commitBatch();
+    // Sends batch[first..] in one transaction; false when a statement failed (nothing committed).
+    // A lost connection is *lost (every verdict set to it).
+    bool commitTogether(std::vector<Pending> &batch, std::size_t first, std::size_t end, QString *lost);
+    void commitOneByOne(std::vector<Pending> &batch);
+    std::size_t takeQueued(std::vector<Pending> &batch);
+    void finish(std::vector<Pending> &batch);
+    void stop();
+
+    const LedgerOptions m_options;
+    PostgresConnection m_connection; // writer thread only
+    PostgresNodeSlot *m_slot;        // re-taken after a reconnect; may be null
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::condition_variable m_idle;
+    std::deque<Pending> m_queue;
+    quint64 m_queuedTotal = 0;
+    quint64 m_settledTotal = 0;
+    bool m_accepting = false;
+    bool m_stopping = false;
+    std::thread m_thread;
+
+    std::atomic<quint64> m_appended{0};
+    std::atomic<quint64> m_committed{0};
+    std::atomic<quint64> m_failed{0};
+    std::atomic<quint64> m_transactions{0};
+};
+
+} // namespace taxicore

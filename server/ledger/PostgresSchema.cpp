@@ -1,0 +1,246 @@
+#include "ledger/PostgresSchema.h"
+
+#include "ledger/PostgresConnection.h"
+
+#include <libpq-fe.h>
+
+namespace taxicore {
+
+namespace {
+
+// 1: the SQLite ledger's tables at its version 4 (bookings with owner, quote and checkpoint;
+// transitions; trips with the fare breakdown; events), `cars` (the booking holding each car), and
+// one function per record kind. Each function decides its record alone and writes nothing of it
+// when it refuses, so a refusal never rolls back the other records of a group commit.
+const QList<QByteArray> kMigration1 = {
+    "CREATE TABLE bookings (id bigint PRIMARY KEY, rider_id text, car_id integer,"
+    " pickup_lat double precision, pickup_lng double precision, dropoff_lat double precision,"
+    " dropoff_lng double precision, state text NOT NULL, state_rank integer NOT NULL, created_ms bigint,"
+    " updated_ms bigint, rider_token_hash bytea, surge double precision, quote_total double precision,"
+    " quote_base double precision, quote_distance double precision, quote_time double precision,"
+    " quote_minimum double precision, quote_distance_m double precision, quote_duration_s double precision,"
+    " car_lat double precision, car_lng double precision, destination_lat double precision,"
+    " destination_lng double precision, trip_distance_m double precision, trip_elapsed_s double precision,"
+    " progress_ms bigint)",
+    "CREATE INDEX bookings_open ON bookings (state_rank) WHERE state_rank < 4",
+    "CREATE TABLE transitions (id bigserial PRIMARY KEY, booking_id bigint NOT NULL, state text NOT NULL,"
+    " car_id integer, at_ms bigint NOT NULL)",
+    "CREATE INDEX transitions_by_booking ON transitions (booking_id)",
+    "CREATE TABLE trips (booking_id bigint PRIMARY KEY, car_id integer, rider_id text, started_ms bigint,"
+    " ended_ms bigint, distance_m double precision, duration_s double precision, fare_total double precision,"
+    " currency text, fare_base double precision, fare_distance double precision, fare_time double precision,"
+    " fare_minimum double precision, fare_surge double precision NOT NULL DEFAULT 1.0)",
+    "CREATE INDEX trips_by_end ON trips (ended_ms)",
+    "CREATE TABLE events (id bigserial PRIMARY KEY, at_ms bigint NOT NULL, kind text NOT NULL, detail text,"
+    " pid bigint)",
+    "CREATE INDEX events_by_time ON events (at_ms)",
+    "CREATE TABLE cars (id integer PRIMARY KEY, booking_id bigint)",
+    "CREATE INDEX cars_by_booking ON cars (booking_id) WHERE booking_id IS NOT NULL",
+
+    // The compare-and-swap of a car: taken by p_booking when free (or already its own).
+    // Returns the refusal, or NULL when the car is the booking's now.
+    "CREATE FUNCTION taxicore_claim_car(p_car integer, p_booking bigint) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE holder bigint;"
+    " BEGIN"
+    "  INSERT INTO cars AS c (id, booking_id) VALUES (p_car, p_booking)"
+    "   ON CONFLICT (id) DO UPDATE SET booking_id = EXCLUDED.booking_id"
+    "   WHERE c.booking_id IS NULL OR c.booking_id = EXCLUDED.booking_id"
+    "   RETURNING c.booking_id INTO holder;"
+    "  IF FOUND THEN RETURN NULL; END IF;"
+    "  SELECT c.booking_id INTO holder FROM cars c WHERE c.id = p_car;"
+    "  RETURN format('car_taken: car %s is booked by booking %s', p_car, holder);"
+    " END $$",
+
+    // A new booking claims its car (the row's car when a move of it committed first), unless the
+    // booking already ended (its cancel committed first, from another process). Then the row, as
+    // the SQLite upsert: a reused id with another creation time replaces the old booking.
+    "CREATE FUNCTION taxicore_book(p_id bigint, p_rider text, p_car integer, p_pickup_lat double precision,"
+    " p_pickup_lng double precision, p_dropoff_lat double precision, p_dropoff_lng double precision, p_state text,"
+    " p_rank integer, p_created bigint, p_at bigint, p_token bytea, p_surge double precision,"
+    " p_quote_total double precision, p_quote_base double precision, p_quote_distance double precision,"
+    " p_quote_time double precision, p_quote_minimum double precision, p_quote_distance_m double precision,"
+    " p_quote_duration_s double precision) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE prior bookings%ROWTYPE; existed boolean; replaced boolean := false; claim integer := p_car;"
+    "  refused text;"
+    " BEGIN"
+    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
+    "  existed := FOUND;"
+    "  IF existed THEN replaced := prior.created_ms IS NOT NULL AND prior.created_ms <> p_created; END IF;"
+    "  IF existed AND NOT replaced AND prior.state_rank >= p_rank AND coalesce(prior.car_id, 0) > 0 THEN"
+    "   claim := prior.car_id;"
+    "  END IF;"
+    "  IF claim > 0 AND p_rank < 4 AND (NOT existed OR replaced OR prior.state_rank < 4) THEN"
+    "   refused := taxicore_claim_car(claim, p_id);"
+    "   IF refused IS NOT NULL THEN RETURN refused; END IF;"
+    "  END IF;"
+    "  IF replaced THEN UPDATE cars SET booking_id = NULL WHERE booking_id = p_id AND id <> claim; END IF;"
+    "  INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
+    "   state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+    "   quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
+    "  VALUES (p_id, p_rider, p_car, p_pickup_lat, p_pickup_lng, p_dropoff_lat, p_dropoff_lng, p_state, p_rank,"
+    "   p_created, p_at, p_token, p_surge, p_quote_total, p_quote_base, p_quote_distance, p_quote_time,"
+    "   p_quote_minimum, p_quote_distance_m, p_quote_duration_s)"
+    "  ON CONFLICT (id) DO UPDATE SET rider_id = EXCLUDED.rider_id, rider_token_hash = EXCLUDED.rider_token_hash,"
+    "   surge = EXCLUDED.surge, quote_total = EXCLUDED.quote_total, quote_base = EXCLUDED.quote_base,"
+    "   quote_distance = EXCLUDED.quote_distance, quote_time = EXCLUDED.quote_time,"
+    "   quote_minimum = EXCLUDED.quote_minimum, quote_distance_m = EXCLUDED.quote_distance_m,"
+    "   quote_duration_s = EXCLUDED.quote_duration_s, pickup_lat = EXCLUDED.pickup_lat,"
+    "   pickup_lng = EXCLUDED.pickup_lng, dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
+    "   dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
+    "   car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
+    "    THEN EXCLUDED.car_id ELSE b.car_id END,"
+    "   state = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
+    "    THEN EXCLUDED.state ELSE b.state END,"
+    "   updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank"
+    "    OR coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
+    "   state_rank = CASE WHEN coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.state_rank"
+    "    ELSE greatest(b.state_rank, EXCLUDED.state_rank) END,"
+    "   created_ms = EXCLUDED.created_ms;"
+    "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
+    "  RETURN '';"
+    " END $$",
+
+    // A move. Refused on a booking that already ended (another node moved it first: one wins).
+    // "assigned" is an operator's reassign: the new car is claimed with the same compare-and-swap
+    // and the old one released; it applies as in SQLite (only while waiting for a car, never older
+    // than the row's last update). An ending state releases the booking's car.
+    "CREATE FUNCTION taxicore_move(p_id bigint, p_state text, p_rank integer, p_car integer, p_at bigint,"
+    " p_dropoff_lat double precision, p_dropoff_lng double precision) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE prior bookings%ROWTYPE; existed boolean; refused text;"
+    " BEGIN"
+    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
+    "  existed := FOUND;"
+    "  IF existed AND prior.state_rank >= 4 THEN"
+    "   RETURN format('booking_moved: booking %s is already %s', p_id, prior.state);"
+    "  END IF;"
+    "  IF p_state = 'assigned' THEN"
+    "   IF p_car > 0 AND (NOT existed OR (prior.state_rank <= 2 AND p_at >= coalesce(prior.updated_ms, 0)"
+    "     AND prior.car_id IS DISTINCT FROM p_car)) THEN"
+    "    refused := taxicore_claim_car(p_car, p_id);"
+    "    IF refused IS NOT NULL THEN RETURN refused; END IF;"
+    "    UPDATE cars SET booking_id = NULL WHERE booking_id = p_id AND id <> p_car;"
+    "   END IF;"
+    "   INSERT INTO bookings AS b (id, car_id, state, state_rank, updated_ms) VALUES (p_id, p_car, 'assigned', 1, p_at)"
+    "   ON CONFLICT (id) DO UPDATE SET"
+    "    car_id = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
+    "     THEN EXCLUDED.car_id ELSE b.car_id END,"
+    "    state = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
+    "     THEN 'assigned' ELSE b.state END,"
+    "    state_rank = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
+    "     THEN 1 ELSE b.state_rank END,"
+    "    updated_ms = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
+    "     THEN EXCLUDED.updated_ms ELSE b.updated_ms END;"
+    "  ELSE"
+    "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
+    "   VALUES (p_id, p_car, p_dropoff_lat, p_dropoff_lng, p_state, p_rank, p_at)"
+    "   ON CONFLICT (id) DO UPDATE SET"
+    "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
+    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
+    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"
+    "     ELSE b.car_id END,"
+    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state ELSE b.state END,"
+    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
+    "    state_rank = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
+    "   IF p_rank >= 4 THEN UPDATE cars SET booking_id = NULL WHERE booking_id = p_id; END IF;"
+    "  END IF;"
+    "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
+    "  RETURN '';"
+    " END $$",
+
+    // A completed trip: refused on an ended booking; else the trip row (replacing one) and the
+    // booking's "completed" move, which releases its car.
+    "CREATE FUNCTION taxicore_trip(p_id bigint, p_car integer, p_rider text, p_started bigint, p_ended bigint,"
+    " p_distance_m double precision, p_duration_s double precision, p_total double precision, p_currency text,"
+    " p_base double precision, p_fare_distance double precision, p_fare_time double precision,"
+    " p_minimum double precision, p_surge double precision) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE prior bookings%ROWTYPE;"
+    " BEGIN"
+    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
+    "  IF FOUND AND prior.state_rank >= 4 THEN"
+    "   RETURN format('booking_moved: booking %s is already %s', p_id, prior.state);"
+    "  END IF;"
+    "  INSERT INTO trips (booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_total,"
+    "   currency, fare_base, fare_distance, fare_time, fare_minimum, fare_surge)"
+    "  VALUES (p_id, p_car, p_rider, p_started, p_ended, p_distance_m, p_duration_s, p_total, p_currency, p_base,"
+    "   p_fare_distance, p_fare_time, p_minimum, p_surge)"
+    "  ON CONFLICT (booking_id) DO UPDATE SET car_id = EXCLUDED.car_id, rider_id = EXCLUDED.rider_id,"
+    "   started_ms = EXCLUDED.started_ms, ended_ms = EXCLUDED.ended_ms, distance_m = EXCLUDED.distance_m,"
+    "   duration_s = EXCLUDED.duration_s, fare_total = EXCLUDED.fare_total, currency = EXCLUDED.currency,"
+    "   fare_base = EXCLUDED.fare_base, fare_distance = EXCLUDED.fare_distance, fare_time = EXCLUDED.fare_time,"
+    "   fare_minimum = EXCLUDED.fare_minimum, fare_surge = EXCLUDED.fare_surge;"
+    "  RETURN taxicore_move(p_id, 'completed', 4, p_car, p_ended, NULL, NULL);"
+    " END $$",
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1};
+
+// Read under the lock; -1 and *error on failure.
+int readVersion(PostgresConnection &connection, QString *error)
+{
+    PgResult result = connection.exec("SELECT coalesce(max(version), 0) FROM taxicore_schema", PgParams(), error);
+    if (!result)
+        return -1;
+    return QByteArray(PQgetvalue(result.get(), 0, 0)).toInt();
+}
+
+QString applyMigrations(PostgresConnection &connection, int from)
+{
+    for (int version = from + 1; version <= postgresSchemaVersion(); ++version) {
+        const QString doing = QStringLiteral("migrating the schema to version %1").arg(version);
+        for (const QByteArray &sql : postgresMigrationSteps(version)) {
+            if (QString error = connection.run(sql, doing); !error.isEmpty())
+                return error;
+        }
+    }
+    return connection.run(QStringLiteral("DELETE FROM taxicore_schema; INSERT INTO taxicore_schema VALUES (%1)")
+                              .arg(postgresSchemaVersion())
+                              .toUtf8(),
+                          QStringLiteral("recording the schema version"));
+}
+
+} // namespace
+
+int postgresSchemaVersion()
+{
+    return int(kMigrations.size());
+}
+
+QList<QByteArray> postgresMigrationSteps(int version)
+{
+    return version >= 1 && version <= postgresSchemaVersion() ? kMigrations.at(version - 1) : QList<QByteArray>();
+}
+
+QString migratePostgresLedger(PostgresConnection &connection)
+{
+    // The lock first: CREATE TABLE IF NOT EXISTS alone still races (duplicate pg_type rows).
+    QString error =
+        connection.run(QStringLiteral("BEGIN; SELECT pg_advisory_xact_lock(%1, 0);"
+                                      " CREATE TABLE IF NOT EXISTS taxicore_schema (version integer NOT NULL)")
+                           .arg(kPostgresLockClass)
+                           .toUtf8(),
+                       QStringLiteral("locking the schema"));
+    int version = error.isEmpty() ? readVersion(connection, &error) : -1;
+    if (error.isEmpty() && version > postgresSchemaVersion())
+        error = QStringLiteral("ledger PostgreSQL %1: schema version %2 is newer than this program's %3; "
+                               "refusing to write to it")
+                    .arg(connection.where())
+                    .arg(version)
+                    .arg(postgresSchemaVersion());
+    if (error.isEmpty() && version < postgresSchemaVersion())
+        error = applyMigrations(connection, version);
+    if (error.isEmpty())
+        error = connection.run("COMMIT", QStringLiteral("committing the schema"));
+    if (!error.isEmpty() && connection.isOpen())
+        connection.run("ROLLBACK", QStringLiteral("rolling back the schema"));
+    return error;
+}
+
+} // namespace taxicore

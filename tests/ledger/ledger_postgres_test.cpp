@@ -1,0 +1,416 @@
+// The PostgreSQL ledger against a real PostgreSQL (PostgresKit): every record kind round-trips,
+// group commit, the booking compare-and-swap between two ledgers (two nodes), claims released by
+// ending moves and moved by reassigns, moves of an ended booking refused, an unavailable database
+// reported within the timeouts and reconnected by itself, concurrent schema creation, node slots.
+#include "LedgerTestSupport.h"
+#include "PostgresKit.h"
+#include "RequireTool.h"
+#include "Wait.h"
+
+#include "ledger/LedgerErrors.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace taxicore;
+using namespace ledgertest;
+using taxicore::test::waitUntil;
+
+namespace {
+
+constexpr int kConnectTimeoutMs = 1000;
+constexpr int kStatementTimeoutMs = 2000;
+
+// A verdict delivered to append()'s callback.
+struct Verdict {
+    bool committed = false;
+    QString error;
+};
+
+std::future<Verdict> appendAsync(Ledger &ledger, LedgerRecord record)
+{
+    auto promise = std::make_shared<std::promise<Verdict>>();
+    auto future = promise->get_future();
+    ledger.append(std::move(record), [promise](bool committed, const QString &error) {
+        promise->set_value({committed, error});
+    });
+    return future;
+}
+
+Verdict appendNow(Ledger &ledger, LedgerRecord record)
+{
+    auto future = appendAsync(ledger, std::move(record));
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready)
+        return {false, QStringLiteral("no verdict within 30 s")};
+    return future.get();
+}
+
+BookingRecord bookingOfCar(quint64 id, int car)
+{
+    BookingRecord b = booking(id);
+    b.carId = car;
+    return b;
+}
+
+TransitionRecord move(quint64 id, const QString &state, int car, qint64 atMs = 1'700'000'100'000)
+{
+    TransitionRecord t;
+    t.bookingId = id;
+    t.state = state;
+    t.carId = car;
+    t.atMs = atMs;
+    return t;
+}
+
+} // namespace
+
+class LedgerPostgresTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void everyRecordKindRoundTrips();
+    void manyAppendsShareFewTransactions();
+    void twoNodesBookingOneCarOneWins();
+    void endingMovesReleaseTheCar();
+    void reassignClaimsTheNewCarAndReleasesTheOld();
+    void movesOfAnEndedBookingAreRefused();
+    void nodeSlotsGiveEachNodeItsOwnIdRange();
+    void threeNodesCreateTheSchemaAtOnce();
+    void openFailsNamingTheDatabaseNotThePassword();
+    void unavailableDatabaseFailsFastThenReconnects();
+
+private:
+    LedgerOptions options(bool claimNodeSlot = false) const;
+    std::unique_ptr<Ledger> openLedger(bool claimNodeSlot = false);
+    qint64 count(const QString &sql);
+
+    PostgresKit m_pg;
+};
+
+void LedgerPostgresTest::initTestCase()
+{
+    TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL (initdb, postgres) is not installed");
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    auto first = openLedger(); // the schema
+    QVERIFY(first);
+}
+
+void LedgerPostgresTest::init()
+{
+    if (m_pg.running())
+        m_pg.psql(QStringLiteral("TRUNCATE bookings, transitions, trips, events, cars"));
+}
+
+LedgerOptions LedgerPostgresTest::options(bool claimNodeSlot) const
+{
+    LedgerOptions o;
+    o.url = m_pg.url();
+    o.connectTimeoutMs = kConnectTimeoutMs;
+    o.statementTimeoutMs = kStatementTimeoutMs;
+    o.claimNodeSlot = claimNodeSlot;
+    return o;
+}
+
+std::unique_ptr<Ledger> LedgerPostgresTest::openLedger(bool claimNodeSlot)
+{
+    auto opened = Ledger::open(options(claimNodeSlot));
+    if (!opened.ledger)
+        qWarning("%s", qPrintable(opened.error));
+    return std::move(opened.ledger);
+}
+
+qint64 LedgerPostgresTest::count(const QString &sql)
+{
+    const QString out = m_pg.psql(sql);
+    return out.isEmpty() ? -1 : out.toLongLong();
+}
+
+void LedgerPostgresTest::everyRecordKindRoundTrips()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    BookingRecord b = booking(41);
+    b.dropoff = LedgerPoint{57.71, 11.95};
+    b.riderTokenHash = QByteArray::fromHex("00ff10a0");
+    b.surge = 1.5;
+    b.quote = LedgerQuote{{40, 30.25, 12.5, 95, 1.5, 123.375, QStringLiteral("SEK")}, 4200.5, 610.25};
+    QVERIFY(ledger->appendAndWait(b));
+    QVERIFY(ledger->appendAndWait(booking(42)));
+    QVERIFY(ledger->appendAndWait(move(41, QStringLiteral("arriving"), b.carId)));
+    QVERIFY(ledger->appendAndWait(
+        ProgressRecord{41, {{57.705, 11.965}, LedgerPoint{57.71, 11.95}, 0, 0, 1'700'000'200'000}}));
+    QVERIFY(
+        ledger->appendAndWait(ProgressRecord{41, {{1, 1}, std::nullopt, 0, 0, 1'700'000'100'000}})); // older: ignored
+    QVERIFY(ledger->appendAndWait(EventRecord{
+        QStringLiteral("mode_switch"), {{QStringLiteral("to"), QStringLiteral("pool")}}, 1'700'000'000'500}));
+    QVERIFY(ledger->appendAndWait(trip(42, 1'700'000'900'000, 187.25)));
+
+    const auto open = ledger->reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value.size(), std::size_t(1));
+    const BookingRecord &got = open.value.front();
+    QCOMPARE(got.bookingId, quint64(41));
+    QCOMPARE(got.state, QStringLiteral("arriving"));
+    QCOMPARE(got.carId, b.carId);
+    QCOMPARE(got.riderId, b.riderId);
+    QCOMPARE(got.pickup.lat, b.pickup.lat);
+    QCOMPARE(got.dropoff->lng, 11.95);
+    QCOMPARE(got.riderTokenHash, b.riderTokenHash);
+    QCOMPARE(*got.surge, 1.5);
+    QCOMPARE(got.quote->fare.total, 123.375);
+    QCOMPARE(got.quote->distanceM, 4200.5);
+    QCOMPARE(got.atMs, qint64(1'700'000'100'000));
+    QVERIFY(got.progress);
+    QCOMPARE(got.progress->carAt.lat, 57.705);
+    QCOMPARE(got.progress->atMs, qint64(1'700'000'200'000));
+
+    const auto ended = ledger->reader().booking(42);
+    QVERIFY2(ended.ok(), qPrintable(ended.error));
+    QCOMPARE(ended.value->booking.state, QStringLiteral("completed"));
+    QCOMPARE(ended.value->trip->fare.total, 187.25);
+    QCOMPARE(ended.value->trip->fare.currency, QStringLiteral("SEK"));
+    QVERIFY(!ledger->reader().booking(99).value);
+
+    const auto trips = ledger->reader().trips(0, 2'000'000'000'000);
+    QCOMPARE(trips.value.size(), std::size_t(1));
+    QCOMPARE(trips.value.front().fare.distanceCharge, 40.5);
+    const auto report = ledger->reader().report(0, 2'000'000'000'000);
+    QCOMPARE(report.value.trips, 1);
+    QCOMPARE(report.value.revenue, 187.25);
+    const auto events = ledger->reader().events(0, 2'000'000'000'000);
+    QCOMPARE(events.value.size(), std::size_t(1));
+    QCOMPARE(events.value.front().detail.value(QStringLiteral("to")).toString(), QStringLiteral("pool"));
+    QCOMPARE(ledger->reader().maxBookingId().value, quint64(42));
+    // The completed trip recorded its transition too, and released its car.
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 42 AND state = 'completed'")),
+             1);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id = 42")), 0);
+    QCOMPARE(count(QStringLiteral("SELECT booking_id FROM cars WHERE id = %1").arg(b.carId)), 41);
+}
+
+void LedgerPostgresTest::manyAppendsShareFewTransactions()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    constexpr int kRecords = 2000;
+    std::atomic<int> committed{0};
+    for (int i = 1; i <= kRecords; ++i)
+        ledger->append(bookingOfCar(quint64(1000 + i), i), [&](bool ok, const QString &) { committed += ok; });
+    QVERIFY(ledger->waitUntilIdle(30000));
+    QCOMPARE(committed.load(), kRecords);
+    const LedgerStats stats = ledger->stats();
+    QCOMPARE(stats.committed, quint64(kRecords));
+    QVERIFY2(stats.transactions < quint64(kRecords / 10), qPrintable(QString::number(stats.transactions)));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings")), kRecords);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id IS NOT NULL")), kRecords);
+}
+
+// Two nodes book the same cars at the same moment: for each car exactly one booking commits, the
+// other is refused with car_taken and leaves nothing behind. Other records of the loser's batch
+// still commit.
+void LedgerPostgresTest::twoNodesBookingOneCarOneWins()
+{
+    auto a = openLedger();
+    auto b = openLedger();
+    QVERIFY(a && b);
+    constexpr int kCars = 50;
+    std::vector<std::future<Verdict>> fromA, fromB, others;
+    for (int car = 1; car <= kCars; ++car) {
+        fromA.push_back(appendAsync(*a, bookingOfCar(quint64(car), car)));
+        fromB.push_back(appendAsync(*b, bookingOfCar(quint64(10'000 + car), car)));
+        others.push_back(appendAsync(*b, bookingOfCar(quint64(20'000 + car), 1000 + car)));
+    }
+    int winsA = 0;
+    for (int i = 0; i < kCars; ++i) {
+        const Verdict va = fromA[std::size_t(i)].get();
+        const Verdict vb = fromB[std::size_t(i)].get();
+        QVERIFY2(va.committed != vb.committed, qPrintable(va.error + QStringLiteral(" / ") + vb.error));
+        const Verdict &lost = va.committed ? vb : va;
+        QVERIFY2(lost.error.startsWith(QLatin1String(kLedgerCarTaken)), qPrintable(lost.error));
+        QVERIFY2(lost.error.contains(QStringLiteral("car %1").arg(i + 1)), qPrintable(lost.error));
+        winsA += va.committed;
+        QVERIFY(others[std::size_t(i)].get().committed);
+    }
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE car_id <= %1").arg(kCars)), kCars);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE car_id <= %1").arg(kCars)), kCars);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings b JOIN cars c ON c.booking_id = b.id"
+                                  " WHERE c.id = b.car_id AND b.car_id <= %1")
+                       .arg(kCars)),
+             kCars);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id > 20000")), kCars);
+    qInfo("node A won %d of %d cars", winsA, kCars);
+}
+
+void LedgerPostgresTest::endingMovesReleaseTheCar()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(appendNow(*ledger, bookingOfCar(1, 5)).committed);
+    Verdict taken = appendNow(*ledger, bookingOfCar(2, 5));
+    QVERIFY(!taken.committed);
+    QCOMPARE(taken.error, QStringLiteral("car_taken: car 5 is booked by booking 1"));
+    QVERIFY(!ledger->reader().booking(2).value);
+    QVERIFY(appendNow(*ledger, move(1, QStringLiteral("cancelled"), 5)).committed);
+    QVERIFY(appendNow(*ledger, bookingOfCar(2, 5)).committed); // free again
+    QVERIFY(appendNow(*ledger, move(2, QStringLiteral("expired"), 5)).committed);
+    QVERIFY(appendNow(*ledger, bookingOfCar(3, 5)).committed);
+    TripRecord done = trip(3, 1'700'000'900'000, 99);
+    done.carId = 5;
+    QVERIFY(appendNow(*ledger, done).committed);
+    QVERIFY(appendNow(*ledger, bookingOfCar(4, 5)).committed);
+    QCOMPARE(count(QStringLiteral("SELECT booking_id FROM cars WHERE id = 5")), 4);
+}
+
+void LedgerPostgresTest::reassignClaimsTheNewCarAndReleasesTheOld()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(appendNow(*ledger, bookingOfCar(1, 1)).committed);
+    QVERIFY(appendNow(*ledger, bookingOfCar(2, 2)).committed);
+    const Verdict onTaken = appendNow(*ledger, move(1, QStringLiteral("assigned"), 2));
+    QVERIFY(!onTaken.committed);
+    QVERIFY2(onTaken.error.startsWith(QLatin1String(kLedgerCarTaken)), qPrintable(onTaken.error));
+    QCOMPARE(ledger->reader().booking(1).value->booking.carId, 1); // nothing written
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 1")), 1);
+    QVERIFY(appendNow(*ledger, move(1, QStringLiteral("assigned"), 3)).committed);
+    QCOMPARE(ledger->reader().booking(1).value->booking.carId, 3);
+    QVERIFY(appendNow(*ledger, bookingOfCar(3, 1)).committed);  // car 1 was released
+    QVERIFY(!appendNow(*ledger, bookingOfCar(4, 3)).committed); // car 3 is booking 1's
+}
+
+void LedgerPostgresTest::movesOfAnEndedBookingAreRefused()
+{
+    auto a = openLedger();
+    auto b = openLedger();
+    QVERIFY(a && b);
+    QVERIFY(appendNow(*a, bookingOfCar(1, 1)).committed);
+    QVERIFY(appendNow(*a, move(1, QStringLiteral("cancelled"), 1)).committed);
+    const Verdict again = appendNow(*b, move(1, QStringLiteral("arriving"), 1));
+    QVERIFY(!again.committed);
+    QVERIFY2(again.error.startsWith(QLatin1String(kLedgerBookingMoved)), qPrintable(again.error));
+    const Verdict trip1 = appendNow(*b, trip(1, 1'700'000'900'000, 10));
+    QVERIFY(!trip1.committed);
+    QVERIFY2(trip1.error.startsWith(QLatin1String(kLedgerBookingMoved)), qPrintable(trip1.error));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM trips")), 0);
+
+    // Two nodes end the same bookings at once: one ending per booking.
+    constexpr int kBookings = 30;
+    for (int i = 0; i < kBookings; ++i)
+        QVERIFY(appendNow(*a, bookingOfCar(quint64(100 + i), 100 + i)).committed);
+    std::vector<std::future<Verdict>> cancels, completes;
+    for (int i = 0; i < kBookings; ++i) {
+        cancels.push_back(appendAsync(*a, move(quint64(100 + i), QStringLiteral("cancelled"), 100 + i)));
+        TripRecord t = trip(quint64(100 + i), 1'700'000'900'000, 10);
+        t.carId = 100 + i;
+        completes.push_back(appendAsync(*b, t));
+    }
+    for (int i = 0; i < kBookings; ++i) {
+        const Verdict c = cancels[std::size_t(i)].get();
+        const Verdict t = completes[std::size_t(i)].get();
+        QVERIFY2(c.committed != t.committed, qPrintable(c.error + QStringLiteral(" / ") + t.error));
+        QVERIFY((c.committed ? t : c).error.startsWith(QLatin1String(kLedgerBookingMoved)));
+    }
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id >= 100 AND state IN "
+                                  "('cancelled', 'completed')")),
+             kBookings);
+}
+
+void LedgerPostgresTest::nodeSlotsGiveEachNodeItsOwnIdRange()
+{
+    auto a = openLedger(true);
+    auto b = openLedger(true);
+    QVERIFY(a && b);
+    const quint64 baseA = a->reader().maxBookingId().value;
+    const quint64 baseB = b->reader().maxBookingId().value;
+    QVERIFY(baseA >= (quint64(1) << 40) && baseB >= (quint64(1) << 40));
+    QCOMPARE(baseA & ((quint64(1) << 40) - 1), quint64(0));
+    QVERIFY(baseA != baseB);
+    QVERIFY(appendNow(*a, bookingOfCar(baseA + 7, 1)).committed);
+    QVERIFY(appendNow(*b, bookingOfCar(baseB + 3, 2)).committed);
+    QCOMPARE(a->reader().maxBookingId().value, baseA + 7);
+    QCOMPARE(b->reader().maxBookingId().value, baseB + 3);
+    QCOMPARE(openLedger()->reader().maxBookingId().value, std::max(baseA + 7, baseB + 3)); // no slot: overall
+    // A slot is free again once its node closed.
+    const quint64 freed = baseB;
+    b.reset();
+    auto c = openLedger(true);
+    QCOMPARE(c->reader().maxBookingId().value & ~((quint64(1) << 40) - 1), freed);
+}
+
+void LedgerPostgresTest::threeNodesCreateTheSchemaAtOnce()
+{
+    QVERIFY(!m_pg.psql(QStringLiteral("CREATE DATABASE fresh"), QStringLiteral("postgres")).isNull());
+    LedgerOptions o = options();
+    o.url = m_pg.url(QStringLiteral("fresh"));
+    std::vector<std::future<Ledger::Opened>> opening;
+    for (int i = 0; i < 3; ++i)
+        opening.push_back(std::async(std::launch::async, [o] { return Ledger::open(o); }));
+    std::vector<std::unique_ptr<Ledger>> ledgers;
+    for (auto &f : opening) {
+        Ledger::Opened opened = f.get();
+        QVERIFY2(opened.ledger, qPrintable(opened.error));
+        ledgers.push_back(std::move(opened.ledger));
+    }
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*), max(version) FROM taxicore_schema"), QStringLiteral("fresh")),
+             QStringLiteral("1|1"));
+    for (std::size_t i = 0; i < ledgers.size(); ++i)
+        QVERIFY(ledgers[i]->appendAndWait(bookingOfCar(quint64(i + 1), int(i + 1))));
+}
+
+void LedgerPostgresTest::openFailsNamingTheDatabaseNotThePassword()
+{
+    LedgerOptions o = options();
+    o.url = QStringLiteral("postgresql://taxi:s3cret@127.0.0.1:1/taxicore");
+    QElapsedTimer took;
+    took.start();
+    const auto opened = Ledger::open(o);
+    QVERIFY(!opened.ledger);
+    QVERIFY2(opened.error.contains(QStringLiteral("PostgreSQL at 127.0.0.1:1/taxicore is unavailable")),
+             qPrintable(opened.error));
+    QVERIFY(!opened.error.contains(QStringLiteral("s3cret")));
+    QVERIFY(took.elapsed() < kConnectTimeoutMs + 1000);
+
+    o.url = m_pg.url().replace(QStringLiteral("postgres@"), QStringLiteral("postgres:s3cret@"));
+    auto ok = Ledger::open(o); // trust authentication ignores the password
+    QVERIFY2(ok.ledger, qPrintable(ok.error));
+    QCOMPARE(ok.ledger->location(), QStringLiteral("postgresql://postgres@127.0.0.1:%1/taxicore").arg(m_pg.port()));
+}
+
+// PostgreSQL stopped: a booking fails within the timeouts with a message naming the database;
+// started again: the same Ledger object commits the next booking (it reconnected by itself).
+void LedgerPostgresTest::unavailableDatabaseFailsFastThenReconnects()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(appendNow(*ledger, bookingOfCar(1, 1)).committed);
+    m_pg.stop();
+    QElapsedTimer took;
+    took.start();
+    const Verdict down = appendNow(*ledger, bookingOfCar(2, 2));
+    QVERIFY(!down.committed);
+    QVERIFY2(
+        down.error.startsWith(QStringLiteral("PostgreSQL at 127.0.0.1:%1/taxicore is unavailable: ").arg(m_pg.port())),
+        qPrintable(down.error));
+    QVERIFY2(took.elapsed() < kConnectTimeoutMs + kStatementTimeoutMs + 1000,
+             qPrintable(QString::number(took.elapsed())));
+    const Verdict stillDown = appendNow(*ledger, bookingOfCar(3, 3));
+    QVERIFY(!stillDown.committed);
+    const auto read = ledger->reader().openBookings();
+    QVERIFY(!read.ok());
+    QVERIFY2(read.error.contains(QStringLiteral("is unavailable")), qPrintable(read.error));
+
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    const Verdict back = appendNow(*ledger, bookingOfCar(4, 4));
+    QVERIFY2(back.committed, qPrintable(back.error));
+    const auto reread = ledger->reader().openBookings();
+    QVERIFY2(reread.ok(), qPrintable(reread.error));
+    QCOMPARE(reread.value.size(), std::size_t(2)); // 1 and 4; 2 and 3 were never written
+}
+
+QTEST_GUILESS_MAIN(LedgerPostgresTest)
+#include "ledger_postgres_test.moc"

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <QProcess>
+#include <QString>
+#include <QTemporaryDir>
+#include <memory>
+
+// A private PostgreSQL for one test: initdb into a folder of the build tree, `postgres` on a free
+// loopback port with fsync on, a database "taxicore". Runs as the `postgres` system user when the
+// test runs as root (PostgreSQL refuses root). Can be stopped and started again on the same port
+// and data (the "PostgreSQL down" tests); always stopped in the destructor.
+//
+//   PostgresKit pg;
+//   TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL (initdb) is not installed");
+//   QVERIFY2(pg.start(), qPrintable(pg.error()));
+//   options.url = pg.url();
+class PostgresKit {
+public:
+    static constexpr int kReadyTimeoutMs = 20000; // initdb + start; ~1-2 s on this machine
+    static constexpr int kStopTimeoutMs = 10000;  // fast shutdown, then immediate, then SIGKILL
+
+    PostgresKit();
+    ~PostgresKit();
+    PostgresKit(const PostgresKit &) = delete;
+    PostgresKit &operator=(const PostgresKit &) = delete;
+
+    // Where initdb and postgres are: PATH, else /usr/lib/postgresql/<newest>/bin; empty: none.
+    static QString binDir();
+    static QString tool(const QString &name);
+
+    // First call: initdb, start, create the database. Later calls: start again on the same port
+    // and data. False with error() on failure (the server log's tail included).
+    bool start();
+    // SIGINT (fast shutdown: connected clients are disconnected) by PID, SIGQUIT then SIGKILL
+    // after kStopTimeoutMs. (SIGTERM is PostgreSQL's smart shutdown: it waits for every client.)
+    void stop();
+    bool running() const { return m_server && m_server->state() != QProcess::NotRunning; }
+
+    int port() const { return m_port; }
+    QString url(const QString &database = QStringLiteral("taxicore")) const;
+    // psql -Atc: the rows as text (fields separated by '|'), or empty with error() set.
+    QString psql(const QString &sql, const QString &database = QStringLiteral("taxicore"));
+    const QString &error() const { return m_error; }
+
+private:
+    bool initialize();
+    bool waitUntilReady();
+    QString logTail() const;
+
+    std::unique_ptr<QTemporaryDir> m_root;
+    QString m_data;
+    QString m_sockets;
+    QString m_log;
+    int m_port = 0;
+    bool m_initialized = false;
+    std::unique_ptr<QProcess> m_server;
+    QString m_error;
+};
