@@ -24,6 +24,7 @@ public:
 
     explicit RedisClient(RedisEndpoint endpoint, RedisClientOptions options = {});
     // Stops the thread; every command not answered yet gets an Error reply first (on that thread).
+    // Not from a `done` callback: the thread cannot wait for itself.
     ~RedisClient();
     RedisClient(const RedisClient &) = delete;
     RedisClient &operator=(const RedisClient &) = delete;
