@@ -54,7 +54,7 @@ int main(int argc, char *argv[])
         taxicore::setTrustedProxies(std::move(proxies)); // before it serves: read-only from then on
         return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")),
                                    parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")),
-                                   limits, feedIdleTimeoutMs);
+                                   parser.value(QStringLiteral("ledger")), limits, feedIdleTimeoutMs);
     }
 
     taxicore::ServerOptions options;

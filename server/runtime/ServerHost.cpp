@@ -138,6 +138,9 @@ bool ServerHost::openLedger(QString &error)
     LedgerOptions options;
     options.dataDir = dataDir();
     options.durability = parseLedgerDurability(m_options.durability).value_or(LedgerDurability::Normal);
+    options.url = m_options.ledgerUrl;
+    // The primary holds a node slot of a shared ledger: the fleet's booking ids are this node's own.
+    options.claimNodeSlot = true;
     Ledger::Opened opened = Ledger::open(options);
     if (!opened.ledger) {
         error = QStringLiteral("cannot open the ledger: %1").arg(opened.error);
@@ -182,6 +185,8 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
                          QString::number(m_options.feedIdleTimeoutMs)};
     for (const QString &range : m_options.trustedProxies.toStrings())
         workers.extraArgs << QStringLiteral("--trusted-proxy") << range;
+    if (!m_options.ledgerUrl.isEmpty()) // workers append to the same ledger as the primary
+        workers.extraArgs << QStringLiteral("--ledger") << m_options.ledgerUrl;
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
     workers.limits = m_options.limits;

@@ -92,6 +92,10 @@ void addServerOptions(QCommandLineParser &parser)
         {QStringLiteral("durability"),
          QStringLiteral("Ledger commits: normal (survives a crash) | full (survives power loss)."),
          QStringLiteral("level"), QStringLiteral("normal")},
+        {QStringLiteral("ledger"),
+         QStringLiteral("Where bookings are kept: empty or sqlite: for the SQLite file in the data directory, "
+                        "postgresql://user@host:port/db for a PostgreSQL shared by the nodes of a cluster."),
+         QStringLiteral("url")},
         {QStringLiteral("city"), QStringLiteral("City file to load instead of the bundled one."),
          QStringLiteral("path")},
         {QStringLiteral("workers"), QStringLiteral("Worker processes in processes mode (default: cores)."),
@@ -238,6 +242,15 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         || !readTrustedProxies(parser, options.trustedProxies, error))
         return false;
     options.dataDir = parser.value(QStringLiteral("data-dir"));
+    options.ledgerUrl = parser.value(QStringLiteral("ledger"));
+    if (!options.ledgerUrl.isEmpty() && options.ledgerUrl != QStringLiteral("sqlite:")
+        && !options.ledgerUrl.startsWith(QStringLiteral("postgresql://"))
+        && !options.ledgerUrl.startsWith(QStringLiteral("postgres://"))) {
+        // Only the scheme: the rest may hold a password.
+        error = QStringLiteral("--ledger must be sqlite: or a postgresql:// URL, not \"%1:...\"")
+                    .arg(options.ledgerUrl.section(u':', 0, 0));
+        return false;
+    }
     options.cityPath = parser.value(QStringLiteral("city"));
     return readConnectionLimits(parser, options.limits, error);
 }

@@ -24,10 +24,11 @@ struct ServerOptions {
     double simSpeed = 1.0;    // simulated seconds per real second
     int pickupTimeoutS = 600; // --pickup-timeout: simulated seconds an unboarded booking holds its car
     QString dataDir;          // empty: QStandardPaths::AppDataLocation
-    QString durability = QStringLiteral("normal");      // normal | full (the ledger's synchronous level)
-    QString cityPath;                                   // empty: the bundled city
-    int workers = 0;                                    // processes mode; 0 = number of cores
-    int threads = 0;                                    // pool mode; 0 = number of cores
+    QString durability = QStringLiteral("normal"); // normal | full (the ledger's synchronous level)
+    QString ledgerUrl; // --ledger: empty = the SQLite file in dataDir; postgresql://... = a shared PostgreSQL
+    QString cityPath;  // empty: the bundled city
+    int workers = 0;   // processes mode; 0 = number of cores
+    int threads = 0;   // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin");     // round-robin | kernel
     int heartbeatTimeoutMs = kWorkerHeartbeatTimeoutMs; // a worker silent this long is replaced
     QString tariffPath;                                 // --tariff FILE; empty: the built-in tariff

@@ -39,7 +39,7 @@ void fail(const QString &message)
 } // namespace
 
 int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
-              ConnectionLimits limits, int feedIdleTimeoutMs)
+              const QString &ledgerUrl, ConnectionLimits limits, int feedIdleTimeoutMs)
 {
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
@@ -71,6 +71,7 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     ledgerOptions.dataDir = dataDir;
     ledgerOptions.durability = parseLedgerDurability(durability).value_or(LedgerDurability::Normal);
     ledgerOptions.verifyOnOpen = false; // the primary verified the file before starting us
+    ledgerOptions.url = ledgerUrl;
     Ledger::Opened ledger = Ledger::open(ledgerOptions);
     if (!ledger.ledger) {
         fail(ledger.error);

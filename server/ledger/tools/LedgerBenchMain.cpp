@@ -2,10 +2,13 @@
 // each durability, with commit latency (append → committed callback) p50/p99. Not a test.
 //
 //   taxicore-ledger-bench [--writers 1,2,4] [--durability normal,full] [--seconds 3]
-//                         [--in-flight 64] [--dir DIR]
+//                         [--in-flight 64] [--dir DIR] [--url postgresql://...]
 //
 // Each writer process (this program re-executed with --child) keeps --in-flight bookings
-// waiting for their commit, like that many HTTP clients waiting for their 201.
+// waiting for their commit, like that many HTTP clients waiting for their 201. With --url the
+// writers append to that ledger (PostgreSQL: durable commits whatever --durability says); each
+// booking claims a car of its own (the compare-and-swap is part of the cost), and the cars are
+// released afterwards (untimed) so the next run can claim them again.
 #include "ledger/Ledger.h"
 
 #include <QCommandLineParser>
@@ -37,11 +40,11 @@ struct ChildResult {
     std::vector<qint64> latenciesUs;
 };
 
-BookingRecord benchBooking(quint64 id)
+BookingRecord benchBooking(quint64 id, bool carOfItsOwn)
 {
     BookingRecord b;
     b.bookingId = id;
-    b.carId = int(id % 500) + 1;
+    b.carId = carOfItsOwn ? int(id) : int(id % 500) + 1;
     b.riderId = QStringLiteral("bench-%1").arg(id);
     b.pickup = {57.70, 11.97};
     b.dropoff = LedgerPoint{57.71, 11.95};
@@ -63,6 +66,8 @@ int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int 
     int failures = 0;
     std::vector<qint64> latencies;
     latencies.reserve(1 << 16);
+    std::vector<quint64> booked; // released after the run, when the ledger claims cars
+    const bool claimsCars = !options.url.isEmpty() && options.url != QLatin1String("sqlite:");
     const auto start = Clock::now();
     const auto until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     quint64 id = firstId;
@@ -73,24 +78,34 @@ int runChild(const LedgerOptions &options, quint64 firstId, double seconds, int 
             ++pending;
         }
         const auto appended = Clock::now();
-        opened.ledger->append(benchBooking(id++), [&, appended](bool committed, const QString &) {
-            const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - appended);
-            std::lock_guard lock(mutex);
-            if (committed)
-                latencies.push_back(us.count());
-            else
-                ++failures;
-            --pending;
-            slotFree.notify_one();
-        });
+        const quint64 bookingId = id++;
+        opened.ledger->append(
+            benchBooking(bookingId, claimsCars), [&, appended, bookingId](bool committed, const QString &why) {
+                const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - appended);
+                std::lock_guard lock(mutex);
+                if (committed) {
+                    latencies.push_back(us.count());
+                    booked.push_back(bookingId);
+                } else if (++failures == 1) {
+                    std::fprintf(stderr, "%s\n", qPrintable(why));
+                }
+                --pending;
+                slotFree.notify_one();
+            });
     }
     {
         std::unique_lock lock(mutex); // the last commits
         slotFree.wait(lock, [&] { return pending == 0; });
     }
     const LedgerStats stats = opened.ledger->stats();
-    opened.ledger.reset();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (claimsCars) {
+        for (quint64 bookingId : booked)
+            opened.ledger->append(TransitionRecord{bookingId, QStringLiteral("cancelled"), int(bookingId),
+                                                   QDateTime::currentMSecsSinceEpoch(), std::nullopt});
+        opened.ledger->waitUntilIdle(kChildGraceS * 1000);
+    }
+    opened.ledger.reset();
     QJsonArray lat;
     for (qint64 us : latencies)
         lat.append(us);
@@ -113,7 +128,8 @@ double percentileMs(std::vector<qint64> &us, double p)
 }
 
 // One configuration: `writers` child processes on a fresh ledger in `parent`.
-bool runConfiguration(const QString &parent, const QString &durability, int writers, double seconds, int inFlight)
+bool runConfiguration(const QString &parent, const QString &url, const QString &durability, int writers, double seconds,
+                      int inFlight)
 {
     QTemporaryDir dir(parent + QStringLiteral("/ledger-bench-XXXXXX"));
     if (!dir.isValid()) {
@@ -123,6 +139,7 @@ bool runConfiguration(const QString &parent, const QString &durability, int writ
     { // create and migrate first, so the children measure appends only
         LedgerOptions options;
         options.dataDir = dir.path();
+        options.url = url;
         if (auto opened = Ledger::open(options); !opened.ledger) {
             std::fprintf(stderr, "%s\n", qPrintable(opened.error));
             return false;
@@ -135,7 +152,7 @@ bool runConfiguration(const QString &parent, const QString &durability, int writ
                      {QStringLiteral("--child"), QStringLiteral("--dir"), dir.path(), QStringLiteral("--durability"),
                       durability, QStringLiteral("--seconds"), QString::number(seconds), QStringLiteral("--in-flight"),
                       QString::number(inFlight), QStringLiteral("--first"),
-                      QString::number(quint64(w + 1) * 100'000'000)});
+                      QString::number(quint64(w + 1) * 100'000'000), QStringLiteral("--url"), url});
         children.push_back(std::move(child));
     }
     qint64 bookings = 0;
@@ -197,7 +214,11 @@ int main(int argc, char **argv)
     const QCommandLineOption childOpt(QStringLiteral("child"), QStringLiteral("Internal: be one writer."));
     const QCommandLineOption firstOpt(QStringLiteral("first"), QStringLiteral("Internal: first booking id."),
                                       QStringLiteral("id"), QStringLiteral("1"));
-    parser.addOptions({writersOpt, durabilityOpt, secondsOpt, inFlightOpt, dirOpt, childOpt, firstOpt});
+    const QCommandLineOption urlOpt(QStringLiteral("url"),
+                                    QStringLiteral("The ledger (Ledger::open): empty is SQLite in --dir; "
+                                                   "postgresql://... a PostgreSQL."),
+                                    QStringLiteral("url"));
+    parser.addOptions({writersOpt, durabilityOpt, secondsOpt, inFlightOpt, dirOpt, childOpt, firstOpt, urlOpt});
     parser.process(app);
 
     const double seconds = parser.value(secondsOpt).toDouble();
@@ -206,6 +227,7 @@ int main(int argc, char **argv)
         LedgerOptions options;
         options.dataDir = parser.value(dirOpt);
         options.durability = parseLedgerDurability(parser.value(durabilityOpt)).value_or(LedgerDurability::Normal);
+        options.url = parser.value(urlOpt);
         return runChild(options, parser.value(firstOpt).toULongLong(), seconds, inFlight);
     }
     std::printf("%-10s %7s %9s %12s %9s %9s %9s\n", "durability", "writers", "in-flight", "bookings/s", "p50 ms",
@@ -216,7 +238,7 @@ int main(int argc, char **argv)
             return 2;
         }
         for (int writers : parseInts(parser.value(writersOpt))) {
-            if (!runConfiguration(parser.value(dirOpt), durability, writers, seconds, inFlight))
+            if (!runConfiguration(parser.value(dirOpt), parser.value(urlOpt), durability, writers, seconds, inFlight))
                 return 1;
         }
     }

@@ -1,0 +1,141 @@
+// taxicore-server on a PostgreSQL ledger (--ledger postgresql://..., issue 17), against a real
+// server over loopback and a private PostgreSQL (PostgresKit): a booking's 201 means its row is in
+// PostgreSQL; kill -9 and a restart on the same database restore it; with PostgreSQL stopped a
+// booking is 503 ledger_unavailable naming the database while the live view still answers; once
+// PostgreSQL is back bookings succeed again without a restart. Single process and processes mode
+// (the workers append to the same database).
+#include "ApiAssert.h"
+#include "HttpClient.h"
+#include "PostgresKit.h"
+#include "RequireTool.h"
+#include "ServerProcess.h"
+#include "Wait.h"
+
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <memory>
+
+using namespace taxicore::test;
+
+namespace {
+
+const QJsonObject kPickup{{"lat", 57.7003}, {"lng", 11.9668}};
+constexpr int kStartMs = 20'000;
+constexpr int kRecoverMs = 15'000; // PostgreSQL back → a booking commits again
+constexpr int kBookingsAfterRecovery = 6; // spread over the workers in processes mode
+
+HttpResponse book(HttpClient &http, const QString &rider)
+{
+    return http.postJson("/api/v1/bookings", {{"rider_id", rider}, {"pickup", kPickup}});
+}
+
+qint64 bookingIdOf(const HttpResponse &r)
+{
+    return qint64(r.json().value("booking_id").toDouble());
+}
+
+} // namespace
+
+class ServerPostgresLedgerTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void bookingsLiveInPostgresAndSurviveItsOutage_data();
+    void bookingsLiveInPostgresAndSurviveItsOutage();
+    void unknownLedgerSchemeIsRefused();
+
+private:
+    PostgresKit m_pg;
+};
+
+void ServerPostgresLedgerTest::initTestCase()
+{
+    TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL (initdb, postgres) is not installed");
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+}
+
+void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage_data()
+{
+    QTest::addColumn<QStringList>("modeArgs");
+    QTest::newRow("single") << QStringList{};
+    QTest::newRow("processes") << QStringList{QStringLiteral("--mode"), QStringLiteral("processes"),
+                                              QStringLiteral("--workers"), QStringLiteral("2")};
+}
+
+void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
+{
+    QFETCH(QStringList, modeArgs);
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public")); // a fresh ledger per row
+    QTemporaryDir dir;
+    const QStringList args = modeArgs
+                             + QStringList{QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"),
+                                           dir.path(), QStringLiteral("--ledger"), m_pg.url()};
+
+    // 201 only once the row is in PostgreSQL, with the car's claim.
+    auto first = std::make_unique<ServerProcess>(args);
+    QVERIFY2(first->start(kStartMs), qPrintable(first->error()));
+    qint64 id = 0;
+    int carId = 0;
+    {
+        HttpClient http(first->host(), first->port());
+        const HttpResponse booked = book(http, QStringLiteral("pg-rider"));
+        TC_VERIFY_STATUS(booked, 201);
+        id = bookingIdOf(booked);
+        carId = booked.json().value("car_id").toInt();
+        QVERIFY(id >= (qint64(1) << 40)); // the primary's node slot range
+        QCOMPARE(m_pg.psql(QStringLiteral("SELECT state, car_id FROM bookings WHERE id = %1").arg(id)),
+                 QStringLiteral("assigned|%1").arg(carId));
+        QCOMPARE(m_pg.psql(QStringLiteral("SELECT booking_id FROM cars WHERE id = %1").arg(carId)),
+                 QString::number(id));
+    }
+
+    // kill -9, restart on the same database: the booking is restored.
+    ::kill(pid_t(first->pid()), SIGKILL);
+    QVERIFY(first->waitForExit(5000));
+    first.reset();
+    ServerProcess second(args);
+    QVERIFY2(second.start(kStartMs), qPrintable(second.error()));
+    HttpClient http(second.host(), second.port());
+    const HttpResponse restored = http.get("/api/v1/bookings/" + QByteArray::number(id));
+    TC_VERIFY_STATUS(restored, 200);
+    QCOMPARE(restored.json().value("car_id").toInt(), carId);
+
+    // PostgreSQL stopped: bookings are refused with the reason, the live view goes on.
+    m_pg.stop();
+    const HttpResponse refused = book(http, QStringLiteral("pg-down"));
+    TC_VERIFY_ERROR(refused, 503, "ledger_unavailable");
+    const QString message = refused.json().value("message").toString();
+    QVERIFY2(message.contains(QStringLiteral("PostgreSQL at 127.0.0.1:%1/taxicore is unavailable").arg(m_pg.port())),
+             qPrintable(message));
+    TC_VERIFY_STATUS(http.get("/api/v1/cars/nearby?lat=57.7003&lng=11.9668"), 200);
+
+    // Back: bookings commit again, from every process, without restarting the server.
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    QVERIFY2(waitUntil([&] { return book(http, QStringLiteral("pg-back")).status == 201; }, kRecoverMs, 200),
+             "no booking committed after PostgreSQL came back");
+    for (int i = 0; i < kBookingsAfterRecovery; ++i) {
+        HttpClient fresh(second.host(), second.port()); // a new connection: round-robin to each worker
+        TC_VERIFY_STATUS(book(fresh, QStringLiteral("pg-after-%1").arg(i)), 201);
+    }
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id LIKE 'pg-after-%'")),
+             QString::number(kBookingsAfterRecovery));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'pg-down'")),
+             QStringLiteral("0"));
+    QVERIFY2(second.isRunning(), second.stderrText().constData());
+}
+
+void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()
+{
+    const auto run = ServerProcess::run({QStringLiteral("--ledger"), QStringLiteral("mysql://u:s3cret@h/db")});
+    QVERIFY(run.finished);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.err.contains("--ledger must be sqlite: or a postgresql:// URL"), run.err.constData());
+    QVERIFY(!run.err.contains("s3cret"));
+}
+
+QTEST_GUILESS_MAIN(ServerPostgresLedgerTest)
+#include "server_postgres_ledger_test.moc"
