@@ -334,6 +334,12 @@ cmd_up() {
     else
         backends+=("fleet: embedded shared memory per node (this taxicore-server has no --fleet yet)")
     fi
+    if grep -q -- '--ledger' <<<"$help" && ! grep -q -- '--fleet' <<<"$help"; then
+        # Each node then hands out cars from its own fleet while PostgreSQL holds one truth: the
+        # second node to book a car is refused by the ledger's compare-and-swap (503 car_taken).
+        backends+=("warning: one ledger but a fleet per node: a car booked on one node looks free on the others,
+       and booking it there gets 503 ledger_unavailable (car_taken) until the nodes share a --fleet")
+    fi
     local i
     for ((i = 1; i <= count; i++)); do
         start_node "$i" "${node_flags[@]}" "$@"
