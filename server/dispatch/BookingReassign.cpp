@@ -29,7 +29,9 @@ FleetStore::Reassignment BookingReassign::operator()(uint64_t bookingId, int car
     // A transition back to "assigned" with the new car: the ledger's booking row takes the car,
     // so a restart restores the booking with it.
     m_ledger->append(transitionRecord(move.booking),
-                     [move, recorded = std::move(recorded)](bool committed, const QString &error) {
+                     [fleet = &m_fleet, move, recorded = std::move(recorded)](bool committed, const QString &error) {
+                         if (committed)
+                             fleet->announce(move.booking.id);
                          if (recorded)
                              recorded(move, committed, error);
                      });

@@ -6,6 +6,7 @@
 #include "fleet/FleetStore.h"
 #include "city/Geo.h"
 #include "ledger/Ledger.h"
+#include "ledger/LedgerErrors.h"
 #include "pricing/PricedRide.h"
 #include "pricing/PricingBoard.h"
 #include "pricing/RoadTripEstimator.h"
@@ -90,9 +91,14 @@ void DemandGenerator::bookOne()
     if (m_ledger) {
         // As for the API: a booking that cannot be recorded durably does not stand.
         m_ledger->append(bookingRecord(booked.booking, price.kept),
-                         [fleet = &m_fleet, id](bool committed, const QString &) {
-                             if (!committed)
-                                 fleet->cancel(id);
+                         [fleet = &m_fleet, id, carId = booked.booking.carId](bool committed, const QString &error) {
+                             if (committed) {
+                                 fleet->announce(id);
+                                 return;
+                             }
+                             fleet->cancel(id);
+                             if (error.startsWith(QLatin1String(kLedgerCarTaken)))
+                                 fleet->carTakenElsewhere(carId); // the next tick books another
                          });
     }
 }

@@ -71,6 +71,30 @@ TripRecord tripRecord(const BookingSnapshot &b, const FareBreakdown &fare, const
     return r;
 }
 
+BookingSnapshot bookingSnapshotOf(const BookingRecord &r)
+{
+    BookingSnapshot b;
+    b.id = r.bookingId;
+    b.state = parseBookingState(r.state).value_or(BookingState::Assigned);
+    b.carId = r.carId;
+    b.riderId = r.riderId;
+    b.pickup = {r.pickup.lat, r.pickup.lng};
+    b.hasDropoff = r.dropoff.has_value();
+    if (r.dropoff)
+        b.dropoff = {r.dropoff->lat, r.dropoff->lng};
+    b.createdMs = r.createdMs;
+    b.riderTokenHash = r.riderTokenHash; // the same rider keeps the booking after a restart
+    if (b.state == BookingState::OnTrip)
+        b.pickupMs = r.atMs;
+    if (!isOpen(b.state))
+        b.endedMs = r.atMs;
+    if (r.progress && r.progress->destination) {
+        b.hasDestination = true;
+        b.destination = {r.progress->destination->lat, r.progress->destination->lng};
+    }
+    return b;
+}
+
 int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error)
 {
     const auto maxId = reader.maxBookingId();
@@ -86,21 +110,9 @@ int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &e
     }
     int restored = 0;
     for (const BookingRecord &r : open.value) {
-        BookingSnapshot b;
-        b.id = r.bookingId;
-        b.state = r.state == QStringLiteral("on_trip")    ? BookingState::OnTrip
-                  : r.state == QStringLiteral("arriving") ? BookingState::Arriving
-                                                          : BookingState::Assigned;
-        b.carId = r.carId;
-        b.riderId = r.riderId;
-        b.pickup = {r.pickup.lat, r.pickup.lng};
-        b.hasDropoff = r.dropoff.has_value();
-        if (r.dropoff)
-            b.dropoff = {r.dropoff->lat, r.dropoff->lng};
-        b.createdMs = r.createdMs;
-        b.riderTokenHash = r.riderTokenHash; // the same rider keeps the booking after a restart
-        if (b.state == BookingState::OnTrip)
-            b.pickupMs = r.atMs;
+        BookingSnapshot b = bookingSnapshotOf(r);
+        if (!isOpen(b.state) || b.state == BookingState::Requested)
+            b.state = BookingState::Assigned;
         TripProgress progress;
         if (r.progress) {
             progress.valid = true;

@@ -21,6 +21,10 @@ TransitionRecord transitionRecord(const BookingSnapshot &booking);
 ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &booking, LatLng carAt, double odometerM);
 TripRecord tripRecord(const BookingSnapshot &booking, const FareBreakdown &fare, const Tariff &tariff);
 
+// A booking as the ledger records it (its latest state, car and times), for a fleet copy: what a
+// restart restores, and what a cluster node's copy is brought back to (cluster resync).
+BookingSnapshot bookingSnapshotOf(const BookingRecord &record);
+
 // Puts every booking the ledger has as open back into the fleet (its car reserved again, where it
 // was checkpointed, with the price it was booked at) and continues booking ids after the largest
 // one recorded. Returns how many were restored, or -1

@@ -23,6 +23,16 @@ QLatin1StringView bookingStateName(BookingState state)
     return QLatin1StringView("unknown");
 }
 
+std::optional<BookingState> parseBookingState(QStringView name)
+{
+    for (const BookingState state :
+         {BookingState::Requested, BookingState::Assigned, BookingState::Arriving, BookingState::OnTrip,
+          BookingState::Completed, BookingState::Cancelled, BookingState::Expired})
+        if (name == bookingStateName(state))
+            return state;
+    return std::nullopt;
+}
+
 bool isOpen(BookingState state)
 {
     return state != BookingState::Completed && state != BookingState::Cancelled && state != BookingState::Expired;

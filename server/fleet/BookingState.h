@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+
 #include <QLatin1StringView>
 #include <cstdint>
 
@@ -19,6 +21,8 @@ enum class BookingState : uint32_t {
 };
 
 QLatin1StringView bookingStateName(BookingState state);
+// The state a name stands for (the ledger stores names); none for an unknown name.
+std::optional<BookingState> parseBookingState(QStringView name);
 bool isOpen(BookingState state);
 // The only legal moves; everything else is answered 409 naming the current state.
 bool canTransition(BookingState from, BookingState to);

@@ -10,8 +10,8 @@ std::unique_ptr<FleetStore> FleetStore::open(SharedRegion &region, const QString
     if (url.isEmpty() || url == QLatin1String("shm:"))
         return std::make_unique<SharedMemoryFleet>(region);
     if (error)
-        *error = QStringLiteral("unknown fleet backend \"%1\": this build has the embedded shared-memory "
-                                "fleet only (empty or \"shm:\")")
+        *error = QStringLiteral("unknown fleet backend \"%1\": empty or \"shm:\" (this machine's shared memory), "
+                                "or redis://host:port for a node of a cluster")
                      .arg(url);
     return nullptr;
 }

@@ -35,7 +35,7 @@ public:
     FleetStore &operator=(const FleetStore &) = delete;
 
     // The backend named by `url`: empty or "shm:" is the embedded shared-memory fleet in `region`.
-    // Null with `error` set for any other.
+    // Null with `error` set for any other (a cluster's redis:// is opened by cluster/FleetBackend).
     static std::unique_ptr<FleetStore> open(SharedRegion &region, const QString &url, QString *error);
 
     // Primary only, once: places `count` available cars with positions from `place(id)`.
@@ -56,7 +56,8 @@ public:
     virtual std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit,
                                           bool availableOnly = false) const = 0;
 
-    enum class BookResult { Booked, NoCarAvailable, CapacityFull };
+    // IdsUnavailable: a cluster node could not get a booking id from its database (it is down).
+    enum class BookResult { Booked, NoCarAvailable, CapacityFull, IdsUnavailable };
     struct Booking {
         BookResult result = BookResult::NoCarAvailable;
         BookingSnapshot booking;
@@ -117,6 +118,13 @@ public:
     // two bookings on one car), the old one becomes available, the booking is assigned again with
     // a fresh ETA. CarUnavailable: the named car is not available, or none is.
     virtual Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) = 0;
+
+    // What a cluster backend needs to hear (cluster/ClusterFleet); the embedded fleet ignores both.
+    // Booking `id` is in the ledger now (booked, moved, reassigned): tell the other nodes.
+    virtual void announce(uint64_t bookingId) { (void)bookingId; }
+    // The ledger refused a booking because another node claimed `carId` first (the claim is the
+    // database's): keep the car out of this node's candidates until the other booking is seen.
+    virtual void carTakenElsewhere(int carId) { (void)carId; }
 
     // This node's region: its worker slots, run-wide control and pricing blocks.
     WorkerSlot &workerSlot(int index) const;

@@ -61,6 +61,39 @@ void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
                 std::min(sizeof slot.riderTokenHash, static_cast<std::size_t>(hash.size())));
 }
 
+// recentBookings() walks down from the newest id: ids from elsewhere (a cluster) raise it too.
+void raiseNewestBookingId(ControlBlock &control, uint64_t id)
+{
+    uint64_t newest = control.nextBookingId.load(std::memory_order_relaxed);
+    while (newest < id && !control.nextBookingId.compare_exchange_weak(newest, id, std::memory_order_acq_rel)) {
+    }
+}
+
+// How far along its life a booking is: another node's announcement of a booking applies only when
+// it is not behind the state this copy holds.
+int lifeStage(BookingState state)
+{
+    switch (state) {
+    case BookingState::Requested:
+        return 0;
+    case BookingState::Assigned:
+        return 1;
+    case BookingState::Arriving:
+        return 2;
+    case BookingState::OnTrip:
+        return 3;
+    default:
+        return 4; // ended
+    }
+}
+
+CarState carStateFor(BookingState state)
+{
+    return state == BookingState::OnTrip     ? CarState::OnTrip
+           : state == BookingState::Arriving ? CarState::Waiting
+                                             : CarState::ToPickup;
+}
+
 CarSnapshot readCar(const CarSlot &slot, int id)
 {
     CarSnapshot c;
@@ -333,7 +366,12 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
     CarSlot &car = *carSlot(reserved.id);
     // The car is ours. Find a booking slot that holds no open booking.
     for (int tries = 0; tries < kBookingCapacity; ++tries) {
-        const uint64_t id = control().nextBookingId.fetch_add(1, std::memory_order_relaxed) + 1;
+        const uint64_t id = nextBookingId();
+        if (id == 0) {
+            car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+            result.result = BookResult::IdsUnavailable;
+            return result;
+        }
         BookingSlot &slot = bookingSlot(id);
         SlotLock lock(slot.lock);
         if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
@@ -366,6 +404,15 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
     car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
     result.result = BookResult::CapacityFull;
     return result;
+}
+
+uint64_t SharedMemoryFleet::nextBookingId()
+{
+    if (!m_idSource)
+        return control().nextBookingId.fetch_add(1, std::memory_order_relaxed) + 1;
+    const uint64_t id = m_idSource();
+    raiseNewestBookingId(control(), id);
+    return id;
 }
 
 std::optional<BookingSnapshot> SharedMemoryFleet::booking(uint64_t id) const
@@ -602,6 +649,109 @@ FleetStore::Reassignment SharedMemoryFleet::reassign(uint64_t id, int carId, dou
     r.booking = snapshotOf(slot);
     r.car = readCar(car, reserved.id);
     return r;
+}
+
+void SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote)
+{
+    CarSlot *slot = carSlot(remote.id);
+    if (!slot || remote.updatedMs < slot->updatedMs.load(std::memory_order_relaxed))
+        return;
+    const uint32_t seq = beginSeqlockWrite(slot->seq) - 1;
+    std::atomic_thread_fence(std::memory_order_release);
+    slot->lat.store(remote.position.lat, std::memory_order_relaxed);
+    slot->lng.store(remote.position.lng, std::memory_order_relaxed);
+    slot->heading.store(remote.heading, std::memory_order_relaxed);
+    slot->speedKmh.store(remote.speedKmh, std::memory_order_relaxed);
+    // The odometer of the node that moved the car: trips are metered on it wherever they end.
+    slot->odometerM.store(remote.odometerM, std::memory_order_relaxed);
+    slot->updatedMs.store(remote.updatedMs, std::memory_order_relaxed);
+    PackedPosition &packed = packedPositions()[remote.id - 1];
+    packed.lat.store(float(remote.position.lat), std::memory_order_relaxed);
+    packed.lng.store(float(remote.position.lng), std::memory_order_relaxed);
+    slot->seq.store(seq + 2, std::memory_order_release);
+}
+
+bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)
+{
+    CarSlot *car = carSlot(b.carId);
+    if (!car || b.id == 0)
+        return true; // names no car of this fleet: nothing to show
+    raiseNewestBookingId(control(), b.id);
+    BookingSlot &slot = bookingSlot(b.id);
+    SlotLock lock(slot.lock);
+    int previousCar = 0;
+    if (slot.id.load(std::memory_order_relaxed) == b.id) {
+        const auto held = static_cast<BookingState>(slot.state);
+        if (lifeStage(b.state) < lifeStage(held))
+            return true; // an older announcement overtaken by a newer one
+        if (lifeStage(b.state) == lifeStage(held) && b.carId == slot.carId && !isOpen(held))
+            return true; // ended already
+        previousCar = slot.carId;
+    } else if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state))) {
+        return false;
+    }
+    const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
+    std::memset(slot.riderId, 0, sizeof slot.riderId);
+    std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+    writeTokenHash(slot, b.riderTokenHash);
+    slot.state = static_cast<uint32_t>(b.state);
+    slot.carId = b.carId;
+    slot.pickupLat = b.pickup.lat;
+    slot.pickupLng = b.pickup.lng;
+    slot.hasDropoff = b.hasDropoff;
+    slot.dropoffLat = b.dropoff.lat;
+    slot.dropoffLng = b.dropoff.lng;
+    slot.etaS = b.etaS;
+    slot.createdMs = b.createdMs;
+    slot.arrivedMs = b.arrivedMs;
+    slot.pickupMs = b.pickupMs;
+    slot.endedMs = b.endedMs;
+    slot.startOdometerM = b.startOdometerM;
+    slot.distanceM = b.distanceM;
+    slot.fare = b.fare;
+    slot.hasDestination = b.hasDestination;
+    slot.destinationLat = b.destination.lat;
+    slot.destinationLng = b.destination.lng;
+    slot.durationS = b.durationS;
+    if (previousCar == 0)
+        slot.pendingMove = 0;
+    slot.id.store(b.id, std::memory_order_release);
+    if (isOpen(b.state)) {
+        // The database gave the car to this booking: whatever this copy thought (free, held for an
+        // unknown booking, reserved by a local booking that will lose its claim) it is this one's.
+        car->bookingId.store(b.id, std::memory_order_release);
+        car->state.store(static_cast<uint32_t>(carStateFor(b.state)), std::memory_order_release);
+        if (previousCar != 0 && previousCar != b.carId)
+            releaseCar(previousCar, b.id);
+    } else {
+        releaseCar(b.carId, b.id);
+        if (previousCar != 0 && previousCar != b.carId)
+            releaseCar(previousCar, b.id);
+    }
+    return true;
+}
+
+void SharedMemoryFleet::holdCar(int carId)
+{
+    if (CarSlot *car = carSlot(carId)) {
+        uint32_t expected = static_cast<uint32_t>(CarState::Available);
+        car->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                           std::memory_order_acq_rel);
+    }
+}
+
+int SharedMemoryFleet::releaseHeldCars()
+{
+    int released = 0;
+    for (int id = 1; id <= carCount(); ++id) {
+        CarSlot &car = *carSlot(id);
+        uint32_t expected = static_cast<uint32_t>(CarState::ToPickup);
+        if (car.bookingId.load(std::memory_order_acquire) == 0
+            && car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::Available),
+                                                 std::memory_order_acq_rel))
+            ++released;
+    }
+    return released;
 }
 
 } // namespace taxicore

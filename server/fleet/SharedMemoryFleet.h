@@ -33,6 +33,26 @@ public:
     Transition settle(const Transition &move, bool committed) override;
     Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override;
 
+    // Booking ids from elsewhere (a cluster's database: ids unique across nodes) instead of this
+    // region's counter. The source answers 0 when it cannot give one (book() → IdsUnavailable).
+    using IdSource = std::function<uint64_t()>;
+    void setIdSource(IdSource source) { m_idSource = std::move(source); }
+
+    // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
+    // A car's position, odometer and heading, when newer (updatedMs) than the one held. It never
+    // marks an arrival: the node that moved the car does, and announces the booking.
+    void applyRemotePosition(const CarSnapshot &car);
+    // A booking as another node committed it: the booking and its car take its state, unless this
+    // copy holds a later state of it already (states only move forward, a reassignment replaces
+    // the car). False when its slot holds another open booking (the copy is full).
+    bool applyRemoteBooking(const BookingSnapshot &booking);
+    // The database says another node holds this car: taken here (booking 0) until its booking's
+    // announcement arrives and names it.
+    void holdCar(int carId);
+    // Frees every car held for a booking that never arrived (a resync found no claim of it in the
+    // database: the other node's booking failed, or ended while its messages were lost).
+    int releaseHeldCars();
+
 private:
     CarSlot *carSlot(int id) const;
     PackedPosition *packedPositions() const;
@@ -50,6 +70,9 @@ private:
     // Locks booking `id` and, if the state machine allows `to` and no other move is reserved,
     // reserves it for `to`; `fill` writes the move's values into the returned snapshot.
     template <typename Fill> Transition beginTransition(uint64_t id, BookingState to, Fill fill);
+    uint64_t nextBookingId();
+
+    IdSource m_idSource;
 };
 
 } // namespace taxicore

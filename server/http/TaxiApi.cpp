@@ -12,6 +12,7 @@
 #include "http/RouteTable.h"
 #include "wire/SecretToken.h"
 #include "ledger/Ledger.h"
+#include "ledger/LedgerErrors.h"
 #include "pricing/PricedRide.h"
 #include "pricing/PricingBoard.h"
 #include "pricing/TripEstimator.h"
@@ -62,6 +63,12 @@ ApiResponse TaxiApi::afterCommit(const ApiRequest &request, LedgerRecord record,
             settled(committed);
         if (committed) {
             (*reply)(response);
+            return;
+        }
+        // In a cluster another node may have moved the booking first (the ledger's CAS on its state).
+        if (error.startsWith(QLatin1String(kLedgerBookingMoved))) {
+            (*reply)(errorResponse(409, "booking_moved",
+                                   QStringLiteral("another node moved this booking meanwhile: %1").arg(error)));
             return;
         }
         (*reply)(errorResponse(503, "ledger_unavailable",
@@ -142,39 +149,73 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         }
     }
     const BookingOrder order = readBookingOrder(readJsonObject(request));
-    const LatLng pickupAt = order.pickup;
-    const std::optional<LatLng> dropoff = order.dropoff;
-
     // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
     const QByteArray riderToken = randomHexToken(16);
     // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
     PricingBoard pricing(m_fleet.pricing());
-    const RidePrice price = priceRide(pricing, m_estimator, pickupAt, dropoff);
+    const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
+    return placeBooking(request.reply,
+                        std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price}));
+}
+
+ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &reply,
+                                  const std::shared_ptr<const PendingBooking> &pending) const
+{
+    const BookingOrder &order = pending->order;
     const auto booked = m_fleet.book(
-        order.riderId, pickupAt, dropoff, kBookingSearchRadiusM,
+        order.riderId, order.pickup, order.dropoff, kBookingSearchRadiusM,
         [this](LatLng target, const std::vector<LatLng> &cars) { return m_estimator.etasTo(target, cars); },
-        tokenHash(riderToken));
+        tokenHash(pending->riderToken));
     if (booked.result == FleetStore::BookResult::NoCarAvailable)
         throwApiError(409, "no_car_available",
                       QStringLiteral("no car is available near the pickup; try again shortly"));
     if (booked.result == FleetStore::BookResult::CapacityFull)
         throwApiError(503, "booking_capacity", QStringLiteral("too many open bookings; try again shortly"));
-    pricing.recordBookingPrice(booked.booking.id, price.kept);
+    if (booked.result == FleetStore::BookResult::IdsUnavailable)
+        throwApiError(
+            503, "ledger_unavailable",
+            QStringLiteral("the booking could not be recorded durably: the cluster's database is unavailable"));
+    const RidePrice &price = pending->price;
+    PricingBoard(m_fleet.pricing()).recordBookingPrice(booked.booking.id, price.kept);
 
     QJsonObject out = bookingJson(booked.booking);
     out.insert(QStringLiteral("car"), carJson(booked.car));
-    out.insert(QStringLiteral("rider_token"), QString::fromLatin1(riderToken));
+    out.insert(QStringLiteral("rider_token"), QString::fromLatin1(pending->riderToken));
     if (price.quote)
         out.insert(QStringLiteral("quote"), fareJson(price.quote->fare, price.quote->tariff));
     ApiResponse response = jsonResponse(out, 201);
     const uint64_t id = booked.booking.id;
     response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
-    // Not acknowledged before it is durable; if it cannot be, the car is freed again.
-    return afterCommit(request, bookingRecord(booked.booking, price.kept), std::move(response),
-                       [fleet = &m_fleet, id](bool committed) {
-                           if (!committed)
-                               fleet->cancel(id);
-                       });
+    if (!m_ledger)
+        return response;
+    // Not acknowledged before it is durable; if it cannot be, the car is freed again. In a
+    // cluster the commit is also the claim of the car: when another node claimed it first, this
+    // booking is dropped and the next car tried. Each try takes one car off this node's
+    // candidates, so the tries end: booked, or no car left (409).
+    const int carId = booked.booking.carId;
+    m_ledger->append(bookingRecord(booked.booking, price.kept), [this, reply, pending, response = std::move(response),
+                                                                 id, carId](bool committed, const QString &error) {
+        if (committed) {
+            m_fleet.announce(id);
+            (*reply)(response);
+            return;
+        }
+        m_fleet.cancel(id);
+        if (!error.startsWith(QLatin1String(kLedgerCarTaken))) {
+            (*reply)(errorResponse(503, "ledger_unavailable",
+                                   QStringLiteral("the booking could not be recorded durably: %1").arg(error)));
+            return;
+        }
+        m_fleet.carTakenElsewhere(carId);
+        try {
+            const ApiResponse again = placeBooking(reply, pending);
+            if (again.status != ApiResponse::kDeferred)
+                (*reply)(again);
+        } catch (const ApiException &refused) {
+            (*reply)(refused.response);
+        }
+    });
+    return deferredResponse();
 }
 
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const

@@ -3,9 +3,12 @@
 #include "http/BookingRateLimiter.h"
 #include "wire/HttpTypes.h"
 #include "ledger/LedgerRecords.h"
+#include "pricing/PricedRide.h"
 #include "pricing/Tariff.h"
+#include "wire/RequestInput.h"
 
 #include <functional>
+#include <memory>
 
 namespace taxicore {
 
@@ -26,6 +29,14 @@ private:
     ApiResponse putPosition(const ApiRequest &request);
     ApiResponse nearby(const ApiRequest &request) const;
     ApiResponse createBooking(const ApiRequest &request);
+    // A booking order with what is decided once, before any car is tried: the rider's token and price.
+    struct PendingBooking {
+        BookingOrder order;
+        QByteArray riderToken;
+        RidePrice price;
+    };
+    ApiResponse placeBooking(const std::shared_ptr<const DeferredReply> &reply,
+                             const std::shared_ptr<const PendingBooking> &pending) const;
     ApiResponse getBooking(const ApiRequest &request) const;
     ApiResponse pickup(const ApiRequest &request);
     ApiResponse complete(const ApiRequest &request);

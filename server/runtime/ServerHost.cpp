@@ -3,6 +3,9 @@
 #include "city/City.h"
 #include "dispatch/FleetLedger.h"
 #include "dispatch/FleetSimulator.h"
+#include "cluster/ClusterFleet.h"
+#include "cluster/FleetBackend.h"
+#include "cluster/LeaderLease.h"
 #include "fleet/FleetStore.h"
 #include "region/SharedRegion.h"
 #include "region/WorkerProtocol.h"
@@ -13,6 +16,7 @@
 #include "runtime/AccessSettings.h"
 #include "runtime/AdminTokenFile.h"
 #include "runtime/CityLocator.h"
+#include "runtime/ClusterResync.h"
 #include "runtime/DataDirLock.h"
 #include "control/EventLog.h"
 #include "runtime/RuntimeController.h"
@@ -21,6 +25,7 @@
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QRandomGenerator>
 #include <QStandardPaths>
 #include <QThread>
 
@@ -63,8 +68,9 @@ bool ServerHost::start(QString &error)
     m_region = SharedRegion::create(error);
     if (!m_region)
         return false;
-    // The fleet backend is chosen here, once (fleet/FleetStore.h): today the embedded default.
-    m_fleet = FleetStore::open(*m_region, {}, &error);
+    // The fleet backend is chosen here, once: this machine's region, or a cluster node's copy.
+    m_nodeOrigin = QRandomGenerator::system()->generate64() | 1;
+    m_fleet = openFleetBackend(*m_region, {m_options.fleetUrl, m_options.ledgerUrl, true, m_nodeOrigin}, &error);
     if (!m_fleet)
         return false;
     m_fleet->control().startedMs.store(clock::monotonicMs());
@@ -97,7 +103,22 @@ bool ServerHost::start(QString &error)
     m_simulationThread->setObjectName(QStringLiteral("taxicore-sim"));
     m_simulator->moveToThread(m_simulationThread.get());
     m_simulationThread->start();
-    QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::start, Qt::QueuedConnection);
+    if (auto *cluster = dynamic_cast<ClusterFleet *>(m_fleet.get()))
+        cluster->setResync([reader = &m_ledger->reader()](ClusterFleet &fleet) { resyncFromLedger(fleet, *reader); });
+    if (isClusterFleetUrl(m_options.fleetUrl)) {
+        // One simulator and demand generator in a cluster: on the node holding the leader lock.
+        m_leaderLease = std::make_unique<LeaderLease>(
+            m_options.ledgerUrl, [simulator = m_simulator.get(), fleet = m_fleet.get()](bool leads) {
+                EventLog(fleet->control())
+                    .append("leader", leads ? QStringLiteral("this node leads the cluster: the simulator and "
+                                                             "demand generator run here")
+                                            : QStringLiteral("this node no longer leads the cluster"));
+                QMetaObject::invokeMethod(simulator, leads ? &FleetSimulator::start : &FleetSimulator::stop,
+                                          Qt::QueuedConnection);
+            });
+    } else {
+        QMetaObject::invokeMethod(m_simulator.get(), &FleetSimulator::start, Qt::QueuedConnection);
+    }
 
     m_thread = std::make_unique<PrimaryIoThread>(m_options, *m_fleet, m_city, m_ledger.get(), m_options.limits);
     const PrimaryIoThread::Started started = m_thread->startAndWait();
@@ -242,6 +263,9 @@ void ServerHost::stop(int graceMs)
         m_thread->drainAndStop(graceMs);
         m_thread.reset();
     }
+    m_leaderLease.reset(); // another node leads from now on
+    if (auto *cluster = dynamic_cast<ClusterFleet *>(m_fleet.get()))
+        cluster->setResync({}); // it reads the ledger, which closes below
     // Before the ledger closes: the simulator records arrivals and generated rides in it.
     if (m_simulationThread) {
         // Its timer belongs to the simulation thread and must be stopped there.

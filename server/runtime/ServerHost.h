@@ -19,6 +19,7 @@ class FleetSimulator;
 class Ledger;
 class FleetStore;
 class DataDirLock;
+class LeaderLease;
 class PrimaryIoThread;
 class SharedRegion;
 
@@ -76,6 +77,8 @@ private:
     std::unique_ptr<Ledger> m_ledger;
     std::unique_ptr<FleetStore> m_fleet;
     std::unique_ptr<FleetSimulator> m_simulator;
+    std::unique_ptr<LeaderLease> m_leaderLease; // a cluster node: runs the simulator while it leads
+    quint64 m_nodeOrigin = 0;                   // names this node on a cluster's feed
     std::unique_ptr<QThread> m_simulationThread;
     std::unique_ptr<PrimaryIoThread> m_thread;
     std::unique_ptr<QThread> m_controlThread;

@@ -98,6 +98,10 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("url")},
         {QStringLiteral("city"), QStringLiteral("City file to load instead of the bundled one."),
          QStringLiteral("path")},
+        {QStringLiteral("fleet"),
+         QStringLiteral("Where the fleet lives: shm: (this machine, the default) or redis://host:port[/db] "
+                        "for a node of a cluster (needs --ledger postgresql://...; docs/cluster.md)."),
+         QStringLiteral("url")},
         {QStringLiteral("workers"), QStringLiteral("Worker processes in processes mode (default: cores)."),
          QStringLiteral("n"), QStringLiteral("0")},
         {QStringLiteral("threads"), QStringLiteral("Handler threads in pool mode (default: cores)."),
@@ -252,6 +256,7 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     }
     options.cityPath = parser.value(QStringLiteral("city"));
+    options.fleetUrl = parser.value(QStringLiteral("fleet"));
     return readConnectionLimits(parser, options.limits, error);
 }
 

@@ -1,0 +1,238 @@
+#include "cluster/ClusterFleet.h"
+
+#include "cluster/FleetDelta.h"
+#include "redis/RedisClient.h"
+#include "redis/RedisEndpoint.h"
+#include "redis/RedisSubscriber.h"
+
+#include <QDebug>
+
+#include <algorithm>
+
+namespace taxicore {
+
+using redis::parseRedisUrl;
+using redis::RedisClient;
+using redis::RedisEndpoint;
+using redis::RedisReply;
+using redis::RedisSubscriber;
+
+namespace {
+
+// Positions waiting to go out: beyond this a flush starts at once instead of waiting kFlushMs.
+constexpr std::size_t kFlushCars = 512;
+// How long open() waits for Redis to answer before refusing to start.
+constexpr int kStartTimeoutMs = 2000;
+
+} // namespace
+
+std::unique_ptr<ClusterFleet> ClusterFleet::open(SharedRegion &region, const Options &options, QString *error)
+{
+    QString why;
+    if (!parseRedisUrl(options.fleetUrl, &why)) {
+        *error = QStringLiteral("--fleet %1: %2").arg(options.fleetUrl, why);
+        return nullptr;
+    }
+    if (!options.ledgerUrl.startsWith(QStringLiteral("postgresql://"))
+        && !options.ledgerUrl.startsWith(QStringLiteral("postgres://"))) {
+        *error = QStringLiteral("--fleet %1 needs --ledger postgresql://...: the nodes of a cluster claim their cars "
+                                "and take their booking ids in one database")
+                     .arg(options.fleetUrl);
+        return nullptr;
+    }
+    std::unique_ptr<ClusterFleet> fleet(new ClusterFleet(region, options));
+    const RedisReply pong = fleet->m_redis->commandAndWait({QByteArrayLiteral("PING")}, kStartTimeoutMs);
+    if (!pong.ok()) {
+        *error = QStringLiteral("--fleet: %1").arg(QString::fromUtf8(pong.text));
+        return nullptr;
+    }
+    return fleet;
+}
+
+ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
+    : FleetStore(region)
+    , m_local(region)
+    , m_ids(options.ledgerUrl)
+    , m_origin(options.origin)
+{
+    const RedisEndpoint endpoint = *parseRedisUrl(options.fleetUrl, nullptr);
+    m_redis = std::make_unique<RedisClient>(endpoint);
+    m_local.setIdSource([this] { return m_ids.next(); });
+    if (options.primary)
+        m_feed = std::make_unique<RedisSubscriber>(
+            endpoint, QList<QByteArray>{QByteArray(kChannel)},
+            [this](const QByteArray &, const QByteArray &payload) { apply(payload); }, [this] { reloadLiveView(); });
+    m_flusher = std::thread([this] { flushLoop(); });
+}
+
+ClusterFleet::~ClusterFleet()
+{
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_stopping = true;
+    }
+    m_flushWake.notify_all();
+    m_flusher.join();
+    m_feed.reset();
+}
+
+void ClusterFleet::initialiseCars(int count, const std::function<LatLng(int id)> &place)
+{
+    m_local.initialiseCars(count, place);
+}
+
+std::optional<CarSnapshot> ClusterFleet::updatePosition(int id, LatLng position, float heading, float speedKmh,
+                                                        bool fromDevice)
+{
+    const auto before = m_local.car(id);
+    const auto after = m_local.updatePosition(id, position, heading, speedKmh, fromDevice);
+    if (!after)
+        return after;
+    queueCar(*after);
+    // The move brought the car to its pickup: the booking is arriving, on every node.
+    if (before && before->state == CarState::ToPickup && after->state == CarState::Waiting && after->bookingId)
+        announce(after->bookingId);
+    return after;
+}
+
+FleetStore::Transition ClusterFleet::settle(const Transition &move, bool committed)
+{
+    Transition settled = m_local.settle(move, committed);
+    if (committed && settled.result == TransitionResult::Done)
+        announce(settled.booking.id);
+    return settled;
+}
+
+void ClusterFleet::announce(uint64_t bookingId)
+{
+    const auto booking = m_local.booking(bookingId);
+    if (!booking)
+        return;
+    FleetDelta delta;
+    delta.kind = FleetDelta::Kind::Booking;
+    delta.origin = m_origin;
+    delta.booking = *booking;
+    publish(encodeFleetDelta(delta));
+}
+
+void ClusterFleet::queueCar(const CarSnapshot &car)
+{
+    bool full = false;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_pending[car.id] = car;
+        full = m_pending.size() >= kFlushCars;
+    }
+    if (full)
+        m_flushWake.notify_one();
+}
+
+void ClusterFleet::setResync(Resync resync)
+{
+    std::lock_guard running(m_resyncRunning);
+    std::lock_guard lock(m_pendingMutex);
+    m_resync = std::move(resync);
+    m_resyncWanted = true;
+}
+
+std::vector<BookingSnapshot> ClusterFleet::openBookings() const
+{
+    std::vector<BookingSnapshot> open = m_local.recentBookings(kBookingCapacity);
+    open.erase(std::remove_if(open.begin(), open.end(), [](const BookingSnapshot &b) { return !isOpen(b.state); }),
+               open.end());
+    return open;
+}
+
+void ClusterFleet::flushLoop()
+{
+    std::unordered_map<int, CarSnapshot> batch;
+    auto lastResync = std::chrono::steady_clock::now();
+    std::unique_lock lock(m_pendingMutex);
+    while (!m_stopping) {
+        m_flushWake.wait_for(lock, std::chrono::milliseconds(kFlushMs),
+                             [this] { return m_stopping || m_pending.size() >= kFlushCars; });
+        const auto now = std::chrono::steady_clock::now();
+        if (m_resync && (m_resyncWanted || now - lastResync >= std::chrono::milliseconds(kResyncMs))) {
+            m_resyncWanted = false;
+            lastResync = now;
+            lock.unlock();
+            {
+                std::lock_guard running(m_resyncRunning);
+                Resync resync;
+                {
+                    std::lock_guard again(m_pendingMutex);
+                    resync = m_resync; // cleared meanwhile: the ledger is closing
+                }
+                if (resync) {
+                    resync(*this);
+                    m_resyncs.fetch_add(1, std::memory_order_relaxed);
+                }
+            }
+            lock.lock();
+        }
+        if (m_pending.empty())
+            continue;
+        batch.swap(m_pending);
+        lock.unlock();
+        FleetDelta delta;
+        delta.origin = m_origin;
+        delta.cars.reserve(batch.size());
+        QList<QByteArray> view{QByteArrayLiteral("HSET"), QByteArray(kCarsKey)};
+        for (const auto &[id, car] : batch) {
+            delta.cars.push_back(car);
+            view << QByteArray::number(id) << encodeCar(car);
+        }
+        publish(encodeFleetDelta(delta));
+        m_redis->command(view);
+        m_published.fetch_add(batch.size(), std::memory_order_relaxed);
+        batch.clear();
+        lock.lock();
+    }
+}
+
+void ClusterFleet::publish(const QByteArray &delta)
+{
+    // Fire and forget: a node that misses a message reloads the live view when it resubscribes,
+    // and the database, not the feed, decides every claim.
+    m_redis->command({QByteArrayLiteral("PUBLISH"), QByteArray(kChannel), delta});
+}
+
+void ClusterFleet::apply(const QByteArray &payload)
+{
+    const auto delta = decodeFleetDelta(payload);
+    if (!delta) {
+        m_unreadable.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    if (delta->origin == m_origin)
+        return; // this node's own change: its copy has it
+    if (delta->kind == FleetDelta::Kind::Cars)
+        for (const CarSnapshot &car : delta->cars)
+            m_local.applyRemotePosition(car);
+    else if (!m_local.applyRemoteBooking(delta->booking))
+        qWarning().noquote() << "cluster: no room for booking" << delta->booking.id << "in this node's copy";
+    m_applied.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ClusterFleet::reloadLiveView()
+{
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_resyncWanted = true; // bookings announced while this node was not listening
+    }
+    m_redis->command({QByteArrayLiteral("HGETALL"), QByteArray(kCarsKey)}, [this](const RedisReply &reply) {
+        if (reply.type != RedisReply::Type::Array)
+            return;
+        for (std::size_t i = 1; i < reply.elements.size(); i += 2)
+            if (const auto car = decodeCar(reply.elements[i].text))
+                m_local.applyRemotePosition(*car);
+    });
+}
+
+ClusterFleet::Stats ClusterFleet::stats() const
+{
+    return {m_applied.load(std::memory_order_relaxed), m_unreadable.load(std::memory_order_relaxed),
+            m_published.load(std::memory_order_relaxed), m_resyncs.load(std::memory_order_relaxed)};
+}
+
+} // namespace taxicore

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "cluster/ClusterIds.h"
+#include "fleet/SharedMemoryFleet.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace taxicore {
+
+namespace redis {
+class RedisClient;
+class RedisSubscriber;
+} // namespace redis
+
+// A node of a cluster: its copy of the fleet lives in this machine's region (SharedMemoryFleet,
+// so nearby, ETAs and the live feed stay local scans), the truth in PostgreSQL (the ledger claims
+// each booked car in its commit: ledger/PostgresLedger), and what every node changed travels on a
+// Redis channel to the others' copies:
+//   - positions, batched every kFlushMs, also kept in the Redis hash taxicore:cars (the shared
+//     live view a node reloads on every (re)subscribe: messages sent while it was away are lost);
+//   - bookings as they committed (announce()), whose states only move forward in a copy.
+// Booking ids come from a PostgreSQL sequence (ClusterIds): unique across nodes. Every process of
+// the node publishes what it changed; only the primary subscribes and applies the others'.
+class ClusterFleet final : public FleetStore {
+public:
+    static constexpr int kFlushMs = 10;
+    static constexpr int kResyncMs = 30'000;
+    static constexpr const char *kChannel = "taxicore:fleet";
+    static constexpr const char *kCarsKey = "taxicore:cars";
+
+    struct Options {
+        QString fleetUrl;  // redis://host:port[/db]
+        QString ledgerUrl; // postgresql://...: where ids come from
+        bool primary = false;
+        quint64 origin = 0; // the node: the same in the primary and its workers
+    };
+    // Null with `error` naming the problem (a bad URL, Redis or PostgreSQL not answering).
+    static std::unique_ptr<ClusterFleet> open(SharedRegion &region, const Options &options, QString *error);
+    ~ClusterFleet() override;
+
+    void initialiseCars(int count, const std::function<LatLng(int id)> &place) override;
+    int carCount() const override { return m_local.carCount(); }
+    std::optional<CarSnapshot> car(int id) const override { return m_local.car(id); }
+    std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
+                                              bool fromDevice) override;
+    void setEta(uint64_t id, uint32_t etaS) override { m_local.setEta(id, etaS); }
+    void setDestination(uint64_t id, LatLng destination) override { m_local.setDestination(id, destination); }
+    bool isDeviceDriven(int id) const override { return m_local.isDeviceDriven(id); }
+    std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit, bool availableOnly = false) const override
+    {
+        return m_local.nearby(centre, radiusM, limit, availableOnly);
+    }
+    Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff, double radiusM,
+                 const EtaRanker &etas, const QByteArray &riderTokenHash = {}) override
+    {
+        return m_local.book(riderId, pickup, dropoff, radiusM, etas, riderTokenHash);
+    }
+    std::optional<BookingSnapshot> booking(uint64_t id) const override { return m_local.booking(id); }
+    bool restoreBooking(const BookingSnapshot &booking, const TripProgress &progress = {}) override
+    {
+        return m_local.restoreBooking(booking, progress);
+    }
+    std::vector<BookingSnapshot> recentBookings(int max) const override { return m_local.recentBookings(max); }
+    Transition beginPickup(uint64_t id) override { return m_local.beginPickup(id); }
+    Transition beginComplete(uint64_t id,
+                             const std::function<double(double distanceM, double seconds)> &fareFor) override
+    {
+        return m_local.beginComplete(id, fareFor);
+    }
+    Transition beginCancel(uint64_t id) override { return m_local.beginCancel(id); }
+    Transition beginExpire(uint64_t id) override { return m_local.beginExpire(id); }
+    Transition settle(const Transition &move, bool committed) override;
+    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override
+    {
+        return m_local.reassign(id, carId, radiusM, etas);
+    }
+    void announce(uint64_t bookingId) override;
+    void carTakenElsewhere(int carId) override { m_local.holdCar(carId); }
+
+    // Brings the copy's bookings in line with the database: run by the primary after every
+    // (re)subscribe (messages sent while Redis was away are lost) and every kResyncMs, on the
+    // feed's flush thread. Set by the runtime, which reads the ledger; setResync({}) returns once no
+    // resync runs any more (before the ledger closes).
+    using Resync = std::function<void(ClusterFleet &fleet)>;
+    void setResync(Resync resync);
+    // A booking as the database has it (resync): applied like another node's announcement.
+    bool applyCommitted(const BookingSnapshot &booking) { return m_local.applyRemoteBooking(booking); }
+    // The open bookings of this copy, and freeing cars held for bookings the database does not know.
+    std::vector<BookingSnapshot> openBookings() const;
+    int releaseHeldCars() { return m_local.releaseHeldCars(); }
+
+    // Feed messages this node applied / dropped as unreadable, and positions it published.
+    struct Stats {
+        quint64 applied = 0;
+        quint64 unreadable = 0;
+        quint64 published = 0;
+        quint64 resyncs = 0;
+    };
+    Stats stats() const;
+
+private:
+    ClusterFleet(SharedRegion &region, const Options &options);
+    void queueCar(const CarSnapshot &car);
+    void flushLoop();
+    void publish(const QByteArray &delta);
+    void apply(const QByteArray &payload);
+    void reloadLiveView();
+
+    SharedMemoryFleet m_local;
+    ClusterIds m_ids;
+    quint64 m_origin;
+    std::unique_ptr<redis::RedisClient> m_redis;
+    std::unique_ptr<redis::RedisSubscriber> m_feed; // primary only
+
+    std::mutex m_pendingMutex;
+    std::condition_variable m_flushWake;
+    std::unordered_map<int, CarSnapshot> m_pending; // newest position per car since the last flush
+    bool m_stopping = false;
+    bool m_resyncWanted = false; // set on every (re)subscribe
+    Resync m_resync;             // under m_pendingMutex
+    std::mutex m_resyncRunning;  // held while a resync runs: setResync() waits for it
+    std::thread m_flusher;
+
+    std::atomic<quint64> m_applied{0};
+    std::atomic<quint64> m_unreadable{0};
+    std::atomic<quint64> m_published{0};
+    std::atomic<quint64> m_resyncs{0};
+};
+
+} // namespace taxicore

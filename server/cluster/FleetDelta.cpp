@@ -1,0 +1,134 @@
+#include "cluster/FleetDelta.h"
+
+#include <QDataStream>
+#include <QIODevice>
+
+namespace taxicore {
+
+namespace {
+
+constexpr quint32 kMagic = 0x54434644; // "TCFD"
+constexpr quint8 kVersion = 1;
+// A message carries at most this many cars: a flush of the busiest tick fits, garbage does not
+// make the reader allocate.
+constexpr quint32 kMaxCarsPerDelta = 100'000;
+constexpr qsizetype kCarBytes = 4 + 8 + 8 + 4 + 4 + 1 + 8 + 8 + 8; // what writeCar() writes
+
+void writeCar(QDataStream &out, const CarSnapshot &c)
+{
+    out << qint32(c.id) << c.position.lat << c.position.lng << c.heading << c.speedKmh << quint8(c.state)
+        << quint64(c.bookingId) << qint64(c.updatedMs) << c.odometerM;
+}
+
+bool readCar(QDataStream &in, CarSnapshot &c)
+{
+    qint32 id = 0;
+    quint8 state = 0;
+    quint64 booking = 0;
+    qint64 updated = 0;
+    in >> id >> c.position.lat >> c.position.lng >> c.heading >> c.speedKmh >> state >> booking >> updated
+        >> c.odometerM;
+    c.id = id;
+    c.state = static_cast<CarState>(state);
+    c.bookingId = booking;
+    c.updatedMs = updated;
+    return in.status() == QDataStream::Ok;
+}
+
+void writeBooking(QDataStream &out, const BookingSnapshot &b)
+{
+    out << quint64(b.id) << quint8(b.state) << qint32(b.carId) << b.riderId << b.pickup.lat << b.pickup.lng
+        << b.hasDropoff << b.dropoff.lat << b.dropoff.lng << quint32(b.etaS) << qint64(b.createdMs)
+        << qint64(b.arrivedMs) << qint64(b.pickupMs) << qint64(b.endedMs) << b.startOdometerM << b.distanceM << b.fare
+        << b.riderTokenHash << b.hasDestination << b.destination.lat << b.destination.lng << b.durationS;
+}
+
+bool readBooking(QDataStream &in, BookingSnapshot &b)
+{
+    quint64 id = 0;
+    quint8 state = 0;
+    qint32 car = 0;
+    quint32 eta = 0;
+    qint64 created = 0, arrived = 0, pickedUp = 0, ended = 0;
+    in >> id >> state >> car >> b.riderId >> b.pickup.lat >> b.pickup.lng >> b.hasDropoff >> b.dropoff.lat
+        >> b.dropoff.lng >> eta >> created >> arrived >> pickedUp >> ended >> b.startOdometerM >> b.distanceM >> b.fare
+        >> b.riderTokenHash >> b.hasDestination >> b.destination.lat >> b.destination.lng >> b.durationS;
+    b.id = id;
+    b.state = static_cast<BookingState>(state);
+    b.carId = car;
+    b.etaS = eta;
+    b.createdMs = created;
+    b.arrivedMs = arrived;
+    b.pickupMs = pickedUp;
+    b.endedMs = ended;
+    return in.status() == QDataStream::Ok;
+}
+
+QDataStream &prepared(QDataStream &stream)
+{
+    stream.setVersion(QDataStream::Qt_6_4);
+    stream.setFloatingPointPrecision(QDataStream::DoublePrecision);
+    return stream;
+}
+
+} // namespace
+
+QByteArray encodeFleetDelta(const FleetDelta &delta)
+{
+    QByteArray bytes;
+    QDataStream out(&bytes, QIODevice::WriteOnly);
+    prepared(out) << kMagic << kVersion << quint8(delta.kind) << delta.origin;
+    if (delta.kind == FleetDelta::Kind::Cars) {
+        out << quint32(delta.cars.size());
+        for (const CarSnapshot &c : delta.cars)
+            writeCar(out, c);
+    } else {
+        writeBooking(out, delta.booking);
+    }
+    return bytes;
+}
+
+std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
+{
+    QDataStream in(bytes);
+    quint32 magic = 0;
+    quint8 version = 0, kind = 0;
+    FleetDelta delta;
+    prepared(in) >> magic >> version >> kind >> delta.origin;
+    if (in.status() != QDataStream::Ok || magic != kMagic || version != kVersion)
+        return std::nullopt;
+    delta.kind = static_cast<FleetDelta::Kind>(kind);
+    if (delta.kind == FleetDelta::Kind::Cars) {
+        quint32 count = 0;
+        in >> count;
+        if (in.status() != QDataStream::Ok || count > kMaxCarsPerDelta || qsizetype(count) * kCarBytes > bytes.size())
+            return std::nullopt;
+        delta.cars.resize(count);
+        for (CarSnapshot &c : delta.cars)
+            if (!readCar(in, c))
+                return std::nullopt;
+        return delta;
+    }
+    if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking))
+        return delta;
+    return std::nullopt;
+}
+
+QByteArray encodeCar(const CarSnapshot &car)
+{
+    QByteArray bytes;
+    QDataStream out(&bytes, QIODevice::WriteOnly);
+    writeCar(prepared(out), car);
+    return bytes;
+}
+
+std::optional<CarSnapshot> decodeCar(const QByteArray &bytes)
+{
+    QDataStream in(bytes);
+    CarSnapshot car;
+    if (!readCar(prepared(in), car))
+        return std::nullopt;
+    return car;
+}
+
+} // namespace taxicore

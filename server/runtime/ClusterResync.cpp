@@ -1,0 +1,34 @@
+#include "runtime/ClusterResync.h"
+
+#include "cluster/ClusterFleet.h"
+#include "dispatch/FleetLedger.h"
+#include "ledger/LedgerQueries.h"
+
+#include <QDebug>
+#include <unordered_set>
+
+namespace taxicore {
+
+void resyncFromLedger(ClusterFleet &fleet, const LedgerQueries &reader)
+{
+    const auto open = reader.openBookings();
+    if (!open.ok()) {
+        qWarning().noquote() << "cluster: cannot resync from the ledger:" << open.error;
+        return;
+    }
+    std::unordered_set<uint64_t> openInLedger;
+    for (const BookingRecord &record : open.value) {
+        openInLedger.insert(record.bookingId);
+        fleet.applyCommitted(bookingSnapshotOf(record));
+    }
+    for (const BookingSnapshot &mine : fleet.openBookings()) {
+        if (openInLedger.count(mine.id))
+            continue;
+        const auto stored = reader.booking(mine.id);
+        if (stored.ok() && stored.value && !isOpen(bookingSnapshotOf(stored.value->booking).state))
+            fleet.applyCommitted(bookingSnapshotOf(stored.value->booking));
+    }
+    fleet.releaseHeldCars();
+}
+
+} // namespace taxicore

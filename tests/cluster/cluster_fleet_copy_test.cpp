@@ -1,0 +1,280 @@
+// A cluster node's copy of the fleet (cluster/ClusterFleet) without the network: the feed's
+// message format, and how SharedMemoryFleet applies what other nodes announce — two regions in one
+// process stand for two nodes.
+
+#include "cluster/FleetDelta.h"
+#include "fleet/SharedMemoryFleet.h"
+#include "region/SharedRegion.h"
+
+#include <QTest>
+#include <memory>
+
+using namespace taxicore;
+
+namespace {
+
+constexpr LatLng kCentre{57.7000, 11.9700};
+constexpr double kMetreLat = 1.0 / 111'195.0;
+
+LatLng placeNorth(int id)
+{
+    return {kCentre.lat + id * 100 * kMetreLat, kCentre.lng};
+}
+
+// Seconds by straight-line distance at 10 m/s: the nearest car is the one booked.
+std::vector<double> etaByDistance(LatLng pickup, const std::vector<LatLng> &cars)
+{
+    std::vector<double> out;
+    for (const LatLng &car : cars)
+        out.push_back(std::abs(car.lat - pickup.lat) / kMetreLat / 10.0);
+    return out;
+}
+
+struct Node {
+    std::unique_ptr<SharedRegion> region;
+    std::unique_ptr<SharedMemoryFleet> fleet;
+};
+
+Node makeNode(int cars)
+{
+    Node node;
+    QString error;
+    node.region = SharedRegion::create(error);
+    if (!node.region)
+        qFatal("cannot create a region: %s", qPrintable(error));
+    node.fleet = std::make_unique<SharedMemoryFleet>(*node.region);
+    node.fleet->initialiseCars(cars, placeNorth);
+    return node;
+}
+
+CarState carState(const Node &node, int id)
+{
+    return node.fleet->car(id)->state;
+}
+
+} // namespace
+
+class ClusterFleetCopyTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void deltasRoundTrip();
+    void unreadableDeltasAreRefused();
+    void idsComeFromTheSourceAndZeroRefusesTheBooking();
+    void aRemoteBookingTakesItsCarAndStatesOnlyMoveForward();
+    void aRemoteReassignmentMovesTheCar();
+    void aHeldCarIsNoCandidateUntilItsBookingArrives();
+    void aLocalBookingThatLostItsClaimDoesNotFreeTheWinnersCar();
+    void remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival();
+};
+
+void ClusterFleetCopyTest::deltasRoundTrip()
+{
+    FleetDelta cars;
+    cars.origin = 0xabcdef0123456789ULL;
+    CarSnapshot c;
+    c.id = 42;
+    c.position = {57.71, 11.96};
+    c.heading = 90.5f;
+    c.speedKmh = 31.25f;
+    c.state = CarState::OnTrip;
+    c.bookingId = 7;
+    c.updatedMs = 1'700'000'000'123;
+    c.odometerM = 12'345.5;
+    cars.cars = {c, c};
+    cars.cars[1].id = 43;
+    const auto back = decodeFleetDelta(encodeFleetDelta(cars));
+    QVERIFY(back);
+    QCOMPARE(back->kind, FleetDelta::Kind::Cars);
+    QCOMPARE(back->origin, cars.origin);
+    QCOMPARE(int(back->cars.size()), 2);
+    QCOMPARE(back->cars[1].id, 43);
+    QCOMPARE(back->cars[0].position.lat, c.position.lat);
+    QCOMPARE(back->cars[0].heading, c.heading);
+    QCOMPARE(back->cars[0].state, CarState::OnTrip);
+    QCOMPARE(back->cars[0].bookingId, uint64_t(7));
+    QCOMPARE(back->cars[0].updatedMs, c.updatedMs);
+    QCOMPARE(back->cars[0].odometerM, c.odometerM);
+    QCOMPARE(decodeCar(encodeCar(c))->odometerM, c.odometerM);
+
+    FleetDelta booking;
+    booking.kind = FleetDelta::Kind::Booking;
+    booking.origin = 5;
+    BookingSnapshot &b = booking.booking;
+    b.id = 1u << 20;
+    b.state = BookingState::Arriving;
+    b.carId = 3;
+    b.riderId = QStringLiteral("rider-åäö");
+    b.pickup = {57.7, 11.9};
+    b.hasDropoff = true;
+    b.dropoff = {57.72, 11.99};
+    b.etaS = 12;
+    b.createdMs = 1;
+    b.arrivedMs = 2;
+    b.riderTokenHash = QByteArray(32, 'h');
+    b.hasDestination = true;
+    b.destination = {57.73, 11.98};
+    const auto backBooking = decodeFleetDelta(encodeFleetDelta(booking));
+    QVERIFY(backBooking);
+    QCOMPARE(backBooking->kind, FleetDelta::Kind::Booking);
+    QCOMPARE(backBooking->booking.id, b.id);
+    QCOMPARE(backBooking->booking.state, BookingState::Arriving);
+    QCOMPARE(backBooking->booking.riderId, b.riderId);
+    QCOMPARE(backBooking->booking.dropoff.lng, b.dropoff.lng);
+    QCOMPARE(backBooking->booking.riderTokenHash, b.riderTokenHash);
+    QCOMPARE(backBooking->booking.destination.lat, b.destination.lat);
+}
+
+void ClusterFleetCopyTest::unreadableDeltasAreRefused()
+{
+    QVERIFY(!decodeFleetDelta(QByteArray()));
+    QVERIFY(!decodeFleetDelta(QByteArrayLiteral("not a delta at all, just bytes")));
+    FleetDelta one;
+    one.cars.resize(3);
+    QByteArray bytes = encodeFleetDelta(one);
+    QVERIFY(decodeFleetDelta(bytes));
+    QVERIFY(!decodeFleetDelta(bytes.left(bytes.size() - 1))); // truncated
+    QByteArray otherMagic = bytes;
+    otherMagic[0] = char(otherMagic[0] ^ 0x55);
+    QVERIFY(!decodeFleetDelta(otherMagic));
+    // A count that promises more cars than the bytes hold is refused before anything is allocated.
+    QByteArray lying = bytes;
+    const int countAt = 4 + 1 + 1 + 8;
+    lying[countAt] = char(0x00);
+    lying[countAt + 1] = char(0x01); // 65,536+ cars in a message of three
+    QVERIFY(!decodeFleetDelta(lying));
+}
+
+void ClusterFleetCopyTest::idsComeFromTheSourceAndZeroRefusesTheBooking()
+{
+    Node node = makeNode(3);
+    uint64_t next = 5000;
+    node.fleet->setIdSource([&next] { return next++; });
+    const auto first = node.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(first.result, FleetStore::BookResult::Booked);
+    QCOMPARE(first.booking.id, uint64_t(5000));
+    QCOMPARE(node.fleet->recentBookings(5).front().id, uint64_t(5000));
+    node.fleet->setIdSource([] { return uint64_t(0); }); // the database is down
+    const auto refused = node.fleet->book(QStringLiteral("r2"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(refused.result, FleetStore::BookResult::IdsUnavailable);
+    // The car it had reserved is free again.
+    QCOMPARE(carState(node, 2), CarState::Available);
+    QCOMPARE(carState(node, 3), CarState::Available);
+}
+
+void ClusterFleetCopyTest::aRemoteBookingTakesItsCarAndStatesOnlyMoveForward()
+{
+    Node a = makeNode(3), b = makeNode(3);
+    const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.result, FleetStore::BookResult::Booked);
+    const int car = booked.booking.carId;
+    QVERIFY(b.fleet->applyRemoteBooking(*a.fleet->booking(booked.booking.id)));
+    QCOMPARE(carState(b, car), CarState::ToPickup);
+    QCOMPARE(b.fleet->car(car)->bookingId, booked.booking.id);
+    QCOMPARE(b.fleet->booking(booked.booking.id)->riderId, QStringLiteral("r1"));
+    // B books too: never A's car.
+    const auto other = b.fleet->book(QStringLiteral("r2"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(other.result, FleetStore::BookResult::Booked);
+    QVERIFY(other.booking.carId != car);
+
+    // The car reaches the pickup on A: arriving on B too once announced.
+    a.fleet->updatePosition(car, kCentre, 0, 0, false);
+    QCOMPARE(a.fleet->booking(booked.booking.id)->state, BookingState::Arriving);
+    QVERIFY(b.fleet->applyRemoteBooking(*a.fleet->booking(booked.booking.id)));
+    QCOMPARE(carState(b, car), CarState::Waiting);
+    // A picks up; B hears it, then hears the older "assigned" again (another node's late message).
+    QCOMPARE(a.fleet->pickup(booked.booking.id).result, FleetStore::TransitionResult::Done);
+    const BookingSnapshot onTrip = *a.fleet->booking(booked.booking.id);
+    QVERIFY(b.fleet->applyRemoteBooking(onTrip));
+    QCOMPARE(carState(b, car), CarState::OnTrip);
+    QVERIFY(b.fleet->applyRemoteBooking(booked.booking)); // stale: ignored
+    QCOMPARE(b.fleet->booking(booked.booking.id)->state, BookingState::OnTrip);
+    QCOMPARE(carState(b, car), CarState::OnTrip);
+
+    // Completed on A: the car is free on B too, and a late "on trip" does not take it again.
+    QCOMPARE(a.fleet->complete(booked.booking.id, [](double, double) { return 99.0; }).result,
+             FleetStore::TransitionResult::Done);
+    QVERIFY(b.fleet->applyRemoteBooking(*a.fleet->booking(booked.booking.id)));
+    QCOMPARE(b.fleet->booking(booked.booking.id)->state, BookingState::Completed);
+    QCOMPARE(b.fleet->booking(booked.booking.id)->fare, 99.0);
+    QCOMPARE(carState(b, car), CarState::Available);
+    QVERIFY(b.fleet->applyRemoteBooking(onTrip));
+    QCOMPARE(carState(b, car), CarState::Available);
+}
+
+void ClusterFleetCopyTest::aRemoteReassignmentMovesTheCar()
+{
+    Node a = makeNode(3), b = makeNode(3);
+    const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QVERIFY(b.fleet->applyRemoteBooking(booked.booking));
+    const int firstCar = booked.booking.carId;
+    const auto moved = a.fleet->reassign(booked.booking.id, 3, 5000, etaByDistance);
+    QCOMPARE(moved.result, FleetStore::ReassignResult::Done);
+    QVERIFY(b.fleet->applyRemoteBooking(moved.booking));
+    QCOMPARE(b.fleet->booking(booked.booking.id)->carId, 3);
+    QCOMPARE(carState(b, 3), CarState::ToPickup);
+    QCOMPARE(carState(b, firstCar), CarState::Available);
+}
+
+void ClusterFleetCopyTest::aHeldCarIsNoCandidateUntilItsBookingArrives()
+{
+    Node a = makeNode(3), b = makeNode(3);
+    // The database told B that car 1 (the nearest) is someone else's, before that booking's
+    // announcement reached B.
+    b.fleet->holdCar(1);
+    const auto second = b.fleet->book(QStringLiteral("r2"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(second.booking.carId, 2);
+    const auto winner = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(winner.booking.carId, 1);
+    QVERIFY(b.fleet->applyRemoteBooking(winner.booking));
+    QCOMPARE(b.fleet->car(1)->bookingId, winner.booking.id);
+    // When that booking ends, B can book car 1 again.
+    QCOMPARE(a.fleet->cancel(winner.booking.id).result, FleetStore::TransitionResult::Done);
+    QVERIFY(b.fleet->applyRemoteBooking(*a.fleet->booking(winner.booking.id)));
+    QCOMPARE(carState(b, 1), CarState::Available);
+}
+
+void ClusterFleetCopyTest::aLocalBookingThatLostItsClaimDoesNotFreeTheWinnersCar()
+{
+    Node a = makeNode(2), b = makeNode(2);
+    uint64_t aIds = 100, bIds = 200; // ids from the cluster's sequence: distinct across nodes
+    a.fleet->setIdSource([&aIds] { return aIds++; });
+    b.fleet->setIdSource([&bIds] { return bIds++; });
+    // Both nodes reserve car 1 in their own copy; the database gives it to A.
+    const auto mine = b.fleet->book(QStringLiteral("loser"), kCentre, std::nullopt, 5000, etaByDistance);
+    const auto winner = a.fleet->book(QStringLiteral("winner"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(mine.booking.carId, 1);
+    QCOMPARE(winner.booking.carId, 1);
+    // A's announcement reaches B before B's ledger reports the lost claim.
+    QVERIFY(b.fleet->applyRemoteBooking(winner.booking));
+    b.fleet->cancel(mine.booking.id); // what the API does on car_taken
+    b.fleet->carTakenElsewhere(1);
+    QCOMPARE(b.fleet->car(1)->bookingId, winner.booking.id);
+    QCOMPARE(carState(b, 1), CarState::ToPickup);
+    QCOMPARE(b.fleet->booking(mine.booking.id)->state, BookingState::Cancelled);
+}
+
+void ClusterFleetCopyTest::remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival()
+{
+    Node a = makeNode(2), b = makeNode(2);
+    const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QVERIFY(b.fleet->applyRemoteBooking(booked.booking));
+    CarSnapshot moved = *a.fleet->car(booked.booking.carId);
+    moved.position = kCentre; // at the pickup
+    moved.odometerM = 777;
+    moved.updatedMs = clock::wallMs() + 1000;
+    b.fleet->applyRemotePosition(moved);
+    const CarSnapshot seen = *b.fleet->car(moved.id);
+    QCOMPARE(seen.position.lat, kCentre.lat);
+    QCOMPARE(seen.odometerM, 777.0);
+    // The node that moved the car marks the arrival and announces it; B's copy does not guess.
+    QCOMPARE(b.fleet->booking(booked.booking.id)->state, BookingState::Assigned);
+    CarSnapshot older = moved;
+    older.position = placeNorth(9);
+    older.updatedMs = moved.updatedMs - 1;
+    b.fleet->applyRemotePosition(older);
+    QCOMPARE(b.fleet->car(moved.id)->position.lat, kCentre.lat);
+}
+
+QTEST_GUILESS_MAIN(ClusterFleetCopyTest)
+#include "cluster_fleet_copy_test.moc"
