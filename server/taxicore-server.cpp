@@ -35,10 +35,15 @@ int main(int argc, char *argv[])
     QCommandLineOption workerOption(QStringLiteral("worker"), QStringLiteral("Run as a worker process (internal)."));
     QCommandLineOption workerIndexOption(QStringLiteral("worker-index"), QStringLiteral("Worker slot (internal)."),
                                          QStringLiteral("n"), QStringLiteral("1"));
+    QCommandLineOption nodeOriginOption(QStringLiteral("node-origin"),
+                                        QStringLiteral("The cluster node's name on its feed (internal)."),
+                                        QStringLiteral("n"), QStringLiteral("0"));
     workerOption.setFlags(QCommandLineOption::HiddenFromHelp);
     workerIndexOption.setFlags(QCommandLineOption::HiddenFromHelp);
+    nodeOriginOption.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(workerOption);
     parser.addOption(workerIndexOption);
+    parser.addOption(nodeOriginOption);
     parser.process(app);
     QString error;
     if (parser.isSet(workerOption)) {
@@ -52,9 +57,17 @@ int main(int argc, char *argv[])
             return 2;
         }
         taxicore::setTrustedProxies(std::move(proxies)); // before it serves: read-only from then on
-        return taxicore::runWorker(parser.value(workerIndexOption).toInt(), parser.value(QStringLiteral("city")),
-                                   parser.value(QStringLiteral("data-dir")), parser.value(QStringLiteral("durability")),
-                                   parser.value(QStringLiteral("ledger")), limits, feedIdleTimeoutMs);
+        taxicore::WorkerOptions worker;
+        worker.index = parser.value(workerIndexOption).toInt();
+        worker.cityPath = parser.value(QStringLiteral("city"));
+        worker.dataDir = parser.value(QStringLiteral("data-dir"));
+        worker.durability = parser.value(QStringLiteral("durability"));
+        worker.ledgerUrl = parser.value(QStringLiteral("ledger"));
+        worker.fleetUrl = parser.value(QStringLiteral("fleet"));
+        worker.nodeOrigin = parser.value(nodeOriginOption).toULongLong();
+        worker.limits = limits;
+        worker.feedIdleTimeoutMs = feedIdleTimeoutMs;
+        return taxicore::runWorker(worker);
     }
 
     taxicore::ServerOptions options;

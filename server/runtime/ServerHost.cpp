@@ -161,7 +161,9 @@ bool ServerHost::openLedger(QString &error)
     options.durability = parseLedgerDurability(m_options.durability).value_or(LedgerDurability::Normal);
     options.url = m_options.ledgerUrl;
     // The primary holds a node slot of a shared ledger: the fleet's booking ids are this node's own.
-    options.claimNodeSlot = true;
+    // A cluster node's fleet takes its ids from the cluster's sequence instead (cluster/ClusterIds),
+    // dense across nodes as its copy's booking ring needs.
+    options.claimNodeSlot = !isClusterFleetUrl(m_options.fleetUrl);
     Ledger::Opened opened = Ledger::open(options);
     if (!opened.ledger) {
         error = QStringLiteral("cannot open the ledger: %1").arg(opened.error);
@@ -208,6 +210,9 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
         workers.extraArgs << QStringLiteral("--trusted-proxy") << range;
     if (!m_options.ledgerUrl.isEmpty()) // workers append to the same ledger as the primary
         workers.extraArgs << QStringLiteral("--ledger") << m_options.ledgerUrl;
+    if (!m_options.fleetUrl.isEmpty()) // and, on a cluster node, publish on its feed under its name
+        workers.extraArgs << QStringLiteral("--fleet") << m_options.fleetUrl << QStringLiteral("--node-origin")
+                          << QString::number(m_nodeOrigin);
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
     workers.limits = m_options.limits;

@@ -1,5 +1,7 @@
 #include "runtime/WorkerMain.h"
 
+#include "cluster/FleetBackend.h"
+
 #include "city/City.h"
 #include "fleet/FleetStore.h"
 #include "region/SharedRegion.h"
@@ -38,9 +40,9 @@ void fail(const QString &message)
 
 } // namespace
 
-int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
-              const QString &ledgerUrl, ConnectionLimits limits, int feedIdleTimeoutMs)
+int runWorker(const WorkerOptions &options)
 {
+    const int workerIndex = options.index;
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
     QString error;
@@ -49,8 +51,10 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         fail(error);
         return 1;
     }
-    // The same backend as the primary's (ServerHost::start).
-    const std::unique_ptr<FleetStore> fleetStore = FleetStore::open(*region, {}, &error);
+    // The same backend as the primary's (ServerHost::start); in a cluster it publishes what this
+    // worker changes, under the primary's name, and leaves applying the others' to the primary.
+    const std::unique_ptr<FleetStore> fleetStore =
+        openFleetBackend(*region, {options.fleetUrl, options.ledgerUrl, false, options.nodeOrigin}, &error);
     if (!fleetStore) {
         fail(error);
         return 1;
@@ -59,8 +63,8 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
     const AccessSettings access = readAccessSettings(fleet.control().access);
     setOperatorAccessPolicy({access.adminToken, access.trustLoopback, access.deviceToken});
     std::shared_ptr<const city::City> city;
-    if (!cityPath.isEmpty()) {
-        city::CityLoadResult loaded = city::City::load(cityPath);
+    if (!options.cityPath.isEmpty()) {
+        city::CityLoadResult loaded = city::City::load(options.cityPath);
         if (!loaded.city) {
             fail(loaded.error);
             return 1;
@@ -68,17 +72,17 @@ int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, 
         city = loaded.city;
     }
     LedgerOptions ledgerOptions;
-    ledgerOptions.dataDir = dataDir;
-    ledgerOptions.durability = parseLedgerDurability(durability).value_or(LedgerDurability::Normal);
+    ledgerOptions.dataDir = options.dataDir;
+    ledgerOptions.durability = parseLedgerDurability(options.durability).value_or(LedgerDurability::Normal);
     ledgerOptions.verifyOnOpen = false; // the primary verified the file before starting us
-    ledgerOptions.url = ledgerUrl;
+    ledgerOptions.url = options.ledgerUrl;
     Ledger::Opened ledger = Ledger::open(ledgerOptions);
     if (!ledger.ledger) {
         fail(ledger.error);
         return 1;
     }
-    ApiStack stack(fleet, city, ledger.ledger.get(), workerIndex, limits);
-    stack.feed().setIdleTimeoutMs(feedIdleTimeoutMs);
+    ApiStack stack(fleet, city, ledger.ledger.get(), workerIndex, options.limits);
+    stack.feed().setIdleTimeoutMs(options.feedIdleTimeoutMs);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);

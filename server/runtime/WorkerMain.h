@@ -9,8 +9,17 @@ namespace taxicore {
 // A worker process (`taxicore-server --worker`): maps the primary's region (descriptor 3),
 // serves the connections the primary passes over its channel (descriptor 4) or accepts on a
 // listening socket it is given, beats its heartbeat, and drains and exits when told to.
-// `ledgerUrl` is the primary's --ledger (empty: the SQLite file in dataDir).
-int runWorker(int workerIndex, const QString &cityPath, const QString &dataDir, const QString &durability,
-              const QString &ledgerUrl, ConnectionLimits limits, int feedIdleTimeoutMs);
+struct WorkerOptions {
+    int index = 1;
+    QString cityPath;
+    QString dataDir;
+    QString durability;
+    QString ledgerUrl;      // the primary's --ledger (empty: the SQLite file in dataDir)
+    QString fleetUrl;       // the primary's --fleet (empty: the region alone; redis://: a cluster node)
+    quint64 nodeOrigin = 0; // a cluster node's name on the feed: the primary's
+    ConnectionLimits limits;
+    int feedIdleTimeoutMs = 0;
+};
+int runWorker(const WorkerOptions &options);
 
 } // namespace taxicore

@@ -41,7 +41,7 @@ private Q_SLOTS:
     void cleanupTestCase();
 
 private:
-    std::unique_ptr<ServerProcess> startNode();
+    std::unique_ptr<ServerProcess> startNode(const QString &mode);
     // The node whose newest "leader" event says it leads (-1: none), among the running ones.
     int leaderIndex();
     int freeCarsSeenBy(const ServerProcess &node);
@@ -57,10 +57,11 @@ private:
     std::unique_ptr<NginxProcess> m_nginx;
 };
 
-std::unique_ptr<ServerProcess> ClusterExactlyOnceTest::startNode()
+std::unique_ptr<ServerProcess> ClusterExactlyOnceTest::startNode(const QString &mode)
 {
     auto node = std::make_unique<ServerProcess>(
-        QStringList{QStringLiteral("--cars"), QString::number(kCars), QStringLiteral("--ledger"), m_postgres.url(),
+        QStringList{QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"),
+                    QStringLiteral("--cars"), QString::number(kCars), QStringLiteral("--ledger"), m_postgres.url(),
                     QStringLiteral("--fleet"), m_redis.url(), QStringLiteral("--demand-rate"), QStringLiteral("0"),
                     QStringLiteral("--trusted-proxy"), QStringLiteral("127.0.0.1/32"),
                     // Every rider of the burst comes from this test's one address: not a flood to refuse.
@@ -80,7 +81,8 @@ void ClusterExactlyOnceTest::initTestCase()
     QVERIFY2(m_redis.start({}, &error), qPrintable(error));
     QList<quint16> ports;
     for (int i = 0; i < kNodes; ++i) {
-        m_nodes.push_back(startNode());
+        // Each node runs its own execution model; the last one's worker processes publish too.
+        m_nodes.push_back(startNode(i == kNodes - 1 ? QStringLiteral("processes") : QStringLiteral("single")));
         QVERIFY2(m_nodes.back()->isRunning(), qPrintable(m_nodes.back()->stderrText()));
         ports << m_nodes.back()->port();
     }

@@ -23,7 +23,7 @@ namespace {
 
 const QJsonObject kPickup{{"lat", 57.7003}, {"lng", 11.9668}};
 constexpr int kStartMs = 20'000;
-constexpr int kRecoverMs = 15'000; // PostgreSQL back → a booking commits again
+constexpr int kRecoverMs = 15'000;        // PostgreSQL back → a booking commits again
 constexpr int kBookingsAfterRecovery = 6; // spread over the workers in processes mode
 
 HttpResponse book(HttpClient &http, const QString &rider)
@@ -71,9 +71,9 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
     QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
     m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public")); // a fresh ledger per row
     QTemporaryDir dir;
-    const QStringList args = modeArgs
-                             + QStringList{QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"),
-                                           dir.path(), QStringLiteral("--ledger"), m_pg.url()};
+    const QStringList args = modeArgs + QStringList{QStringLiteral("--cars"),     QStringLiteral("40"),
+                                                    QStringLiteral("--data-dir"), dir.path(),
+                                                    QStringLiteral("--ledger"),   m_pg.url()};
 
     // 201 only once the row is in PostgreSQL, with the car's claim.
     auto first = std::make_unique<ServerProcess>(args);
