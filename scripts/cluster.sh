@@ -319,35 +319,17 @@ cmd_up() {
     trap 'echo "cluster.sh: up failed; stopping what started" >&2; cmd_down >/dev/null 2>&1 || true' EXIT
     start_postgres
     start_redis
-    local node_flags=() help
-    help=$("$bin_dir/taxicore-server" --help 2>&1 || true)
-    local backends=()
-    if grep -q -- '--ledger' <<<"$help"; then
-        node_flags+=(--ledger "postgresql://taxicore@127.0.0.1:$(cat "$state/run/postgres.port")/taxicore")
-        backends+=("ledger in PostgreSQL")
-    else
-        backends+=("ledger: embedded SQLite per node (this taxicore-server has no --ledger yet)")
-    fi
-    if grep -q -- '--fleet' <<<"$help"; then
-        node_flags+=(--fleet "redis://127.0.0.1:$(cat "$state/run/redis.port")")
-        backends+=("fleet in Redis")
-    else
-        backends+=("fleet: embedded shared memory per node (this taxicore-server has no --fleet yet)")
-    fi
-    if grep -q -- '--ledger' <<<"$help" && ! grep -q -- '--fleet' <<<"$help"; then
-        # Each node then hands out cars from its own fleet while PostgreSQL holds one truth: the
-        # second node to book a car is refused by the ledger's compare-and-swap (503 car_taken).
-        backends+=("warning: one ledger but a fleet per node: a car booked on one node looks free on the others,
-       and booking it there gets 503 ledger_unavailable (car_taken) until the nodes share a --fleet")
-    fi
+    # One truth (PostgreSQL: bookings, the car claims, booking ids, the leader lock) and one feed
+    # (Redis) for every node; each keeps its copy of the fleet in its own shared memory.
+    local node_flags=(--ledger "postgresql://taxicore@127.0.0.1:$(cat "$state/run/postgres.port")/taxicore"
+                      --fleet "redis://127.0.0.1:$(cat "$state/run/redis.port")")
     local i
     for ((i = 1; i <= count; i++)); do
         start_node "$i" "${node_flags[@]}" "$@"
     done
     start_nginx "$port"
     trap - EXIT
-    local b
-    for b in "${backends[@]}"; do echo "nodes: $b"; done
+    echo "nodes: ledger in PostgreSQL, fleet feed in Redis"
     echo "state: $state"
     echo "url: http://127.0.0.1:$(cat "$state/run/nginx.port")"
 }

@@ -69,6 +69,19 @@ for node in node-1 node-2; do
     [[ $(http_status "$node_port" /hello) == 200 ]] || fail "$node on port $node_port does not answer /hello"
 done
 
+step "a booking through nginx is in the cluster's PostgreSQL"
+booking=$(timeout 10 bash -c '
+    exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+    body="{\"rider_id\":\"script-rider\",\"pickup\":{\"lat\":57.7,\"lng\":11.97}}"
+    printf "POST /api/v1/bookings HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n%s" "${#body}" "$body" >&3
+    IFS=" " read -r _ code _ <&3 && echo "$code"
+' "$port" 2>/dev/null || true)
+[[ $booking == 201 ]] || fail "POST /api/v1/bookings through $url answered '${booking}', not 201"
+psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1)
+stored=$(timeout 10 "$psql" -h 127.0.0.1 -p "$(cat "$state/run/postgres.port")" -U taxicore -d taxicore -tAc \
+    "SELECT count(*) FROM bookings WHERE rider_id = 'script-rider'" 2>&1 || true)
+[[ $stored == 1 ]] || fail "the booking is not in the cluster's PostgreSQL (psql said: $stored)"
+
 step "status"
 status=$("$script" status --state-dir "$state")
 echo "$status"
