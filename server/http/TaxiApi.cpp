@@ -235,9 +235,27 @@ ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
     throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
 }
 
+std::optional<BookingSnapshot> TaxiApi::openBookingAnywhere(uint64_t id) const
+{
+    if (auto booking = m_fleet.booking(id))
+        return booking;
+    if (!m_ledger)
+        return std::nullopt;
+    // Booked through another node of a cluster, whose announcement has not reached this node's
+    // copy (the rider is faster than the feed, or Redis is away): the ledger has it, and the copy
+    // takes it in as a restart would.
+    const auto stored = m_ledger->reader().booking(id);
+    if (!stored.ok() || !stored.value)
+        return std::nullopt;
+    const BookingSnapshot booking = bookingSnapshotOf(stored.value->booking);
+    if (!isOpen(booking.state) || !m_fleet.restoreBooking(booking))
+        return std::nullopt;
+    return m_fleet.booking(id);
+}
+
 void TaxiApi::requireOwner(const ApiRequest &request, uint64_t id) const
 {
-    const auto booking = m_fleet.booking(id);
+    const auto booking = openBookingAnywhere(id);
     if (!booking)
         throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
     requireBookingOwner(request, *booking);

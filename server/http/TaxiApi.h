@@ -1,5 +1,6 @@
 #pragma once
 
+#include "fleet/FleetTypes.h"
 #include "http/BookingRateLimiter.h"
 #include "wire/HttpTypes.h"
 #include "ledger/LedgerRecords.h"
@@ -42,6 +43,9 @@ private:
     ApiResponse complete(const ApiRequest &request);
     ApiResponse cancel(const ApiRequest &request);
     ApiResponse quote(const ApiRequest &request) const;
+    // The booking from this node's fleet, or, when only the ledger has it open (made through another
+    // node of a cluster moments ago), taken into the fleet from there; none when neither has it open.
+    std::optional<BookingSnapshot> openBookingAnywhere(uint64_t id) const;
     // 404 without the booking; 401/403 unless the request carries its rider token (or the admin token).
     void requireOwner(const ApiRequest &request, uint64_t id) const;
     ApiResponse transitionResponse(const struct BookingTransitionView &view, const char *action) const;
