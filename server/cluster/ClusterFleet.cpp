@@ -115,6 +115,13 @@ void ClusterFleet::announce(uint64_t bookingId)
     publish(encodeFleetDelta(delta));
 }
 
+void ClusterFleet::carTakenElsewhere(int carId)
+{
+    m_local.holdCar(carId);
+    std::lock_guard lock(m_pendingMutex);
+    m_resyncWanted = true;
+}
+
 void ClusterFleet::queueCar(const CarSnapshot &car)
 {
     bool full = false;
@@ -152,7 +159,10 @@ void ClusterFleet::flushLoop()
         m_flushWake.wait_for(lock, std::chrono::milliseconds(kFlushMs),
                              [this] { return m_stopping || m_pending.size() >= kFlushCars; });
         const auto now = std::chrono::steady_clock::now();
-        if (m_resync && (m_resyncWanted || now - lastResync >= std::chrono::milliseconds(kResyncMs))) {
+        const auto sinceResync = now - lastResync;
+        if (m_resync
+            && ((m_resyncWanted && sinceResync >= std::chrono::milliseconds(kMinResyncGapMs))
+                || sinceResync >= std::chrono::milliseconds(kResyncMs))) {
             m_resyncWanted = false;
             lastResync = now;
             lock.unlock();

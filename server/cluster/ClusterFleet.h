@@ -30,6 +30,7 @@ class ClusterFleet final : public FleetStore {
 public:
     static constexpr int kFlushMs = 10;
     static constexpr int kResyncMs = 30'000;
+    static constexpr int kMinResyncGapMs = 1000; // asked-for resyncs run at most this often
     static constexpr const char *kChannel = "taxicore:fleet";
     static constexpr const char *kCarsKey = "taxicore:cars";
 
@@ -80,7 +81,9 @@ public:
         return m_local.reassign(id, carId, radiusM, etas);
     }
     void announce(uint64_t bookingId) override;
-    void carTakenElsewhere(int carId) override { m_local.holdCar(carId); }
+    // Holds the car and asks for a resync soon: if the winner's booking ended before this node heard
+    // of it, only the database can say the car is free again.
+    void carTakenElsewhere(int carId) override;
 
     // Brings the copy's bookings in line with the database: run by the primary after every
     // (re)subscribe (messages sent while Redis was away are lost) and every kResyncMs, on the
