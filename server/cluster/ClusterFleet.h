@@ -62,9 +62,11 @@ public:
         return m_local.book(riderId, pickup, dropoff, radiusM, etas, riderTokenHash);
     }
     std::optional<BookingSnapshot> booking(uint64_t id) const override { return m_local.booking(id); }
+    // What the ledger has open is true whatever this copy holds: when the copy still gives the car
+    // to a booking that ended elsewhere (its announcement not yet here), the ledger's booking takes it.
     bool restoreBooking(const BookingSnapshot &booking, const TripProgress &progress = {}) override
     {
-        return m_local.restoreBooking(booking, progress);
+        return m_local.restoreBooking(booking, progress) || m_local.applyRemoteBooking(booking);
     }
     std::vector<BookingSnapshot> recentBookings(int max) const override { return m_local.recentBookings(max); }
     Transition beginPickup(uint64_t id) override { return m_local.beginPickup(id); }
