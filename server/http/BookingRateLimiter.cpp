@@ -1,5 +1,6 @@
 #include "http/BookingRateLimiter.h"
 
+#include "region/Clock.h"
 #include "region/SlotLock.h"
 
 #include <algorithm>
@@ -44,6 +45,11 @@ std::size_t homeOf(const Q_IPV6ADDR &key)
 BookingRateLimiter::BookingRateLimiter(AccessBlock &block)
     : m_block(block)
 {
+}
+
+std::optional<int> BookingRateLimiter::take(const QHostAddress &client, Decided)
+{
+    return take(client, clock::monotonicMs());
 }
 
 int BookingRateLimiter::take(const QHostAddress &client, int64_t nowMs)

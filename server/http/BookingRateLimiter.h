@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/BookingLimiter.h"
 #include "region/RegionLayout.h"
 
 #include <QHostAddress>
@@ -11,9 +12,12 @@ namespace taxicore {
 // so in processes mode a client gets the same allowance whichever worker serves it. When every
 // bucket is in use, the stalest is reused (it is at or near full by then, so a client
 // evicted early gains at most one fresh burst).
-class BookingRateLimiter {
+class BookingRateLimiter final : public BookingLimiter {
 public:
     explicit BookingRateLimiter(AccessBlock &block);
+
+    // Always answers at once (now on the monotonic clock); `later` is never called.
+    std::optional<int> take(const QHostAddress &client, Decided later) override;
 
     // Takes one booking from `client`'s bucket: 0 when allowed, else the whole seconds until
     // the next one is (Retry-After, at least 1).

@@ -138,24 +138,35 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
 
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
-    if (!isTrustedLoopback(request) && !carriesAdminToken(request)) {
-        if (const int retryAfterS = m_rateLimiter.take(request.remote, clock::monotonicMs()); retryAfterS > 0) {
-            ApiResponse tooMany = errorResponse(
-                429, "too_many_bookings",
-                QStringLiteral("this client created bookings too fast; try again in %1 s").arg(retryAfterS),
-                {{QStringLiteral("retry_after_s"), retryAfterS}});
-            tooMany.headers.append({QByteArrayLiteral("Retry-After"), QByteArray::number(retryAfterS)});
-            throw ApiException{std::move(tooMany)};
+    const auto book = [this, request] {
+        const BookingOrder order = readBookingOrder(readJsonObject(request));
+        // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
+        const QByteArray riderToken = randomHexToken(16);
+        // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
+        PricingBoard pricing(m_fleet.pricing());
+        const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
+        return placeBooking(request.reply,
+                            std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price}));
+    };
+    if (isTrustedLoopback(request) || carriesAdminToken(request))
+        return book();
+    // A cluster's shared buckets answer later, from Redis: the booking goes on from there.
+    const std::optional<int> retryAfterS = m_limiter->take(request.remote, [book, reply = request.reply](int after) {
+        try {
+            const ApiResponse answer = after > 0 ? tooManyBookingsResponse(after) : book();
+            if (answer.status != ApiResponse::kDeferred)
+                (*reply)(answer);
+        } catch (const ApiException &refused) {
+            (*reply)(refused.response);
+        } catch (const std::exception &e) {
+            (*reply)(errorResponse(500, "internal_error", QString::fromLocal8Bit(e.what())));
         }
-    }
-    const BookingOrder order = readBookingOrder(readJsonObject(request));
-    // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
-    const QByteArray riderToken = randomHexToken(16);
-    // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
-    PricingBoard pricing(m_fleet.pricing());
-    const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
-    return placeBooking(request.reply,
-                        std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price}));
+    });
+    if (!retryAfterS)
+        return deferredResponse();
+    if (*retryAfterS > 0)
+        throw ApiException{tooManyBookingsResponse(*retryAfterS)};
+    return book();
 }
 
 ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &reply,

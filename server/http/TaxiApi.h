@@ -25,6 +25,9 @@ public:
     // Tariff and surge come from the shared region (PricingBoard): the same in every process.
     TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger = nullptr);
     void registerRoutes(RouteTable &router);
+    // A cluster node's limiter, shared by the nodes (ApiStack); it must outlive this. Null: the
+    // buckets in this machine's region.
+    void setBookingLimiter(BookingLimiter *limiter) { m_limiter = limiter ? limiter : &m_rateLimiter; }
 
 private:
     ApiResponse putPosition(const ApiRequest &request);
@@ -61,6 +64,7 @@ private:
     const TripEstimator &m_estimator;
     Ledger *m_ledger;
     BookingRateLimiter m_rateLimiter; // POST /api/v1/bookings per client, shared by every process
+    BookingLimiter *m_limiter = &m_rateLimiter;
 };
 
 } // namespace taxicore

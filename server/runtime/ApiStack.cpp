@@ -1,6 +1,7 @@
 #include "runtime/ApiStack.h"
 
 #include "city/City.h"
+#include "cluster/FleetBackend.h"
 #include "fleet/FleetStore.h"
 #include "http/AdminApi.h"
 #include "http/CityApi.h"
@@ -14,6 +15,7 @@
 #include "http/ReportApi.h"
 #include "ledger/Ledger.h"
 #include "http/RouteTable.h"
+#include "http/SharedBookingLimiter.h"
 #include "http/TaxiApi.h"
 #include "http/WorkloadApi.h"
 #include "runtime/QtWarningFilter.h"
@@ -22,7 +24,7 @@
 namespace taxicore {
 
 ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
-                   ConnectionLimits limits)
+                   ConnectionLimits limits, const QString &fleetUrl)
     : m_fleet(fleet)
     , m_city(std::move(city))
     , m_metrics(fleet.workerSlot(workerSlot))
@@ -32,6 +34,13 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
         m_byRoad = std::make_unique<RoadTripEstimator>(*m_city);
     const TripEstimator &estimator = m_byRoad ? static_cast<const TripEstimator &>(*m_byRoad) : m_straightLine;
     m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, ledger);
+    if (isClusterFleetUrl(fleetUrl)) {
+        // Each process of a node has its own connection; the buckets are the cluster's.
+        if (const auto endpoint = redis::parseRedisUrl(fleetUrl, nullptr)) {
+            m_sharedLimiter = std::make_unique<SharedBookingLimiter>(m_fleet.control(), *endpoint);
+            m_taxi->setBookingLimiter(m_sharedLimiter.get());
+        }
+    }
     m_taxi->registerRoutes(*m_router);
     if (m_city)
         registerCityRoutes(*m_router, *m_city);

@@ -20,6 +20,7 @@ class HttpService;
 class LiveFeed;
 class Ledger;
 class RouteTable;
+class SharedBookingLimiter;
 class TaxiApi;
 
 // Everything one event loop needs to serve API v1: the routes and their handlers, the
@@ -27,9 +28,10 @@ class TaxiApi;
 // thread builds one, and so does every worker process: one code path for every mode.
 class ApiStack {
 public:
-    // `ledger` may be null (no durability: tests of the HTTP layer alone).
+    // `ledger` may be null (no durability: tests of the HTTP layer alone). A redis:// `fleetUrl`
+    // (a cluster node) takes the booking rate limits to the buckets the nodes share there.
     ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Ledger *ledger, int workerSlot,
-             ConnectionLimits limits = {});
+             ConnectionLimits limits = {}, const QString &fleetUrl = {});
     ~ApiStack();
 
     ConnectionGuard &guard() const { return *m_guard; }
@@ -49,6 +51,8 @@ private:
     ConnectionGuard *m_guard; // owned by m_service (QHttpServer's bind() takes it)
     std::unique_ptr<HttpService> m_service;
     std::unique_ptr<LiveFeed> m_feed; // after m_service: its WebSockets go first
+    // After m_taxi: destroyed first, so the bookings it still decides find their TaxiApi.
+    std::unique_ptr<SharedBookingLimiter> m_sharedLimiter;
 };
 
 } // namespace taxicore

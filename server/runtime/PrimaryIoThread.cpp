@@ -54,7 +54,7 @@ PrimaryIoThread::Started PrimaryIoThread::startAndWait()
 
 void PrimaryIoThread::run()
 {
-    ApiStack stack(m_fleet, m_city, m_ledger, 0, m_limits);
+    ApiStack stack(m_fleet, m_city, m_ledger, 0, m_limits, m_options.fleetUrl);
     stack.feed().setIdleTimeoutMs(m_options.feedIdleTimeoutMs);
     WorkerSlot &slot = m_fleet.workerSlot(0);
     slot.pid.store(int32_t(getpid()), std::memory_order_relaxed);

@@ -81,7 +81,7 @@ int runWorker(const WorkerOptions &options)
         fail(ledger.error);
         return 1;
     }
-    ApiStack stack(fleet, city, ledger.ledger.get(), workerIndex, options.limits);
+    ApiStack stack(fleet, city, ledger.ledger.get(), workerIndex, options.limits, options.fleetUrl);
     stack.feed().setIdleTimeoutMs(options.feedIdleTimeoutMs);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);
