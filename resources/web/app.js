@@ -187,6 +187,13 @@
         setUnreachable(false);
         onCars(msg.cars || []);
         if (msg.booking) onBooking(msg.booking);
+      } else if (msg.type === 'follow') {
+        // The followed car changed between updates: move it at once (and the booking, if it moved).
+        if (msg.booking) onBooking(msg.booking);
+        else if (msg.car && state.booking && msg.booking_id === state.booking.booking_id && isOpen(state.phase)) {
+          state.booking = Object.assign({}, state.booking, { car: msg.car });
+          drawCars();
+        }
       } else if (msg.type === 'error') {
         console.warn('feed:', msg.error, msg.message);
       }

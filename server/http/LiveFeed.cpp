@@ -67,6 +67,15 @@ double round1(double v)
     return std::round(v * 10) / 10;
 }
 
+// Whether a rider following this car would see anything new: any write to the slot moves
+// updatedMs, but two writes within one millisecond may not, and state changes do not.
+bool sameCar(const CarSnapshot &a, const CarSnapshot &b)
+{
+    return a.id == b.id && a.updatedMs == b.updatedMs && a.position.lat == b.position.lat
+           && a.position.lng == b.position.lng && a.heading == b.heading && a.speedKmh == b.speedKmh
+           && a.state == b.state && a.bookingId == b.bookingId;
+}
+
 } // namespace
 
 struct LiveFeed::Client {
@@ -78,6 +87,12 @@ struct LiveFeed::Client {
     uint64_t bookingId = 0;
     qint64 pendingBytes = 0;    // handed to the socket and not yet written to the network
     qint64 lastImmediateMs = 0; // when a subscribe was last answered at once
+    // Following bookingId between updates (LiveFeed::followTick): what was last pushed or seen.
+    bool following = false; // the booking is open, or not in this fleet yet
+    int followedCarId = 0;  // 0: the booking is not known here yet
+    BookingState seenState = BookingState::Requested;
+    CarSnapshot seenCar;
+    bool recheckBooking = false; // the car changed: a move's booking half may land a moment later
 };
 
 LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent)
@@ -88,6 +103,10 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
 {
     m_timer.setInterval(kDefaultIntervalMs);
     connect(&m_timer, &QTimer::timeout, this, &LiveFeed::tick);
+    // Precise: a coarse timer may fire up to 5 % late, and ticks this short are the latency.
+    m_followTimer.setTimerType(Qt::PreciseTimer);
+    m_followTimer.setInterval(kFollowIntervalMs);
+    connect(&m_followTimer, &QTimer::timeout, this, &LiveFeed::followTick);
     connect(&server, &QAbstractHttpServer::newWebSocketConnection, this, &LiveFeed::acceptPending);
 }
 
@@ -174,6 +193,7 @@ void LiveFeed::acceptPending()
         send(*client, compact({
                           {QStringLiteral("type"), QStringLiteral("hello")},
                           {QStringLiteral("interval_ms"), m_timer.interval()},
+                          {QStringLiteral("follow_interval_ms"), m_followTimer.interval()},
                           {QStringLiteral("max_radius_m"), kMaxRadiusM},
                       }));
     }
@@ -243,6 +263,7 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     client->radiusM = radius;
     client->limit = int(limit);
     client->bookingId = bookingId;
+    startFollowing(*client);
     // The first picture now, not after a tick; a client re-subscribing faster than this gets
     // its answer with the next tick, so subscribe messages cannot buy extra queries.
     const qint64 now = clock::monotonicMs();
@@ -254,6 +275,104 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     }
     if (!m_timer.isActive())
         m_timer.start();
+    if (client->following && !m_followTimer.isActive())
+        m_followTimer.start();
+}
+
+void LiveFeed::startFollowing(Client &client)
+{
+    client.following = client.bookingId != 0;
+    client.followedCarId = 0;
+    client.seenState = BookingState::Requested;
+    client.seenCar = {};
+    client.recheckBooking = false;
+    if (!client.following)
+        return;
+    const auto booking = m_fleet.booking(client.bookingId);
+    if (!booking)
+        return; // booked through another node and not announced here yet: followTick looks again
+    client.followedCarId = booking->carId;
+    client.seenState = booking->state;
+    client.following = isOpen(booking->state);
+    if (const auto car = m_fleet.car(booking->carId))
+        client.seenCar = *car;
+}
+
+void LiveFeed::followTick()
+{
+    m_followers.clear();
+    for (const std::shared_ptr<Client> &client : std::as_const(m_clients))
+        if (client->following)
+            m_followers.push_back(client);
+    if (m_followers.empty()) {
+        m_followTimer.stop();
+        return;
+    }
+    for (const std::shared_ptr<Client> &client : m_followers) {
+        if (!m_clients.contains(client->socket))
+            continue; // dropped by a send earlier in this tick
+        const FollowChange change = followChanged(*client);
+        if (change == FollowChange::None)
+            continue;
+        QByteArray message = QByteArrayLiteral("{\"type\":\"follow\",\"t\":");
+        message += QByteArray::number(qlonglong(clock::wallMs()));
+        message += ",\"booking_id\":";
+        message += QByteArray::number(qulonglong(client->bookingId));
+        message += ",\"car\":";
+        message += client->seenCar.id ? compact(carJson(client->seenCar)) : QByteArrayLiteral("null");
+        if (change == FollowChange::Booking) {
+            // The booking itself moved: its whole view, as an update carries it.
+            message += ",\"booking\":";
+            message += bookingJsonBytes(client->bookingId);
+        }
+        message += '}';
+        send(*client, message);
+    }
+    m_followers.clear();
+}
+
+// One follower's check, the hot path of followTick: one car slot read while nothing changes; the
+// booking is read only when its car changed, on the tick after, or while it is not known here.
+// Unless None, seenCar/seenState/followedCarId then hold what to tell the client.
+LiveFeed::FollowChange LiveFeed::followChanged(Client &client)
+{
+    std::optional<BookingSnapshot> booking;
+    bool bookingChanged = false;
+    const bool recheck = client.recheckBooking;
+    client.recheckBooking = false;
+    const auto readBooking = [&] {
+        booking = m_fleet.booking(client.bookingId);
+        if (!booking) {
+            // Gone from the fleet (its ring slot reused) after being known: the updates say so.
+            if (client.followedCarId)
+                client.following = false;
+            return false;
+        }
+        bookingChanged = booking->state != client.seenState || booking->carId != client.followedCarId;
+        return true;
+    };
+    if ((client.followedCarId == 0 || recheck) && !readBooking())
+        return FollowChange::None;
+    auto car = m_fleet.car(booking ? booking->carId : client.followedCarId);
+    bool carChanged = car && !sameCar(*car, client.seenCar);
+    if (carChanged && !booking) {
+        if (!readBooking())
+            return FollowChange::None;
+        if (booking->carId != car->id) { // reassigned: the rider's car is another one now
+            car = m_fleet.car(booking->carId);
+            carChanged = car.has_value();
+        }
+    }
+    if (!carChanged && !bookingChanged)
+        return FollowChange::None;
+    if (car)
+        client.seenCar = *car;
+    client.seenState = booking->state;
+    client.followedCarId = booking->carId;
+    client.following = isOpen(booking->state);
+    // A move writes the car and the booking one after the other: look at the booking once more.
+    client.recheckBooking = carChanged;
+    return bookingChanged ? FollowChange::Booking : FollowChange::Car;
 }
 
 void LiveFeed::tick()

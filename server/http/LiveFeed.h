@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QTimer>
 #include <memory>
+#include <vector>
 
 class QAbstractHttpServer;
 class QHttpServerRequest;
@@ -22,9 +23,16 @@ class TripEstimator;
 // connection (docs/QT64.md §7: the HTTP layer must let the upgrade through without writing);
 // this takes the sockets, checks their Origin, and every `intervalMs` pushes each subscribed
 // client the cars near its point and, when it follows a booking, that booking's state.
+// A client following a booking also gets its car as soon as it changes: every kFollowIntervalMs
+// the feed reads only the followed cars' slots (one seqlock read each) and pushes a small
+// `follow` message for each car that moved or changed state, with the booking's view when the
+// booking changed too; so a car moved through any node of a cluster reaches its rider within a
+// follow tick of arriving in this node's copy, not half a second later.
 //
 // Client → server: {"subscribe":{"lat":..,"lng":..,"radius_m":1000,"limit":20,"booking_id":7}}
-// Server → client: {"type":"hello",...}, {"type":"update","cars":[...],"booking":{...}},
+// Server → client: {"type":"hello","interval_ms":500,"follow_interval_ms":10,...},
+//                  {"type":"update","cars":[...],"booking":{...}} every interval_ms,
+//                  {"type":"follow","t":..,"booking_id":7,"car":{...},"booking":{...}?} on a change,
 //                  {"type":"error","error":code,"message":text}.
 // Bounded: at most maxClients() sockets; a client whose unsent bytes exceed maxPendingBytes()
 // is dropped; one that has not subscribed within idleTimeoutMs() is closed (1008). Upgraded
@@ -36,6 +44,10 @@ public:
     static constexpr const char *kPath = "/api/v1/stream";
     // --feed-idle-timeout-ms: how long an upgraded client may stay without subscribing.
     static constexpr int kDefaultIdleTimeoutMs = 30'000;
+    // How often the cars of followed bookings are checked for a change to push. Each check is
+    // one slot read per follower, so an idle follower costs ~100 reads a second (docs/benchmarks.md
+    // §9 measures 2,000 of them); a change reaches the rider within this of landing in the fleet.
+    static constexpr int kFollowIntervalMs = 10;
 
     LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent = nullptr);
     ~LiveFeed() override;
@@ -48,6 +60,7 @@ public:
     void setMaxPendingBytes(qint64 bytes) { m_maxPendingBytes = bytes; }
     qint64 maxPendingBytes() const { return m_maxPendingBytes; }
     void setIntervalMs(int ms) { m_timer.setInterval(ms); }
+    void setFollowIntervalMs(int ms) { m_followTimer.setInterval(ms); }
     void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
     int idleTimeoutMs() const { return m_idleTimeoutMs; }
     int clientCount() const { return int(m_clients.size()); }
@@ -69,6 +82,12 @@ private:
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
     void tick();
+    // The follow tick: pushes each followed booking's car (and the booking) when it changed.
+    void followTick();
+    // Records what the client has seen of its booking and car, so only changes are pushed.
+    void startFollowing(Client &client);
+    enum class FollowChange { None, Car, Booking };
+    FollowChange followChanged(Client &client);
     // One tick's shared work: answers per ~10 m cell, and whether road ETAs are still affordable.
     struct TickCache {
         QHash<QString, QByteArray> cars;
@@ -86,6 +105,8 @@ private:
     std::unique_ptr<TripEstimator> m_fallbackEstimator;
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
     QTimer m_timer;
+    QTimer m_followTimer;
+    std::vector<std::shared_ptr<Client>> m_followers; // reused by every follow tick
     int m_maxClients = 1000;
     qint64 m_maxPendingBytes = 256 * 1024;
     int m_idleTimeoutMs = kDefaultIdleTimeoutMs;
