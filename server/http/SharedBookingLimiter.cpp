@@ -146,7 +146,10 @@ void SharedBookingLimiter::noteShared(bool shared, const QByteArray &why)
                : QStringLiteral("Redis %1 is unavailable for the shared booking rate limits (%2): this node's own "
                                 "buckets apply until it is back")
                      .arg(m_redisName, QString::fromUtf8(why));
-    qWarning().noquote() << "rate limit:" << text;
+    if (shared)
+        qInfo().noquote() << "rate limit:" << text;
+    else
+        qWarning().noquote() << "rate limit:" << text;
     EventLog(m_control).append("rate_limit", text);
 }
 

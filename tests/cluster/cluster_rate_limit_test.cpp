@@ -77,13 +77,18 @@ void ClusterRateLimitTest::initTestCase()
     for (int i = 0; i < kNodes; ++i) {
         // The second node serves through worker processes: each has its own connection to the buckets.
         const QString mode = i == 0 ? QStringLiteral("single") : QStringLiteral("processes");
-        auto node = std::make_unique<ServerProcess>(QStringList{
-            QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--cars"),
-            QString::number(kCars), QStringLiteral("--ledger"), m_postgres.url(), QStringLiteral("--fleet"),
-            m_redis.url(), QStringLiteral("--demand-rate"), QStringLiteral("0"), QStringLiteral("--trusted-proxy"),
-            QStringLiteral("127.0.0.1/32"), QStringLiteral("--trust-loopback"), QStringLiteral("off"),
-            QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken), QStringLiteral("--booking-burst"),
-            QString::number(kBurst), QStringLiteral("--booking-rate"), QString::number(kRatePerMinute)});
+        auto node = std::make_unique<ServerProcess>(
+            QStringList{QStringLiteral("--mode"),           mode,
+                        QStringLiteral("--workers"),        QStringLiteral("2"),
+                        QStringLiteral("--cars"),           QString::number(kCars),
+                        QStringLiteral("--ledger"),         m_postgres.url(),
+                        QStringLiteral("--fleet"),          m_redis.url(),
+                        QStringLiteral("--demand-rate"),    QStringLiteral("0"),
+                        QStringLiteral("--trusted-proxy"),  QStringLiteral("127.0.0.1/32"),
+                        QStringLiteral("--trust-loopback"), QStringLiteral("off"),
+                        QStringLiteral("--admin-token"),    QString::fromLatin1(kAdminToken),
+                        QStringLiteral("--booking-burst"),  QString::number(kBurst),
+                        QStringLiteral("--booking-rate"),   QString::number(kRatePerMinute)});
         QVERIFY2(node->start(30'000), qPrintable(node->error() + QString::fromLocal8Bit(node->stderrText())));
         ports << node->port();
         m_nodes.push_back(std::move(node));
@@ -132,7 +137,8 @@ int ClusterRateLimitTest::bookingsServedBy(const ServerProcess &node)
 QJsonArray ClusterRateLimitTest::rateLimitEvents(const ServerProcess &node)
 {
     HttpClient client(node.host(), node.port());
-    const HttpResponse events = client.request("GET", "/admin/v1/events", {}, {{"Authorization", "Bearer " + kAdminToken}});
+    const HttpResponse events =
+        client.request("GET", "/admin/v1/events", {}, {{"Authorization", "Bearer " + kAdminToken}});
     QJsonArray found;
     for (const QJsonValue event : events.json().value(QStringLiteral("events")).toArray())
         if (event.toObject().value(QStringLiteral("kind")).toString() == QStringLiteral("rate_limit"))
