@@ -38,12 +38,17 @@ int main(int argc, char *argv[])
     QCommandLineOption nodeOriginOption(QStringLiteral("node-origin"),
                                         QStringLiteral("The cluster node's name on its feed (internal)."),
                                         QStringLiteral("n"), QStringLiteral("0"));
+    QCommandLineOption nodeUrlOption(QStringLiteral("node-url"),
+                                     QStringLiteral("The node's address in the node list (internal)."),
+                                     QStringLiteral("url"));
+    nodeUrlOption.setFlags(QCommandLineOption::HiddenFromHelp);
     workerOption.setFlags(QCommandLineOption::HiddenFromHelp);
     workerIndexOption.setFlags(QCommandLineOption::HiddenFromHelp);
     nodeOriginOption.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(workerOption);
     parser.addOption(workerIndexOption);
     parser.addOption(nodeOriginOption);
+    parser.addOption(nodeUrlOption);
     parser.process(app);
     QString error;
     if (parser.isSet(workerOption)) {
@@ -65,6 +70,8 @@ int main(int argc, char *argv[])
         worker.ledgerUrl = parser.value(QStringLiteral("ledger"));
         worker.fleetUrl = parser.value(QStringLiteral("fleet"));
         worker.nodeOrigin = parser.value(nodeOriginOption).toULongLong();
+        worker.nodeName = parser.value(QStringLiteral("node-name"));
+        worker.nodeUrl = parser.value(nodeUrlOption);
         worker.limits = limits;
         worker.feedIdleTimeoutMs = feedIdleTimeoutMs;
         return taxicore::runWorker(worker);

@@ -17,6 +17,8 @@
 #include <QTimer>
 #include <cmath>
 #include <csignal>
+#include <map>
+#include <mutex>
 #include <unistd.h>
 
 namespace taxicore {
@@ -55,6 +57,27 @@ QJsonObject workerJson(int index, const WorkerSlot &slot)
         {QStringLiteral("heartbeat_age_ms"), qint64(now - slot.heartbeatMs.load(relaxed))},
         {QStringLiteral("loop_lag_ms"), double(slot.loopLagUs.load(relaxed)) / 1000.0},
     };
+}
+
+std::mutex s_clusterViewsMutex;
+std::map<const FleetStore *, ClusterView> s_clusterViews;
+
+// GET /admin/v1/cluster: the nodes this server knows of (itself alone outside a cluster).
+ApiResponse clusterNodes(const ApiRequest &request, const FleetStore &fleet)
+{
+    requireOperator(request);
+    ClusterView view;
+    {
+        std::lock_guard lock(s_clusterViewsMutex);
+        const auto found = s_clusterViews.find(&fleet);
+        if (found != s_clusterViews.end())
+            view = found->second;
+    }
+    const QJsonObject nodes = view ? view() : QJsonObject{};
+    if (nodes.isEmpty()) // a worker process starting, or a server stopping
+        throwApiError(503, "cluster_view_unavailable",
+                      QStringLiteral("this server process does not know the node list (yet); ask again shortly"));
+    return jsonResponse(nodes);
 }
 
 // POST /admin/v1/bookings/{id}/reassign {"car_id"?}: answered after the ledger has the move.
@@ -114,8 +137,19 @@ ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const 
 
 } // namespace
 
+void setClusterView(const FleetStore &fleet, ClusterView view)
+{
+    std::lock_guard lock(s_clusterViewsMutex);
+    if (view)
+        s_clusterViews[&fleet] = std::move(view);
+    else
+        s_clusterViews.erase(&fleet);
+}
+
 void registerAdminRoutes(RouteTable &router, FleetStore &fleet, const TripEstimator &estimator, Ledger *ledger)
 {
+    router.add(HttpMethod::Get, "/admin/v1/cluster",
+               [&fleet](const ApiRequest &request) { return clusterNodes(request, fleet); });
     router.add(HttpMethod::Post, "/admin/v1/bookings/{id}/reassign",
                [&fleet, reassign = BookingReassign(fleet, estimator, ledger)](const ApiRequest &request) {
                    return reassignBooking(request, fleet, reassign);

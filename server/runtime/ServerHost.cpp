@@ -6,18 +6,21 @@
 #include "cluster/ClusterFleet.h"
 #include "cluster/FleetBackend.h"
 #include "cluster/LeaderLease.h"
+#include "cluster/NodeDirectory.h"
 #include "fleet/FleetStore.h"
 #include "region/SharedRegion.h"
 #include "region/WorkerProtocol.h"
 #include "ledger/Ledger.h"
 #include "metrics/PrometheusText.h"
 #include "pricing/PricingBoard.h"
+#include "http/AdminApi.h"
 #include "http/OperatorAccess.h"
 #include "runtime/AccessSettings.h"
 #include "runtime/AdminTokenFile.h"
 #include "runtime/CityLocator.h"
 #include "runtime/ClusterResync.h"
 #include "runtime/DataDirLock.h"
+#include "runtime/NodeStatusSampler.h"
 #include "control/EventLog.h"
 #include "runtime/RuntimeController.h"
 #include "control/RuntimeMailbox.h"
@@ -127,6 +130,13 @@ bool ServerHost::start(QString &error)
         stop(0);
         return false;
     }
+    // This node in the cluster's node list; its worker processes answer with the same name.
+    QUrl nodeUrl;
+    nodeUrl.setScheme(QStringLiteral("http"));
+    nodeUrl.setHost(m_options.host);
+    nodeUrl.setPort(started.port);
+    m_nodeIdentity.url = nodeUrl.toString();
+    m_nodeIdentity.name = m_options.nodeName.isEmpty() ? NodeDirectory::defaultName(started.port) : m_options.nodeName;
     startController(started.inProcess);
     RuntimeSettings initial;
     initial.mode = parseMode(m_options.mode).value_or(RuntimeMode::Single);
@@ -145,7 +155,23 @@ bool ServerHost::start(QString &error)
     url.setPort(started.port);
     m_url = url;
     EventLog(m_fleet->control()).append("start", QStringLiteral("serving on port %1").arg(started.port));
+    startNodeDirectory();
     return true;
+}
+
+void ServerHost::startNodeDirectory()
+{
+    m_nodes = std::make_shared<NodeDirectory>(m_nodeIdentity, m_options.fleetUrl,
+                                              nodeStatusSampler(*m_fleet, m_ledger.get(), m_leaderLease.get()));
+    setClusterView(*m_fleet, [nodes = std::weak_ptr<NodeDirectory>(m_nodes)] {
+        const auto directory = nodes.lock();
+        return directory ? directory->snapshot() : QJsonObject{};
+    });
+}
+
+QJsonObject ServerHost::clusterNodes() const
+{
+    return m_nodes ? m_nodes->snapshot() : QJsonObject{};
 }
 
 QString ServerHost::dataDir() const
@@ -213,6 +239,8 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
     if (!m_options.fleetUrl.isEmpty()) // and, on a cluster node, publish on its feed under its name
         workers.extraArgs << QStringLiteral("--fleet") << m_options.fleetUrl << QStringLiteral("--node-origin")
                           << QString::number(m_nodeOrigin);
+    workers.extraArgs << QStringLiteral("--node-name") << m_nodeIdentity.name << QStringLiteral("--node-url")
+                      << m_nodeIdentity.url;
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
     workers.limits = m_options.limits;
@@ -267,6 +295,10 @@ void ServerHost::stop(int graceMs)
     if (m_thread) {
         m_thread->drainAndStop(graceMs);
         m_thread.reset();
+    }
+    if (m_nodes) { // before the lease and the ledger it samples; its entry leaves the directory
+        setClusterView(*m_fleet, {});
+        m_nodes.reset();
     }
     m_leaderLease.reset(); // another node leads from now on
     if (auto *cluster = dynamic_cast<ClusterFleet *>(m_fleet.get()))

@@ -1,9 +1,11 @@
 #pragma once
 
+#include "cluster/NodeDirectory.h"
 #include "runtime/RuntimeController.h"
 #include "control/RuntimeSettings.h"
 #include "runtime/ServerOptions.h"
 
+#include <QJsonObject>
 #include <QObject>
 #include <QThread>
 #include <QUrl>
@@ -62,12 +64,16 @@ public:
     QString deviceToken() const { return m_deviceToken; }
     // This process's ledger (null before start()): the console reads reports and records events.
     Ledger *ledger() const { return m_ledger.get(); }
+    // The nodes of this server's cluster as GET /admin/v1/cluster answers them ({"cluster": false,
+    // "nodes": [this one]} outside a cluster; empty before start()). Never blocks on Redis.
+    QJsonObject clusterNodes() const;
 
 private:
     QString dataDir() const; // --data-dir, else the user's app data location
     bool openLedger(QString &error);
     bool setUpOperatorAccess(QString &error);
     void startController(const RuntimeController::InProcess &inProcess);
+    void startNodeDirectory();
 
     ServerOptions m_options;
     QString m_cityPath;
@@ -79,6 +85,8 @@ private:
     std::unique_ptr<FleetSimulator> m_simulator;
     std::unique_ptr<LeaderLease> m_leaderLease; // a cluster node: runs the simulator while it leads
     quint64 m_nodeOrigin = 0;                   // names this node on a cluster's feed
+    std::shared_ptr<NodeDirectory> m_nodes;     // this node's heartbeat and the cluster's node list
+    NodeDirectory::Identity m_nodeIdentity;     // its name and address there
     std::unique_ptr<QThread> m_simulationThread;
     std::unique_ptr<PrimaryIoThread> m_thread;
     std::unique_ptr<QThread> m_controlThread;

@@ -102,6 +102,10 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("Where the fleet lives: shm: (this machine, the default) or redis://host:port[/db] "
                         "for a node of a cluster (needs --ledger postgresql://...; docs/cluster.md)."),
          QStringLiteral("url")},
+        {QStringLiteral("node-name"),
+         QStringLiteral("This node's name in the cluster's node list (GET /admin/v1/cluster, the console's Server "
+                        "panel): 1 to 64 of A-Z a-z 0-9 . _ : @ - (default <hostname>:<port>)."),
+         QStringLiteral("name")},
         {QStringLiteral("workers"), QStringLiteral("Worker processes in processes mode (default: cores)."),
          QStringLiteral("n"), QStringLiteral("0")},
         {QStringLiteral("threads"), QStringLiteral("Handler threads in pool mode (default: cores)."),
@@ -257,6 +261,13 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
     }
     options.cityPath = parser.value(QStringLiteral("city"));
     options.fleetUrl = parser.value(QStringLiteral("fleet"));
+    options.nodeName = parser.value(QStringLiteral("node-name"));
+    static const QRegularExpression nodeNameChars(QStringLiteral("^[A-Za-z0-9._:@-]{1,64}$"));
+    if (parser.isSet(QStringLiteral("node-name")) && !nodeNameChars.match(options.nodeName).hasMatch()) {
+        error = QStringLiteral("--node-name must be 1 to 64 characters of A-Z a-z 0-9 . _ : @ -, not \"%1\"")
+                    .arg(options.nodeName);
+        return false;
+    }
     return readConnectionLimits(parser, options.limits, error);
 }
 

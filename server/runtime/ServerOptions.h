@@ -28,6 +28,7 @@ struct ServerOptions {
     QString ledgerUrl; // --ledger: empty = the SQLite file in dataDir; postgresql://... = a shared PostgreSQL
     QString cityPath;  // empty: the bundled city
     QString fleetUrl;  // --fleet: empty (this machine's shared memory) or redis://host:port (a cluster node)
+    QString nodeName;  // --node-name: this node in the cluster's node list; empty = <hostname>:<port>
     int workers = 0;   // processes mode; 0 = number of cores
     int threads = 0;   // pool mode; 0 = number of cores
     QString policy = QStringLiteral("round-robin");     // round-robin | kernel

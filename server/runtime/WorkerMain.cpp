@@ -1,11 +1,13 @@
 #include "runtime/WorkerMain.h"
 
 #include "cluster/FleetBackend.h"
+#include "cluster/NodeDirectory.h"
 
 #include "city/City.h"
 #include "fleet/FleetStore.h"
 #include "region/SharedRegion.h"
 #include "region/WorkerProtocol.h"
+#include "http/AdminApi.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
 #include "http/OperatorAccess.h"
@@ -13,10 +15,12 @@
 #include "runtime/AcceptLoop.h"
 #include "runtime/AccessSettings.h"
 #include "runtime/ApiStack.h"
+#include "runtime/NodeStatusSampler.h"
 #include "runtime/WorkerChannel.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QScopeGuard>
 #include <QSocketNotifier>
 #include <QTimer>
 #include <cstdio>
@@ -82,6 +86,12 @@ int runWorker(const WorkerOptions &options)
         return 1;
     }
     ApiStack stack(fleet, city, ledger.ledger.get(), workerIndex, options.limits, options.fleetUrl);
+    // GET /admin/v1/cluster served here: the directory the primary's heartbeat fills (a cluster),
+    // or this node alone, sampled from the region as the primary does.
+    NodeDirectory nodes({options.nodeName, options.nodeUrl}, options.fleetUrl,
+                        nodeStatusSampler(fleet, ledger.ledger.get(), nullptr), NodeDirectory::Role::Reader);
+    setClusterView(fleet, [&nodes] { return nodes.snapshot(); });
+    const auto forgetNodes = qScopeGuard([&fleet] { setClusterView(fleet, {}); });
     stack.feed().setIdleTimeoutMs(options.feedIdleTimeoutMs);
     ConnectionGuard &guard = stack.guard();
     WorkerSlot &slot = fleet.workerSlot(workerIndex);

@@ -17,6 +17,8 @@ struct WorkerOptions {
     QString ledgerUrl;      // the primary's --ledger (empty: the SQLite file in dataDir)
     QString fleetUrl;       // the primary's --fleet (empty: the region alone; redis://: a cluster node)
     quint64 nodeOrigin = 0; // a cluster node's name on the feed: the primary's
+    QString nodeName;       // the node's name and address in the node list (GET /admin/v1/cluster)
+    QString nodeUrl;
     ConnectionLimits limits;
     int feedIdleTimeoutMs = 0;
 };
