@@ -168,9 +168,12 @@ start_postgres() {
             >"$state/logs/initdb.log" 2>&1 || die "initdb failed: $(tail -5 "$state/logs/initdb.log")"
     fi
     rm -f "$data/postmaster.pid"
-    # TCP on loopback only, no Unix socket (its default folder is root's), its own port.
+    # TCP on loopback only, no Unix socket (its default folder is root's), its own port. The tcp_*
+    # settings end a silent node's session (a partition) within seconds, so the leader lock moves:
+    # the values server/cluster/LeaderLease.h requires (docs/cluster.md, "Partitions").
     as_pg "$bin/postgres" -D "$data" -p "$port" -c listen_addresses=127.0.0.1 -c unix_socket_directories= \
-        -c logging_collector=off >>"$state/logs/postgres.log" 2>&1 &
+        -c logging_collector=off -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=1 \
+        -c tcp_keepalives_count=3 -c tcp_user_timeout=6000 >>"$state/logs/postgres.log" 2>&1 &
     local starter=$!
     # The postmaster writes its PID and, once it accepts connections, "ready" into postmaster.pid
     # (as root, $! is runuser's PID, which ends when postgres does; the postmaster's is the one kept).

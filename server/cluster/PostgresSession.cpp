@@ -2,13 +2,27 @@
 
 #include <QUrl>
 
+#include <algorithm>
+#include <cerrno>
 #include <libpq-fe.h>
+#include <poll.h>
 
 namespace taxicore {
 
+namespace {
+
+// The kernel's view of a dead server, for a connection this side is not waiting on (a ClusterIds
+// session idle between id blocks): the first probe after kKeepaliveIdleS of silence, then one
+// every kKeepaliveIntervalS, closed after kKeepaliveCount unanswered.
+constexpr const char *kKeepaliveIdleS = "5";
+constexpr const char *kKeepaliveIntervalS = "1";
+constexpr const char *kKeepaliveCount = "3";
+
+} // namespace
+
 PostgresSession::PostgresSession(QString url, int timeoutMs)
     : m_url(std::move(url))
-    , m_timeoutMs(timeoutMs)
+    , m_timeoutMs(std::max(1, timeoutMs))
 {
 }
 
@@ -32,33 +46,127 @@ bool PostgresSession::fail(const QString &what)
 
 bool PostgresSession::ensureConnected()
 {
+    return connectBy(Clock::now() + std::chrono::milliseconds(m_timeoutMs));
+}
+
+bool PostgresSession::waitForSocket(bool write, Clock::time_point deadline)
+{
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0)
+            return false;
+        pollfd fd{PQsocket(m_conn), short(write ? POLLOUT : POLLIN), 0};
+        if (fd.fd < 0)
+            return false;
+        const int ready = ::poll(&fd, 1, int(std::min<long long>(left, 60'000)));
+        if (ready > 0)
+            return true;
+        if (ready < 0 && errno != EINTR)
+            return false;
+    }
+}
+
+bool PostgresSession::connectBy(Clock::time_point deadline)
+{
     if (m_conn && PQstatus(m_conn) == CONNECTION_OK)
         return true;
     disconnect();
-    // The URI names the server; the keywords bound the waits. A dead peer is noticed by TCP
-    // keepalives within seconds, not the kernel's two hours.
+    // The URI names the server; the keywords bound the server's side of every wait
+    // (statement_timeout) and the kernel's (keepalives, tcp_user_timeout: unacknowledged data
+    // closes the connection after the session's timeout).
     const QByteArray uri = m_url.toUtf8();
-    const QByteArray connectTimeout = QByteArray::number(std::max(1, (m_timeoutMs + 999) / 1000));
     const QByteArray options = "-c statement_timeout=" + QByteArray::number(m_timeoutMs);
-    const char *keys[] = {"dbname",           "connect_timeout",  "options", "keepalives_idle", "keepalives_interval",
-                          "keepalives_count", "application_name", nullptr};
-    const char *values[] = {
-        uri.constData(), connectTimeout.constData(), options.constData(), "5", "1", "3", "taxicore-cluster", nullptr};
-    m_conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-    if (!m_conn || PQstatus(m_conn) != CONNECTION_OK)
-        return fail(m_conn ? QString::fromUtf8(PQerrorMessage(m_conn)) : QStringLiteral("out of memory"));
+    const QByteArray userTimeout = QByteArray::number(m_timeoutMs);
+    const char *keys[] = {"dbname",
+                          "options",
+                          "keepalives",
+                          "keepalives_idle",
+                          "keepalives_interval",
+                          "keepalives_count",
+                          "tcp_user_timeout",
+                          "application_name",
+                          nullptr};
+    const char *values[] = {uri.constData(),         options.constData(), "1",
+                            kKeepaliveIdleS,         kKeepaliveIntervalS, kKeepaliveCount,
+                            userTimeout.constData(), "taxicore-cluster",  nullptr};
+    m_conn = PQconnectStartParams(keys, values, /*expand_dbname=*/1);
+    if (!m_conn)
+        return fail(QStringLiteral("out of memory"));
+    if (PQstatus(m_conn) == CONNECTION_BAD)
+        return fail(QString::fromUtf8(PQerrorMessage(m_conn)));
+    PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+    while (polling != PGRES_POLLING_OK) {
+        if (polling == PGRES_POLLING_FAILED)
+            return fail(QString::fromUtf8(PQerrorMessage(m_conn)));
+        if (!waitForSocket(polling == PGRES_POLLING_WRITING, deadline))
+            return fail(QStringLiteral("no connection within %1 ms").arg(m_timeoutMs));
+        polling = PQconnectPoll(m_conn);
+    }
+    if (PQsetnonblocking(m_conn, 1) != 0)
+        return fail(QString::fromUtf8(PQerrorMessage(m_conn)));
     return true;
+}
+
+PGresult *PostgresSession::run(const char *sql, Clock::time_point deadline)
+{
+    if (!connectBy(deadline))
+        return nullptr;
+    if (!PQsendQuery(m_conn, sql)) {
+        fail(QString::fromUtf8(PQerrorMessage(m_conn)));
+        return nullptr;
+    }
+    const auto noAnswer = [this] {
+        // A silent server: nothing more is waited for on this connection (its answer, if it ever
+        // comes, belongs to a query given up on), so it is dropped; the next call reconnects.
+        fail(QStringLiteral("no answer within %1 ms").arg(m_timeoutMs));
+        return nullptr;
+    };
+    for (int pending = PQflush(m_conn); pending != 0; pending = PQflush(m_conn)) {
+        if (pending < 0) {
+            fail(QString::fromUtf8(PQerrorMessage(m_conn)));
+            return nullptr;
+        }
+        if (!waitForSocket(true, deadline))
+            return noAnswer();
+    }
+    PGresult *last = nullptr;
+    for (;;) {
+        while (PQisBusy(m_conn)) {
+            if (!waitForSocket(false, deadline)) {
+                PQclear(last);
+                return noAnswer();
+            }
+            if (PQconsumeInput(m_conn) == 0) {
+                PQclear(last);
+                fail(QString::fromUtf8(PQerrorMessage(m_conn)));
+                return nullptr;
+            }
+        }
+        PGresult *result = PQgetResult(m_conn);
+        if (!result)
+            break;
+        PQclear(last);
+        last = result;
+    }
+    if (!last)
+        fail(QString::fromUtf8(PQerrorMessage(m_conn)));
+    return last;
 }
 
 std::optional<QByteArray> PostgresSession::queryValue(const char *sql)
 {
-    if (!ensureConnected())
+    return queryValue(sql, Clock::now() + std::chrono::milliseconds(m_timeoutMs));
+}
+
+std::optional<QByteArray> PostgresSession::queryValue(const char *sql, Clock::time_point deadline)
+{
+    PGresult *result = run(sql, deadline);
+    if (!result)
         return std::nullopt;
-    PGresult *result = PQexec(m_conn, sql);
-    const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+    const ExecStatusType status = PQresultStatus(result);
     if (status != PGRES_TUPLES_OK || PQntuples(result) < 1) {
-        const QString error = result && status != PGRES_TUPLES_OK ? QString::fromUtf8(PQresultErrorMessage(result))
-                                                                  : QStringLiteral("no row");
+        const QString error =
+            status != PGRES_TUPLES_OK ? QString::fromUtf8(PQresultErrorMessage(result)) : QStringLiteral("no row");
         PQclear(result);
         fail(error);
         return std::nullopt;
@@ -70,12 +178,12 @@ std::optional<QByteArray> PostgresSession::queryValue(const char *sql)
 
 bool PostgresSession::execute(const char *sql)
 {
-    if (!ensureConnected())
+    PGresult *result = run(sql, Clock::now() + std::chrono::milliseconds(m_timeoutMs));
+    if (!result)
         return false;
-    PGresult *result = PQexec(m_conn, sql);
-    const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+    const ExecStatusType status = PQresultStatus(result);
     const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
-    const QString error = ok ? QString() : QString::fromUtf8(result ? PQresultErrorMessage(result) : "no result");
+    const QString error = ok ? QString() : QString::fromUtf8(PQresultErrorMessage(result));
     PQclear(result);
     return ok || fail(error);
 }

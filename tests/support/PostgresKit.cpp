@@ -182,8 +182,30 @@ bool PostgresKit::initialize()
         m_error = QStringLiteral("initdb failed: %1").arg(QString::fromLocal8Bit(initdb.readAll()));
         return false;
     }
+    if (!allowClients())
+        return false;
     m_port = freeLoopbackPort();
     m_initialized = true;
+    return true;
+}
+
+void PostgresKit::listenAlsoOn(const QStringList &addresses, const QString &clients)
+{
+    m_extraAddresses = addresses;
+    m_extraClients = clients;
+}
+
+// initdb's pg_hba.conf lets in loopback only; nodes in network namespaces come from elsewhere.
+bool PostgresKit::allowClients()
+{
+    if (m_extraClients.isEmpty())
+        return true;
+    QFile hba(m_data + QStringLiteral("/pg_hba.conf"));
+    if (!hba.open(QIODevice::Append | QIODevice::Text)
+        || hba.write(QStringLiteral("host all all %1 trust\n").arg(m_extraClients).toUtf8()) < 0) {
+        m_error = QStringLiteral("cannot add %1 to %2").arg(m_extraClients, hba.fileName());
+        return false;
+    }
     return true;
 }
 
@@ -199,10 +221,15 @@ bool PostgresKit::start()
     runAsPostgresUser(*m_server);
     m_server->setStandardOutputFile(m_log, QIODevice::Append);
     m_server->setStandardErrorFile(m_log, QIODevice::Append);
+    const QStringList listen = QStringList{QStringLiteral("127.0.0.1")} + m_extraAddresses;
     m_server->start(tool(QStringLiteral("postgres")),
                     {QStringLiteral("-D"), m_data, QStringLiteral("-p"), QString::number(m_port), QStringLiteral("-c"),
-                     QStringLiteral("listen_addresses=127.0.0.1"), QStringLiteral("-k"), m_sockets,
-                     QStringLiteral("-c"), QStringLiteral("fsync=on")});
+                     QStringLiteral("listen_addresses=") + listen.join(u','), QStringLiteral("-k"), m_sockets,
+                     QStringLiteral("-c"), QStringLiteral("fsync=on"), QStringLiteral("-c"),
+                     QStringLiteral("tcp_keepalives_idle=%1").arg(kKeepaliveIdleS), QStringLiteral("-c"),
+                     QStringLiteral("tcp_keepalives_interval=%1").arg(kKeepaliveIntervalS), QStringLiteral("-c"),
+                     QStringLiteral("tcp_keepalives_count=%1").arg(kKeepaliveCount), QStringLiteral("-c"),
+                     QStringLiteral("tcp_user_timeout=%1").arg(kTcpUserTimeoutMs)});
     if (!m_server->waitForStarted(5000)) {
         m_error = QStringLiteral("postgres did not start: %1").arg(m_server->errorString());
         return false;

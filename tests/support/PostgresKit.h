@@ -2,6 +2,7 @@
 
 #include <QProcess>
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
 #include <memory>
 
@@ -18,6 +19,13 @@ class PostgresKit {
 public:
     static constexpr int kReadyTimeoutMs = 20000; // initdb + start; ~1-2 s on this machine
     static constexpr int kStopTimeoutMs = 10000;  // fast shutdown, then immediate, then SIGKILL
+    // How soon the server drops a silent client (a partition: no FIN, no RST), so the cluster's
+    // leader lock moves within seconds; the values server/cluster/LeaderLease.h requires (its
+    // ordering argument) and docs/cluster.md "Partitions" asks operators to set.
+    static constexpr int kKeepaliveIdleS = 5;
+    static constexpr int kKeepaliveIntervalS = 1;
+    static constexpr int kKeepaliveCount = 3;
+    static constexpr int kTcpUserTimeoutMs = 6000;
 
     PostgresKit();
     ~PostgresKit();
@@ -31,6 +39,9 @@ public:
     // First call: initdb, start, create the database. Later calls: start again on the same port
     // and data. False with error() on failure (the server log's tail included).
     bool start();
+    // Before the first start(): listen on these addresses too (besides 127.0.0.1) and let clients
+    // from `clients` (a CIDR) in, trusted like loopback: nodes in network namespaces.
+    void listenAlsoOn(const QStringList &addresses, const QString &clients);
     // SIGINT (fast shutdown: connected clients are disconnected) by PID, SIGQUIT then SIGKILL
     // after kStopTimeoutMs. (SIGTERM is PostgreSQL's smart shutdown: it waits for every client.)
     void stop();
@@ -46,6 +57,7 @@ private:
     bool initialize();
     bool waitUntilReady();
     QString logTail() const;
+    bool allowClients();
 
     std::unique_ptr<QTemporaryDir> m_root;
     QString m_data;
@@ -53,6 +65,8 @@ private:
     QString m_log;
     int m_port = 0;
     bool m_initialized = false;
+    QStringList m_extraAddresses;
+    QString m_extraClients;
     std::unique_ptr<QProcess> m_server;
     QString m_error;
 };
