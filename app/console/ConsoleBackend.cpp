@@ -269,6 +269,11 @@ QVariantList ConsoleBackend::events(int max) const
     return store ? taxicore::EventLog(store->control()).newest(max).toVariantList() : QVariantList{};
 }
 
+QJsonObject ConsoleBackend::clusterNodes() const
+{
+    return m_host ? m_host->clusterNodes() : QJsonObject{};
+}
+
 void ConsoleBackend::pollStats()
 {
     if (!m_host)

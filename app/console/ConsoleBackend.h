@@ -5,6 +5,7 @@
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
+#include <QJsonObject>
 #include <QVariantList>
 #include <QObject>
 #include <QTimer>
@@ -99,6 +100,9 @@ public:
     Q_INVOKABLE void applyRuntime(const QString &mode, int workers, int threads, const QString &policy);
     // The run's event log, newest first: [{seq, time_ms, kind, text}].
     Q_INVOKABLE QVariantList events(int max) const;
+    // The nodes of the server's cluster, as GET /admin/v1/cluster answers ({"cluster": false,
+    // "nodes": [this server]} outside one; empty while not serving). Never waits on Redis.
+    QJsonObject clusterNodes() const;
 
     // QML singleton: the instance main() created (an idle one if none, e.g. under QtQuickTest).
     static ConsoleBackend *create(QQmlEngine *engine, QJSEngine *scriptEngine);

@@ -3,7 +3,7 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// The server's execution model (applied live), its request rate and its event log.
+// The server's execution model (applied live), its cluster's nodes, its request rate and its event log.
 ColumnLayout {
     id: panel
 
@@ -114,6 +114,16 @@ ColumnLayout {
             text: qsTr("Pricing… (Ctrl+,)")
             onClicked: panel.settingsRequested()
         }
+    }
+
+    ClusterNodeModel {
+        id: clusterNodes
+        backend: ConsoleBackend
+    }
+
+    ClusterNodes {
+        Layout.fillWidth: true
+        model: clusterNodes
     }
 
     WorkerListModel {
