@@ -275,8 +275,10 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     }
     if (!m_timer.isActive())
         m_timer.start();
-    if (client->following && !m_followTimer.isActive())
+    if (client->following && !m_followTimer.isActive()) {
         m_followTimer.start();
+        m_sinceFollowPass.start();
+    }
 }
 
 void LiveFeed::startFollowing(Client &client)
@@ -300,6 +302,7 @@ void LiveFeed::startFollowing(Client &client)
 
 void LiveFeed::followTick()
 {
+    m_sinceFollowPass.start();
     m_followers.clear();
     for (const std::shared_ptr<Client> &client : std::as_const(m_clients))
         if (client->following)
@@ -388,6 +391,11 @@ void LiveFeed::tick()
     for (const std::shared_ptr<Client> &client : clients) {
         if (client->subscribed && m_clients.contains(client->socket))
             sendUpdate(*client, cache);
+        // An update costs a nearby query and road ETAs, so a tick over hundreds of clients can
+        // hold this thread for tens of milliseconds (more on a busy machine): followers must not
+        // wait for it to end.
+        if (m_followTimer.isActive() && m_sinceFollowPass.elapsed() >= m_followTimer.interval())
+            followTick();
     }
 }
 

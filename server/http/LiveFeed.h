@@ -106,6 +106,7 @@ private:
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
     QTimer m_timer;
     QTimer m_followTimer;
+    QElapsedTimer m_sinceFollowPass;                  // a long update tick runs the follow pass in between
     std::vector<std::shared_ptr<Client>> m_followers; // reused by every follow tick
     int m_maxClients = 1000;
     qint64 m_maxPendingBytes = 256 * 1024;
