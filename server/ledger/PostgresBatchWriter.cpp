@@ -188,7 +188,14 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
     QString error = m_connection.beginPipeline();
     if (error.isEmpty())
         error = m_connection.queue("BEGIN");
-    int sent = 1;
+    if (error.isEmpty()) {
+        std::vector<const LedgerRecord *> records;
+        for (std::size_t i = first; i < end; ++i)
+            records.push_back(&batch[i].record);
+        const PgStatement lock = PostgresRecordWriter::lockStatementFor(records);
+        error = m_connection.queuePrepared(lock.name, lock.params);
+    }
+    int sent = 2; // BEGIN and the lock
     for (std::size_t i = first; i < end && error.isEmpty(); ++i) {
         PgStatement statement;
         batch[i].verdict = PostgresRecordWriter::statementFor(batch[i].record, &statement);
@@ -206,6 +213,14 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
         for (std::size_t i = first; i < end; ++i)
             batch[i].verdict = error;
         *lost = error;
+        return false;
+    }
+    if (statementFailed(results[1])) {
+        // The rows could not be locked (a timeout): nothing committed. A batch is replayed one by
+        // one; a single record fails with the reason.
+        const QString failed = m_connection.describe(results[1].get(), QStringLiteral("locking the rows"));
+        for (std::size_t i = first; i < end; ++i)
+            batch[i].verdict = failed;
         return false;
     }
     for (std::size_t i = first; i < end; ++i) {

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QJsonDocument>
 #include <libpq-fe.h>
+#include <algorithm>
 #include <limits>
 
 namespace taxicore {
@@ -19,6 +20,7 @@ const std::pair<QByteArray, QByteArray> kStatements[] = {
                 " $7::float8)"},
     {"tc_trip", "SELECT taxicore_trip($1::bigint, $2::integer, $3::text, $4::bigint, $5::bigint, $6::float8,"
                 " $7::float8, $8::float8, $9::text, $10::float8, $11::float8, $12::float8, $13::float8, $14::float8)"},
+    {"tc_lock", "SELECT taxicore_lock_batch($1::integer[], $2::bigint[])"},
     {"tc_event", "INSERT INTO events (at_ms, kind, detail, pid) VALUES ($1::bigint, $2::text, $3::text, $4::bigint)"},
     // A checkpoint lands only on an open booking and only when newer than the stored one.
     {"tc_progress", "UPDATE bookings SET car_lat = $1::float8, car_lng = $2::float8, destination_lat = $3::float8,"
@@ -107,7 +109,46 @@ QString progressStatement(const ProgressRecord &p, PgStatement *s)
     return {};
 }
 
+// A PostgreSQL array literal of the ids: "{3,7,12}".
+template <typename Id> QString arrayLiteral(std::vector<Id> ids)
+{
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    QString text = QStringLiteral("{");
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i)
+            text += u',';
+        text += QString::number(ids[i]);
+    }
+    return text + u'}';
+}
+
 } // namespace
+
+PgStatement PostgresRecordWriter::lockStatementFor(const std::vector<const LedgerRecord *> &records)
+{
+    std::vector<int> cars;
+    std::vector<qint64> bookings;
+    for (const LedgerRecord *record : records) {
+        std::visit(
+            [&](const auto &r) {
+                using T = std::decay_t<decltype(r)>;
+                if constexpr (!std::is_same_v<T, EventRecord>)
+                    bookings.push_back(qint64(r.bookingId));
+                if constexpr (
+                    std::is_same_v<
+                        T, BookingRecord> || std::is_same_v<T, TransitionRecord> || std::is_same_v<T, TripRecord>) {
+                    if (r.carId > 0)
+                        cars.push_back(r.carId);
+                }
+            },
+            *record);
+    }
+    PgStatement statement;
+    statement.name = "tc_lock";
+    statement.params.add(arrayLiteral(std::move(cars))).add(arrayLiteral(std::move(bookings)));
+    return statement;
+}
 
 QString PostgresRecordWriter::prepare(PostgresConnection &connection)
 {

@@ -3,6 +3,8 @@
 #include "ledger/LedgerRecords.h"
 #include "ledger/PostgresConnection.h"
 
+#include <vector>
+
 namespace taxicore {
 
 // A record as one prepared statement of PostgresSchema's functions, ready to be pipelined.
@@ -20,6 +22,9 @@ public:
     static QString prepare(PostgresConnection &connection);
     // A record with bad data (id 0, unknown state, event without kind): the error, nothing to send.
     static QString statementFor(const LedgerRecord &record, PgStatement *statement);
+    // The first statement of a group commit: locks every car and booking row the records will
+    // write, in one global order (taxicore_lock_batch), so concurrent commits cannot deadlock.
+    static PgStatement lockStatementFor(const std::vector<const LedgerRecord *> &records);
     // The verdict of a statement's result: empty (written), the refusal, or the statement's error.
     static QString verdict(PostgresConnection &connection, const pg_result *result);
 };
