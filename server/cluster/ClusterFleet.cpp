@@ -103,6 +103,33 @@ FleetStore::Transition ClusterFleet::settle(const Transition &move, bool committ
     return settled;
 }
 
+FleetStore::Booking ClusterFleet::book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
+                                       double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash)
+{
+    Booking booked = m_local.book(riderId, pickup, dropoff, radiusM, etas, riderTokenHash);
+    if (booked.result == BookResult::Booked)
+        publishClaim(FleetDelta::Kind::Claim, booked.booking.id, booked.booking.carId);
+    return booked;
+}
+
+void ClusterFleet::withdraw(uint64_t bookingId)
+{
+    const auto booking = m_local.booking(bookingId);
+    m_local.cancel(bookingId);
+    if (booking && booking->carId > 0)
+        publishClaim(FleetDelta::Kind::Unclaim, bookingId, booking->carId);
+}
+
+void ClusterFleet::publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int carId)
+{
+    FleetDelta delta;
+    delta.kind = kind;
+    delta.origin = m_origin;
+    delta.booking.id = bookingId;
+    delta.booking.carId = carId;
+    publish(encodeFleetDelta(delta));
+}
+
 void ClusterFleet::announce(uint64_t bookingId)
 {
     const auto booking = m_local.booking(bookingId);
@@ -219,6 +246,10 @@ void ClusterFleet::apply(const QByteArray &payload)
     if (delta->kind == FleetDelta::Kind::Cars)
         for (const CarSnapshot &car : delta->cars)
             m_local.applyRemotePosition(car);
+    else if (delta->kind == FleetDelta::Kind::Claim)
+        m_local.holdCar(delta->booking.carId);
+    else if (delta->kind == FleetDelta::Kind::Unclaim)
+        m_local.releaseHeldCar(delta->booking.carId);
     else if (!m_local.applyRemoteBooking(delta->booking))
         qWarning().noquote() << "cluster: no room for booking" << delta->booking.id << "in this node's copy";
     m_applied.fetch_add(1, std::memory_order_relaxed);

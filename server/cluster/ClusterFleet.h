@@ -1,6 +1,7 @@
 #pragma once
 
 #include "cluster/ClusterIds.h"
+#include "cluster/FleetDelta.h"
 #include "fleet/SharedMemoryFleet.h"
 
 #include <atomic>
@@ -23,7 +24,9 @@ class RedisSubscriber;
 // Redis channel to the others' copies:
 //   - positions, batched every kFlushMs, also kept in the Redis hash taxicore:cars (the shared
 //     live view a node reloads on every (re)subscribe: messages sent while it was away are lost);
-//   - bookings as they committed (announce()), whose states only move forward in a copy.
+//   - bookings as they committed (announce()), whose states only move forward in a copy;
+//   - the car a booking claims, as it is booked and before it commits (held in the other copies
+//     until the booking's announcement, its Unclaim, or a resync frees it).
 // Booking ids come from a PostgreSQL sequence (ClusterIds): unique across nodes. Every process of
 // the node publishes what it changed; only the primary subscribes and applies the others'.
 class ClusterFleet final : public FleetStore {
@@ -56,11 +59,11 @@ public:
     {
         return m_local.nearby(centre, radiusM, limit, availableOnly);
     }
+    // Tells the other nodes at once which car this booking claims (before its commit), so that
+    // their riders do not race for it: a lost race costs a commit's wait on the car's row lock and
+    // a retry on the next car.
     Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff, double radiusM,
-                 const EtaRanker &etas, const QByteArray &riderTokenHash = {}) override
-    {
-        return m_local.book(riderId, pickup, dropoff, radiusM, etas, riderTokenHash);
-    }
+                 const EtaRanker &etas, const QByteArray &riderTokenHash = {}) override;
     std::optional<BookingSnapshot> booking(uint64_t id) const override { return m_local.booking(id); }
     // What the ledger has open is true whatever this copy holds: when the copy still gives the car
     // to a booking that ended elsewhere (its announcement not yet here), the ledger's booking takes it.
@@ -86,6 +89,8 @@ public:
     // Holds the car and asks for a resync soon: if the winner's booking ended before this node heard
     // of it, only the database can say the car is free again.
     void carTakenElsewhere(int carId) override;
+    // Frees the car here and tells the other nodes the claim is over (Unclaim).
+    void withdraw(uint64_t bookingId) override;
 
     // Brings the copy's bookings in line with the database: run by the primary after every
     // (re)subscribe (messages sent while Redis was away are lost) and every kResyncMs, on the
@@ -113,6 +118,7 @@ private:
     void queueCar(const CarSnapshot &car);
     void flushLoop();
     void publish(const QByteArray &delta);
+    void publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int carId);
     void apply(const QByteArray &payload);
     void reloadLiveView();
 

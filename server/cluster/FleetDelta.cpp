@@ -82,8 +82,10 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
         out << quint32(delta.cars.size());
         for (const CarSnapshot &c : delta.cars)
             writeCar(out, c);
-    } else {
+    } else if (delta.kind == FleetDelta::Kind::Booking) {
         writeBooking(out, delta.booking);
+    } else {
+        out << quint64(delta.booking.id) << qint32(delta.booking.carId);
     }
     return bytes;
 }
@@ -111,6 +113,16 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
     }
     if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking))
         return delta;
+    if (delta.kind == FleetDelta::Kind::Claim || delta.kind == FleetDelta::Kind::Unclaim) {
+        quint64 booking = 0;
+        qint32 car = 0;
+        in >> booking >> car;
+        if (in.status() != QDataStream::Ok || car <= 0)
+            return std::nullopt;
+        delta.booking.id = booking;
+        delta.booking.carId = car;
+        return delta;
+    }
     return std::nullopt;
 }
 

@@ -8,10 +8,12 @@
 
 namespace taxicore {
 
-// One message of the cluster's change feed (Redis pub/sub): the cars a node moved, or one booking
-// as it committed it. `origin` names the sending node, whose own copy already holds the change.
+// One message of the cluster's change feed (Redis pub/sub): the cars a node moved, one booking as
+// it committed it, or a car a booking is being committed for (Claim: the other copies keep it out
+// of their candidates meanwhile) and the end of a claim that failed (Unclaim; both name the car
+// and the booking in `booking`). `origin` names the sending node, whose copy has the change.
 struct FleetDelta {
-    enum class Kind : quint8 { Cars = 1, Booking = 2 };
+    enum class Kind : quint8 { Cars = 1, Booking = 2, Claim = 3, Unclaim = 4 };
     Kind kind = Kind::Cars;
     quint64 origin = 0;
     std::vector<CarSnapshot> cars;

@@ -125,6 +125,9 @@ public:
     // The ledger refused a booking because another node claimed `carId` first (the claim is the
     // database's): keep the car out of this node's candidates until the other booking is seen.
     virtual void carTakenElsewhere(int carId) { (void)carId; }
+    // A booking the ledger did not take (refused or unavailable) is dropped again: its car is free.
+    // Never announced: the other nodes never heard of it (a cluster only told them its car's claim).
+    virtual void withdraw(uint64_t bookingId) { cancel(bookingId); }
 
     // This node's region: its worker slots, run-wide control and pricing blocks.
     WorkerSlot &workerSlot(int index) const;

@@ -743,15 +743,23 @@ void SharedMemoryFleet::holdCar(int carId)
 int SharedMemoryFleet::releaseHeldCars()
 {
     int released = 0;
-    for (int id = 1; id <= carCount(); ++id) {
-        CarSlot &car = *carSlot(id);
-        uint32_t expected = static_cast<uint32_t>(CarState::ToPickup);
-        if (car.bookingId.load(std::memory_order_acquire) == 0
-            && car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::Available),
-                                                 std::memory_order_acq_rel))
-            ++released;
-    }
+    for (int id = 1; id <= carCount(); ++id)
+        released += releaseIfHeld(*carSlot(id));
     return released;
+}
+
+void SharedMemoryFleet::releaseHeldCar(int carId)
+{
+    if (CarSlot *car = carSlot(carId))
+        releaseIfHeld(*car);
+}
+
+bool SharedMemoryFleet::releaseIfHeld(CarSlot &car)
+{
+    uint32_t expected = static_cast<uint32_t>(CarState::ToPickup);
+    return car.bookingId.load(std::memory_order_acquire) == 0
+           && car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::Available),
+                                                std::memory_order_acq_rel);
 }
 
 } // namespace taxicore

@@ -52,8 +52,11 @@ public:
     // Frees every car held for a booking that never arrived (a resync found no claim of it in the
     // database: the other node's booking failed, or ended while its messages were lost).
     int releaseHeldCars();
+    // Frees one held car, unless a booking has it by now.
+    void releaseHeldCar(int carId);
 
 private:
+    bool releaseIfHeld(CarSlot &car);
     CarSlot *carSlot(int id) const;
     PackedPosition *packedPositions() const;
     BookingSlot &bookingSlot(uint64_t id) const;

@@ -211,7 +211,7 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
             (*reply)(response);
             return;
         }
-        m_fleet.cancel(id);
+        m_fleet.withdraw(id);
         if (!error.startsWith(QLatin1String(kLedgerCarTaken))) {
             (*reply)(errorResponse(503, "ledger_unavailable",
                                    QStringLiteral("the booking could not be recorded durably: %1").arg(error)));

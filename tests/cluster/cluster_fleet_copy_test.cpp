@@ -123,6 +123,21 @@ void ClusterFleetCopyTest::deltasRoundTrip()
     QCOMPARE(backBooking->booking.dropoff.lng, b.dropoff.lng);
     QCOMPARE(backBooking->booking.riderTokenHash, b.riderTokenHash);
     QCOMPARE(backBooking->booking.destination.lat, b.destination.lat);
+
+    FleetDelta claim;
+    claim.kind = FleetDelta::Kind::Claim;
+    claim.origin = 9;
+    claim.booking.id = 77;
+    claim.booking.carId = 12;
+    for (const auto kind : {FleetDelta::Kind::Claim, FleetDelta::Kind::Unclaim}) {
+        claim.kind = kind;
+        const auto backClaim = decodeFleetDelta(encodeFleetDelta(claim));
+        QVERIFY(backClaim);
+        QCOMPARE(backClaim->kind, kind);
+        QCOMPARE(backClaim->origin, quint64(9));
+        QCOMPARE(backClaim->booking.id, uint64_t(77));
+        QCOMPARE(backClaim->booking.carId, 12);
+    }
 }
 
 void ClusterFleetCopyTest::unreadableDeltasAreRefused()
@@ -143,6 +158,13 @@ void ClusterFleetCopyTest::unreadableDeltasAreRefused()
     lying[countAt] = char(0x00);
     lying[countAt + 1] = char(0x01); // 65,536+ cars in a message of three
     QVERIFY(!decodeFleetDelta(lying));
+    // A claim must name a car.
+    FleetDelta claim;
+    claim.kind = FleetDelta::Kind::Claim;
+    claim.booking.id = 5;
+    QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim)));
+    claim.booking.carId = 1;
+    QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim).chopped(1)));
 }
 
 void ClusterFleetCopyTest::idsComeFromTheSourceAndZeroRefusesTheBooking()

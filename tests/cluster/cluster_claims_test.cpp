@@ -1,0 +1,159 @@
+// Two cluster nodes' fleet copies (cluster/ClusterFleet) in one process, on a real redis-server
+// and PostgreSQL (booking ids): the car a node books is held in the other copies at once, before
+// the booking commits, so riders on other nodes are not offered it (a race for it costs a commit's
+// wait on the car's row lock and a retry); a withdrawn booking frees it there again, and so does
+// the end of the booking once announced.
+#include "PostgresKit.h"
+#include "RedisKit.h"
+#include "RequireTool.h"
+#include "Wait.h"
+
+#include "cluster/ClusterFleet.h"
+#include "region/SharedRegion.h"
+
+#include <QTest>
+#include <memory>
+
+using namespace taxicore;
+using namespace taxicore::test;
+
+namespace {
+
+constexpr LatLng kCentre{57.7000, 11.9700};
+constexpr double kMetreLat = 1.0 / 111'195.0;
+constexpr int kCars = 3;
+// The feed's worst delivery time on a loaded 2-core machine, with a wide margin.
+constexpr int kFeedTimeoutMs = 5000;
+
+LatLng placeNorth(int id)
+{
+    return {kCentre.lat + id * 100 * kMetreLat, kCentre.lng};
+}
+
+// Seconds by straight-line distance at 10 m/s: the nearest car is the one booked.
+std::vector<double> etaByDistance(LatLng pickup, const std::vector<LatLng> &cars)
+{
+    std::vector<double> out;
+    for (const LatLng &car : cars)
+        out.push_back(std::abs(car.lat - pickup.lat) / kMetreLat / 10.0);
+    return out;
+}
+
+struct Node {
+    std::unique_ptr<SharedRegion> region;
+    std::unique_ptr<ClusterFleet> fleet;
+};
+
+} // namespace
+
+class ClusterClaimsTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void aBookedCarIsHeldOnTheOtherNodeBeforeItsCommit();
+    void aWithdrawnBookingFreesItsCarOnTheOtherNode();
+    void theEndOfAnAnnouncedBookingFreesItsCar();
+
+private:
+    Node openNode(quint64 origin);
+    // Until both copies hear each other: a position moved on each reaches the other.
+    bool feedsAreUp();
+
+    PostgresKit m_postgres;
+    RedisKit m_redis;
+    Node m_a;
+    Node m_b;
+};
+
+Node ClusterClaimsTest::openNode(quint64 origin)
+{
+    Node node;
+    QString error;
+    node.region = SharedRegion::create(error);
+    if (!node.region)
+        return node;
+    node.fleet = ClusterFleet::open(*node.region, {m_redis.url(), m_postgres.url(), true, origin}, &error);
+    if (!node.fleet)
+        qWarning().noquote() << "cannot open the node:" << error;
+    else
+        node.fleet->initialiseCars(kCars, placeNorth);
+    return node;
+}
+
+bool ClusterClaimsTest::feedsAreUp()
+{
+    // Car 3 is the farthest: moving it a little changes no booking below.
+    for (int round = 1; round <= 50; ++round) {
+        const LatLng moved{placeNorth(3).lat, kCentre.lng + round * 1e-6};
+        m_a.fleet->updatePosition(3, moved, 0, 0, false);
+        m_b.fleet->updatePosition(3, moved, 0, 0, false);
+        if (waitUntil([&] { return m_a.fleet->stats().applied > 0 && m_b.fleet->stats().applied > 0; }, 200))
+            return true;
+    }
+    return false;
+}
+
+void ClusterClaimsTest::initTestCase()
+{
+    TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL is not installed (package postgresql)");
+    TC_REQUIRE_TOOL(!RedisKit::program().isEmpty(), "redis-server is not installed (package redis-server)");
+    QVERIFY2(m_postgres.start(), qPrintable(m_postgres.error()));
+    QString error;
+    QVERIFY2(m_redis.start({}, &error), qPrintable(error));
+    m_a = openNode(1);
+    m_b = openNode(2);
+    QVERIFY(m_a.fleet && m_b.fleet);
+    QVERIFY2(feedsAreUp(), "the two copies never heard each other");
+}
+
+void ClusterClaimsTest::aBookedCarIsHeldOnTheOtherNodeBeforeItsCommit()
+{
+    const auto booked = m_a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.result, FleetStore::BookResult::Booked);
+    QCOMPARE(booked.booking.carId, 1);
+    // Nothing committed or announced yet: only the claim travelled.
+    QVERIFY2(waitUntil([&] { return m_b.fleet->car(1)->state != CarState::Available; }, kFeedTimeoutMs),
+             "node B still offers the car node A is booking");
+    QCOMPARE(m_b.fleet->car(1)->bookingId, uint64_t(0));
+    const auto other = m_b.fleet->book(QStringLiteral("r2"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(other.result, FleetStore::BookResult::Booked);
+    QCOMPARE(other.booking.carId, 2);
+    // Leave both nodes as they were: both bookings withdrawn.
+    m_a.fleet->withdraw(booked.booking.id);
+    m_b.fleet->withdraw(other.booking.id);
+    QVERIFY(waitUntil(
+        [&] {
+            return m_a.fleet->car(2)->state == CarState::Available && m_b.fleet->car(1)->state == CarState::Available;
+        },
+        kFeedTimeoutMs));
+}
+
+// The ledger refused A's booking (the car was claimed elsewhere, or the database was away): A
+// withdraws it, and the car it had claimed is offered on B again, without waiting for a resync.
+void ClusterClaimsTest::aWithdrawnBookingFreesItsCarOnTheOtherNode()
+{
+    const auto booked = m_a.fleet->book(QStringLiteral("r3"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.booking.carId, 1);
+    QVERIFY(waitUntil([&] { return m_b.fleet->car(1)->state != CarState::Available; }, kFeedTimeoutMs));
+    m_a.fleet->withdraw(booked.booking.id);
+    QCOMPARE(m_a.fleet->car(1)->state, CarState::Available);
+    QVERIFY2(waitUntil([&] { return m_b.fleet->car(1)->state == CarState::Available; }, kFeedTimeoutMs),
+             "the withdrawn claim still holds the car on node B");
+    // Never announced: B has no booking of that id.
+    QVERIFY(!m_b.fleet->booking(booked.booking.id));
+}
+
+void ClusterClaimsTest::theEndOfAnAnnouncedBookingFreesItsCar()
+{
+    const auto booked = m_a.fleet->book(QStringLiteral("r4"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.booking.carId, 1);
+    m_a.fleet->announce(booked.booking.id); // committed
+    QVERIFY(waitUntil([&] { return m_b.fleet->car(1)->bookingId == booked.booking.id; }, kFeedTimeoutMs));
+    QCOMPARE(m_a.fleet->cancel(booked.booking.id).result, FleetStore::TransitionResult::Done);
+    QVERIFY(waitUntil([&] { return m_b.fleet->car(1)->state == CarState::Available; }, kFeedTimeoutMs));
+    QCOMPARE(m_b.fleet->booking(booked.booking.id)->state, BookingState::Cancelled);
+}
+
+QTEST_GUILESS_MAIN(ClusterClaimsTest)
+#include "cluster_claims_test.moc"
