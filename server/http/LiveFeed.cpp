@@ -329,7 +329,10 @@ void LiveFeed::followTick()
             message += bookingJsonBytes(client->bookingId);
         }
         message += '}';
-        send(*client, message);
+        // Out now: inside a long update tick the socket would otherwise write only once the
+        // tick returns to the event loop.
+        if (send(*client, message))
+            client->socket->flush();
     }
     m_followers.clear();
 }
@@ -430,13 +433,18 @@ QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
     return bytes;
 }
 
-QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId) const
+QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId, TickCache *cache) const
 {
     const auto booking = m_fleet.booking(bookingId);
     if (!booking)
         return compact(
             {{QStringLiteral("booking_id"), qint64(bookingId)}, {QStringLiteral("state"), QStringLiteral("unknown")}});
-    const TripEstimator &estimator = m_estimator ? *m_estimator : *m_fallbackEstimator;
+    // A booking's view costs a road ETA or two, every update of every follower: under the same
+    // budget per tick as the cars' ETAs, so hundreds of followers cannot hold this thread.
+    if (cache && cache->byRoad && cache->started.elapsed() > kRoadEtaBudgetMs)
+        cache->byRoad = false;
+    const bool byRoad = m_estimator && (!cache || cache->byRoad);
+    const TripEstimator &estimator = byRoad ? *m_estimator : *m_fallbackEstimator;
     QJsonObject out = bookingView(m_fleet, estimator, *booking);
     if (booking->state == BookingState::Completed)
         out.insert(QStringLiteral("fare_total"), booking->fare); // what the rider page shows
@@ -451,7 +459,7 @@ void LiveFeed::sendUpdate(Client &client, TickCache &carsCache)
     message += carsJson(client, carsCache);
     if (client.bookingId) {
         message += ",\"booking\":";
-        message += bookingJsonBytes(client.bookingId);
+        message += bookingJsonBytes(client.bookingId, &carsCache);
     }
     message += '}';
     send(client, message);

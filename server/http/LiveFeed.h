@@ -96,7 +96,8 @@ private:
     };
     void sendUpdate(Client &client, TickCache &cache);
     QByteArray carsJson(const Client &client, TickCache &cache) const;
-    QByteArray bookingJsonBytes(uint64_t bookingId) const;
+    // With `cache` (an update tick), road ETAs only while the tick's road budget lasts.
+    QByteArray bookingJsonBytes(uint64_t bookingId, TickCache *cache = nullptr) const;
     bool send(Client &client, const QByteArray &utf8Json);
 
     QAbstractHttpServer &m_server;
