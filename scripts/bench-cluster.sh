@@ -4,14 +4,30 @@
 #  - durable bookings/s through nginx: wrk with scripts/bench-durable.lua (each connection books,
 #    cancels, again; every 201 is committed in PostgreSQL, whose rows are counted afterwards);
 #  - nearby (1 km, 20 cars, road ETAs) requests/s and p50/p99 through nginx, and the same on the
-#    embedded server directly.
+#    embedded server directly;
+#  - position reports/s: wrk with scripts/bench-positions.lua (device reports for random cars)
+#    through nginx, then straight to the nodes (one wrk per node at once, summed);
+#  - the live feed (taxicore-feed-probe fanout): FOLLOWERS WebSocket followers of FOLLOWERS/2
+#    bookings, each on a node other than the booking's; the nodes' CPU while they sit idle,
+#    following and (baseline) merely subscribed; then fan-out latency: cars moved through their
+#    booking's node, from each report's 200 to its arrival at each follower on another node;
+#  - a node kill (taxicore-feed-probe stall): riders book and cancel through nginx, the last node
+#    is sent SIGKILL after KILL_AT_S seconds; the longest time without a successful answer, and
+#    every acknowledged booking looked up in PostgreSQL.
 # Usage: scripts/bench-cluster.sh [nodes] [seconds]    BUILD_DIR=build  CONNECTIONS=64
+#        FOLLOWERS=2000  KILL_AT_S=3  ONLY="durable nearby positions feed kill" (the parts to run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${1:-3}
 seconds=${2:-10}
 build=${BUILD_DIR:-build}
 connections=${CONNECTIONS:-64}
+followers=${FOLLOWERS:-2000}
+kill_at_s=${KILL_AT_S:-3}
+only=${ONLY:-durable nearby positions feed kill}
+want() { [[ " $only " == *" $1 "* ]]; }
+probe=$build/bin/taxicore-feed-probe
+device_token=bench-cluster-device-token-$RANDOM$RANDOM
 command -v wrk >/dev/null || { echo "bench-cluster: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 [ -x "$build/bin/taxicore-server" ] || { echo "bench-cluster: $build/bin/taxicore-server is missing" >&2; exit 1; }
 state=$(mktemp -d "${TMPDIR:-/tmp}/taxicore-bench-cluster.XXXXXX")
@@ -23,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # Riders all come from this machine: lift the per-client booking limit for the run.
-node_flags=(--cars 2000 --demand-rate 0 --booking-burst 1000000 --booking-rate 1000000)
+node_flags=(--cars 2000 --demand-rate 0 --booking-burst 1000000 --booking-rate 1000000 --device-token "$device_token")
 up=$(timeout 180 scripts/cluster.sh up "$nodes" --port 0 --state-dir "$state" -- "${node_flags[@]}")
 url=$(sed -n 's|^url: ||p' <<<"$up" | tail -1)
 [ -n "$url" ] || { echo "bench-cluster: the cluster did not start: $up" >&2; exit 1; }
@@ -47,6 +63,7 @@ nearby_row() { # label url
 
 echo "# Cluster: $nodes nodes + PostgreSQL + Redis + nginx on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
+if want durable; then
 before=$(stored)
 line=$(timeout $((seconds + 60)) wrk -t"$connections" -c"$connections" -d"${seconds}s" --timeout 10s \
          -s scripts/bench-durable.lua "$url" | grep '^DURABLE' || true)
@@ -63,9 +80,115 @@ awk -v rows=$((after - before)) '{
            (rows >= v["bookings"] ? "ok" : "MISSING")
 }' <<<"$line"
 echo
+fi
+
+if want nearby; then
 echo "Nearby, 1 km, 20 cars, road ETAs (wrk -t2 -c32 -d${seconds}s):"
 echo
 echo "| where | requests/s | p50 | p99 |"
 echo "|---|---|---|---|"
 nearby_row "cluster through nginx ($nodes nodes)" "$url"
 nearby_row "one embedded server, direct" "$single"
+echo
+fi
+
+node_urls=()
+node_pids=()
+for n in $(seq "$nodes"); do
+  node_urls+=("http://127.0.0.1:$(cat "$state/run/node-$n.port")")
+  node_pids+=("$(cat "$state/run/node-$n.pid")")
+done
+
+positions_row() { # label, then one wrk output per line group: sums the POSITIONS lines
+  awk -v label="$1" '/^POSITIONS/ {
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      ok += v["ok"]; bad += v["failed"] + v["socket_errors"]; rate += v["ok"] / v["seconds"]
+      if (v["p99_ms"] > p99) p99 = v["p99_ms"]; p50 = p50 (p50 == "" ? "" : " / ") v["p50_ms"]
+    } END { printf "| %s | %.0f | %d | %s | %s |\n", label, rate, bad, p50, p99 }'
+}
+if want positions; then
+echo "Position reports, device token, random cars (wrk with scripts/bench-positions.lua, ${seconds}s):"
+echo
+echo "| where | reports/s | not 200 | p50 ms | p99 ms |"
+echo "|---|---|---|---|---|"
+timeout $((seconds + 60)) wrk -t2 -c64 -d"${seconds}s" -s scripts/bench-positions.lua "$url" -- "$device_token" 2000 \
+  | positions_row "through nginx (wrk -t2 -c64)"
+outs=()
+wrks=()
+for n in $(seq "$nodes"); do
+  outs+=("$state/positions-$n.out")
+  timeout $((seconds + 60)) wrk -t1 -c32 -d"${seconds}s" -s scripts/bench-positions.lua "${node_urls[$((n - 1))]}" \
+    -- "$device_token" 2000 >"$state/positions-$n.out" &
+  wrks+=($!)
+done
+wait "${wrks[@]}"
+cat "${outs[@]}" | positions_row "straight to the $nodes nodes at once (one wrk -t1 -c32 each, summed)"
+echo
+fi
+
+if want feed; then
+[ -x "$probe" ] || { echo "bench-cluster: $probe is missing (cmake --build --target taxicore-feed-probe)" >&2; exit 1; }
+probe_nodes=()
+for u in "${node_urls[@]}"; do probe_nodes+=(--node "$u"); done
+probe_pids=()
+for p in "${node_pids[@]}"; do probe_pids+=(--pid "$p"); done
+per_booking=$(( nodes > 2 ? 2 : 1 ))
+feed_bookings=$(( followers / per_booking ))
+echo "Live feed: $followers WebSocket clients on the nodes, $feed_bookings bookings × $per_booking followers, each follower on a node other than its booking's (taxicore-feed-probe fanout):"
+echo
+idle() { # extra probe flags...
+  timeout 300 "$probe" fanout "${probe_nodes[@]}" "${probe_pids[@]}" --device-token "$device_token" \
+    --bookings "$feed_bookings" --followers-per-booking "$per_booking" --hold-s 10 --rounds 0 "$@" \
+    2>"$state/probe.err" | grep '^IDLE' || { echo "bench-cluster: the feed probe failed: $(tail -3 "$state/probe.err")" >&2; exit 1; }
+}
+echo "| clients, 10 s idle (no car moves) | CPU of each node (% of one core) | all nodes |"
+echo "|---|---|---|"
+for mode in follow no-follow; do
+  flags=()
+  label="$followers following a booking (10 ms follow tick)"
+  [ "$mode" = no-follow ] && { flags=(--no-follow); label="$followers subscribed to a point only (baseline)"; }
+  idle "${flags[@]}" | awk -v label="$label" '{ cpu = ""; for (i = 2; i <= NF; i++) { split($i, kv, "=");
+      if (kv[1] ~ /^pid/) cpu = cpu (cpu == "" ? "" : " / ") kv[2]; if (kv[1] == "nodes_cpu_percent") all = kv[2] }
+      printf "| %s | %s | %s |\n", label, cpu, all }'
+done
+echo
+moving=${MOVING:-10}; gap_ms=20; rounds=$(( seconds * 1000 / gap_ms ))
+out=$(timeout 300 "$probe" fanout "${probe_nodes[@]}" --device-token "$device_token" --bookings "$feed_bookings" \
+        --followers-per-booking "$per_booking" --moving-cars $moving --gap-ms $gap_ms --rounds $rounds 2>"$state/probe.err" \
+      | grep '^FANOUT') || { echo "bench-cluster: the feed probe failed: $(tail -3 "$state/probe.err")" >&2; exit 1; }
+echo "Fan-out: $moving cars moved every $gap_ms ms for ${seconds}s through their booking's node; latency from a report's 200 to the first follow message with that position (or a later one) at each of the car's followers on the other nodes:"
+echo
+echo "| followers | reports/s | deliveries | lost (not seen within 3 s) | p50 ms | p90 ms | p99 ms | max ms | probe CPU % |"
+echo "|---|---|---|---|---|---|---|---|---|"
+awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+       printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["followers"], v["reports_per_s"], v["deliveries"], v["lost"],
+              v["p50_ms"], v["p90_ms"], v["p99_ms"], v["max_ms"], v["probe_cpu_percent"] }' <<<"$out"
+echo
+fi
+
+if want kill; then
+[ -x "$probe" ] || { echo "bench-cluster: $probe is missing (cmake --build --target taxicore-feed-probe)" >&2; exit 1; }
+victim=${node_pids[$((nodes - 1))]}
+baseline=$(timeout 120 "$probe" stall --url "$url" --connections 16 --seconds "$seconds" 2>"$state/probe.err" | grep '^STALL') \
+  || { echo "bench-cluster: the stall probe failed: $(tail -3 "$state/probe.err")" >&2; exit 1; }
+out=$(timeout 120 "$probe" stall --url "$url" --connections 16 --seconds "$seconds" --kill-pid "$victim" \
+        --kill-at-s "$kill_at_s" --ids-file "$state/acknowledged.ids" 2>"$state/probe.err" | grep '^STALL') \
+  || { echo "bench-cluster: the stall probe failed: $(tail -3 "$state/probe.err")" >&2; exit 1; }
+acked=$(wc -l <"$state/acknowledged.ids")
+found=0
+if [ "$acked" -gt 0 ]; then
+  found=$(timeout 30 "$psql" -h 127.0.0.1 -p "$(cat "$state/run/postgres.port")" -U taxicore -d taxicore -tAc \
+            "SELECT count(*) FROM bookings WHERE id = ANY('{$(paste -sd, "$state/acknowledged.ids")}'::bigint[])")
+fi
+echo "Node kill: 16 riders book + cancel through nginx for ${seconds}s, node $nodes (pid $victim) gets SIGKILL at ${kill_at_s}s (taxicore-feed-probe stall):"
+echo
+echo "| run | longest gap with no 201/200 answer, kill to 2 s after | longest gap in the whole run | first success after the kill | answers by status | acknowledged bookings | of them in PostgreSQL |"
+echo "|---|---|---|---|---|---|---|"
+awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    printf "| no kill (baseline) | – | %s ms (at %s s) | – | %s | %s | – |\n", v["longest_gap_ms"], v["longest_gap_starts_s"],
+           v["answers"], v["bookings_acknowledged"] }' <<<"$baseline"
+awk -v acked="$acked" -v found="$found" -v at="$kill_at_s" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    printf "| SIGKILL at %s s | %s ms | %s ms (at %s s) | %s ms | %s | %d | %d (%s) |\n", at, v["kill_gap_ms"], v["longest_gap_ms"],
+           v["longest_gap_starts_s"], v["first_success_after_kill_ms"], v["answers"], acked, found,
+           (found == acked ? "none lost" : "LOST " acked - found) }' <<<"$out"
+fi
