@@ -132,10 +132,10 @@ struct Follower {
     std::unique_ptr<QWebSocket> socket;
     int booking = 0;
     bool assignedSeen = false;
-    QString lastState; // the booking's state in the newest message (for a failure's report)
-    long seenUpTo = -1; // the highest report index delivered so far
+    QString lastState;              // the booking's state in the newest message (for a failure's report)
+    long seenUpTo = -1;             // the highest report index delivered so far
     int byFollow = 0, byUpdate = 0; // which kind of message delivered a new position first
-    std::vector<double> seenMs; // per report index: when it (or a later one) was delivered
+    std::vector<double> seenMs;     // per report index: when it (or a later one) was delivered
 };
 
 int fanout(const QCommandLineParser &args)
@@ -168,11 +168,11 @@ int fanout(const QCommandLineParser &args)
         b.node = i % int(nodes.size());
         b.pickupLat = std::round((57.690 + random.generateDouble() * 0.025) * 1e6) / 1e6;
         b.pickupLng = std::round((11.940 + random.generateDouble() * 0.050) * 1e6) / 1e6;
-        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("rider_id"), QStringLiteral("probe-%1").arg(i)},
-                                                          {QStringLiteral("pickup"),
-                                                           QJsonObject{{QStringLiteral("lat"), b.pickupLat},
-                                                                       {QStringLiteral("lng"), b.pickupLng}}}})
-                                    .toJson(QJsonDocument::Compact);
+        const QByteArray body =
+            QJsonDocument(QJsonObject{{QStringLiteral("rider_id"), QStringLiteral("probe-%1").arg(i)},
+                                      {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), b.pickupLat},
+                                                                             {QStringLiteral("lng"), b.pickupLng}}}})
+                .toJson(QJsonDocument::Compact);
         QNetworkReply *reply =
             http[std::size_t(b.node)]->post(jsonRequest(nodes[b.node], QStringLiteral("/api/v1/bookings")), body);
         QObject::connect(reply, &QNetworkReply::finished, [reply, b, &bookings, &answered, &refused]() mutable {
@@ -199,8 +199,9 @@ int fanout(const QCommandLineParser &args)
     // pauses that node's simulator for the car, and the simulator runs on whichever node leads.
     int parked = 0, parkFailed = 0, parkSent = 0;
     const auto report = [&](const Booking &b, int node, long index, const std::function<void(bool)> &done) {
-        const QByteArray body = "{\"lat\":" + QByteArray::number(b.pickupLat + kStartOffsetDeg + double(index) * kStepDeg, 'f', 6)
-                                + ",\"lng\":" + QByteArray::number(b.pickupLng, 'f', 6) + '}';
+        const QByteArray body =
+            "{\"lat\":" + QByteArray::number(b.pickupLat + kStartOffsetDeg + double(index) * kStepDeg, 'f', 6)
+            + ",\"lng\":" + QByteArray::number(b.pickupLng, 'f', 6) + '}';
         QNetworkReply *reply = http[std::size_t(node)]->put(
             jsonRequest(nodes[node], QStringLiteral("/api/v1/cars/%1/position").arg(b.carId), deviceToken), body);
         QObject::connect(reply, &QNetworkReply::finished, [reply, done] {
@@ -227,8 +228,8 @@ int fanout(const QCommandLineParser &args)
             auto f = std::make_unique<Follower>();
             f->booking = int(bi);
             f->seenMs.assign(std::size_t(totalReports) + 1, -1);
-            const int node = nodes.size() > 1 ? (bookings[bi].node + 1 + k % (int(nodes.size()) - 1)) % int(nodes.size())
-                                              : 0;
+            const int node =
+                nodes.size() > 1 ? (bookings[bi].node + 1 + k % (int(nodes.size()) - 1)) % int(nodes.size()) : 0;
             f->socket = std::make_unique<QWebSocket>();
             Follower *raw = f.get();
             const Booking *booking = &bookings[bi];
@@ -239,42 +240,45 @@ int fanout(const QCommandLineParser &args)
                                       {QStringLiteral("limit"), 1}};
                 if (follow)
                     subscribe.insert(QStringLiteral("booking_id"), booking->id);
-                raw->socket->sendTextMessage(QString::fromUtf8(
-                    QJsonDocument(QJsonObject{{QStringLiteral("subscribe"), subscribe}}).toJson(QJsonDocument::Compact)));
+                raw->socket->sendTextMessage(
+                    QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("subscribe"), subscribe}})
+                                          .toJson(QJsonDocument::Compact)));
             });
-            QObject::connect(raw->socket.get(), &QWebSocket::textMessageReceived, [raw, booking, follow](const QString &text) {
-                const double at = nowMs();
-                // The 500 ms updates are large (nearby cars, the booking's whole view): once the
-                // booking was seen they are not parsed, so the probe's own CPU stays out of the
-                // figures; the latency is the follow messages'.
-                if (raw->assignedSeen && text.startsWith(QLatin1String("{\"type\":\"update\"")))
-                    return;
-                const QJsonObject message = QJsonDocument::fromJson(text.toUtf8()).object();
-                const QString type = message.value(QStringLiteral("type")).toString();
-                if (type == QLatin1String("update") && !follow) {
-                    raw->assignedSeen = true;
-                    return;
-                }
-                const QJsonObject bookingView = message.value(QStringLiteral("booking")).toObject();
-                if (bookingView.contains(QStringLiteral("state")))
-                    raw->lastState = bookingView.value(QStringLiteral("state")).toString();
-                // Open here: the node's copy knows the booking (a car booked within 40 m of its
-                // pickup is arriving at once).
-                if (raw->lastState == QLatin1String("assigned") || raw->lastState == QLatin1String("arriving"))
-                    raw->assignedSeen = true;
-                const QJsonObject car = type == QLatin1String("follow") ? message.value(QStringLiteral("car")).toObject()
-                                                                        : bookingView.value(QStringLiteral("car")).toObject();
-                if (car.value(QStringLiteral("id")).toInt() != booking->carId)
-                    return;
-                const double lat = car.value(QStringLiteral("lat")).toDouble();
-                const long index = std::lround((lat - booking->pickupLat - kStartOffsetDeg) / kStepDeg);
-                if (index <= raw->seenUpTo || index >= long(raw->seenMs.size()))
-                    return;
-                for (long i = raw->seenUpTo + 1; i <= index; ++i)
-                    raw->seenMs[std::size_t(i)] = at;
-                raw->seenUpTo = index;
-                ++(type == QLatin1String("follow") ? raw->byFollow : raw->byUpdate);
-            });
+            QObject::connect(
+                raw->socket.get(), &QWebSocket::textMessageReceived, [raw, booking, follow](const QString &text) {
+                    const double at = nowMs();
+                    // The 500 ms updates are large (nearby cars, the booking's whole view): once the
+                    // booking was seen they are not parsed, so the probe's own CPU stays out of the
+                    // figures; the latency is the follow messages'.
+                    if (raw->assignedSeen && text.startsWith(QLatin1String("{\"type\":\"update\"")))
+                        return;
+                    const QJsonObject message = QJsonDocument::fromJson(text.toUtf8()).object();
+                    const QString type = message.value(QStringLiteral("type")).toString();
+                    if (type == QLatin1String("update") && !follow) {
+                        raw->assignedSeen = true;
+                        return;
+                    }
+                    const QJsonObject bookingView = message.value(QStringLiteral("booking")).toObject();
+                    if (bookingView.contains(QStringLiteral("state")))
+                        raw->lastState = bookingView.value(QStringLiteral("state")).toString();
+                    // Open here: the node's copy knows the booking (a car booked within 40 m of its
+                    // pickup is arriving at once).
+                    if (raw->lastState == QLatin1String("assigned") || raw->lastState == QLatin1String("arriving"))
+                        raw->assignedSeen = true;
+                    const QJsonObject car = type == QLatin1String("follow")
+                                                ? message.value(QStringLiteral("car")).toObject()
+                                                : bookingView.value(QStringLiteral("car")).toObject();
+                    if (car.value(QStringLiteral("id")).toInt() != booking->carId)
+                        return;
+                    const double lat = car.value(QStringLiteral("lat")).toDouble();
+                    const long index = std::lround((lat - booking->pickupLat - kStartOffsetDeg) / kStepDeg);
+                    if (index <= raw->seenUpTo || index >= long(raw->seenMs.size()))
+                        return;
+                    for (long i = raw->seenUpTo + 1; i <= index; ++i)
+                        raw->seenMs[std::size_t(i)] = at;
+                    raw->seenUpTo = index;
+                    ++(type == QLatin1String("follow") ? raw->byFollow : raw->byUpdate);
+                });
             raw->socket->open(wsUrl(nodes[node]));
             byCar[bookings[bi].carId].push_back(raw);
             followers.push_back(std::move(f));
@@ -298,7 +302,8 @@ int fanout(const QCommandLineParser &args)
                      qPrintable(seen));
         return 1;
     }
-    std::fprintf(stderr, "fanout: %zu followers subscribed (%s)\n", followers.size(), follow ? "following" : "not following");
+    std::fprintf(stderr, "fanout: %zu followers subscribed (%s)\n", followers.size(),
+                 follow ? "following" : "not following");
 
     // 4. Idle: nothing moves; what does holding the followers cost the nodes?
     if (holdS > 0) {
@@ -374,13 +379,12 @@ int fanout(const QCommandLineParser &args)
             }
         }
         const double seconds = (nowMs() - started - kDrainMs) / 1000;
-        const double probeCpu = double(cpuTicks(getpid()) - probeTicks) / double(sysconf(_SC_CLK_TCK))
-                                / ((nowMs() - started) / 1000) * 100;
+        const double probeCpu =
+            double(cpuTicks(getpid()) - probeTicks) / double(sysconf(_SC_CLK_TCK)) / ((nowMs() - started) / 1000) * 100;
         std::printf("FANOUT followers=%zu reports=%d reports_per_s=%.0f failed=%d deliveries=%zu lost=%d by_follow=%d "
                     "by_update=%d probe_cpu_percent=%.0f p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f\n",
                     followers.size(), sent, sent / std::max(0.001, seconds), failed, latencies.size(), lost, byFollow,
-                    byUpdate, probeCpu,
-                    percentile(latencies, 50), percentile(latencies, 90), percentile(latencies, 99),
+                    byUpdate, probeCpu, percentile(latencies, 50), percentile(latencies, 90), percentile(latencies, 99),
                     percentile(latencies, 100));
         std::fflush(stdout);
     }
@@ -391,7 +395,8 @@ int fanout(const QCommandLineParser &args)
     int cancelled = 0;
     for (const Booking &b : bookings) {
         QNetworkReply *reply = http[std::size_t(b.node)]->post(
-            jsonRequest(nodes[b.node], QStringLiteral("/api/v1/bookings/%1/cancel").arg(b.id), b.riderToken), QByteArray());
+            jsonRequest(nodes[b.node], QStringLiteral("/api/v1/bookings/%1/cancel").arg(b.id), b.riderToken),
+            QByteArray());
         QObject::connect(reply, &QNetworkReply::finished, [reply, &cancelled] {
             ++cancelled;
             reply->deleteLater();
@@ -435,7 +440,8 @@ int stall(const QCommandLineParser &args)
         const bool cancel = rider.pending != 0;
         if (cancel) {
             reply = rider.http->post(
-                jsonRequest(url, QStringLiteral("/api/v1/bookings/%1/cancel").arg(rider.pending), rider.token), QByteArray());
+                jsonRequest(url, QStringLiteral("/api/v1/bookings/%1/cancel").arg(rider.pending), rider.token),
+                QByteArray());
         } else {
             const QByteArray body =
                 "{\"rider_id\":\"stall-" + QByteArray::number(qulonglong(r)) + "-" + QByteArray::number(rider.n++)
@@ -503,10 +509,11 @@ int stall(const QCommandLineParser &args)
     QByteArray statusText;
     for (const auto &[status, n] : statuses)
         statusText += (statusText.isEmpty() ? "" : ",") + QByteArray::number(status) + "x" + QByteArray::number(n);
-    std::printf("STALL connections=%d seconds=%.1f successes=%zu bookings_acknowledged=%zu answers=%s longest_gap_ms=%.1f "
-                "longest_gap_starts_s=%.2f killed_at_s=%.2f first_success_after_kill_ms=%.1f kill_gap_ms=%.1f\n",
-                connections, seconds, successes.size(), acknowledged.size(), statusText.constData(), longest,
-                (longestAt - started) / 1000, killedAt > 0 ? (killedAt - started) / 1000 : -1.0, afterKill, killGap);
+    std::printf(
+        "STALL connections=%d seconds=%.1f successes=%zu bookings_acknowledged=%zu answers=%s longest_gap_ms=%.1f "
+        "longest_gap_starts_s=%.2f killed_at_s=%.2f first_success_after_kill_ms=%.1f kill_gap_ms=%.1f\n",
+        connections, seconds, successes.size(), acknowledged.size(), statusText.constData(), longest,
+        (longestAt - started) / 1000, killedAt > 0 ? (killedAt - started) / 1000 : -1.0, afterKill, killGap);
     if (args.isSet(QStringLiteral("ids-file"))) {
         QFile ids(args.value(QStringLiteral("ids-file")));
         if (ids.open(QIODevice::WriteOnly | QIODevice::Truncate))
@@ -533,8 +540,8 @@ int main(int argc, char **argv)
          QStringLiteral("100")},
         {QStringLiteral("followers-per-booking"), QStringLiteral("fanout: followers of each booking (default 1)."),
          QStringLiteral("n"), QStringLiteral("1")},
-        {QStringLiteral("moving-cars"), QStringLiteral("fanout: cars moved per round (default 20)."), QStringLiteral("n"),
-         QStringLiteral("20")},
+        {QStringLiteral("moving-cars"), QStringLiteral("fanout: cars moved per round (default 20)."),
+         QStringLiteral("n"), QStringLiteral("20")},
         {QStringLiteral("rounds"), QStringLiteral("fanout: rounds of reports (default 50)."), QStringLiteral("n"),
          QStringLiteral("50")},
         {QStringLiteral("gap-ms"), QStringLiteral("fanout: milliseconds between rounds (default 50)."),

@@ -84,11 +84,11 @@ private:
 
 std::unique_ptr<ServerProcess> ClusterLiveFeedTest::startNode(const QString &mode)
 {
-    auto node = std::make_unique<ServerProcess>(QStringList{
-        QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--cars"),
-        QString::number(kCars), QStringLiteral("--ledger"), m_postgres.url(), QStringLiteral("--fleet"), m_redis.url(),
-        QStringLiteral("--demand-rate"), QStringLiteral("0"), QStringLiteral("--device-token"),
-        QString::fromLatin1(kDeviceToken)});
+    auto node = std::make_unique<ServerProcess>(
+        QStringList{QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"),
+                    QStringLiteral("--cars"), QString::number(kCars), QStringLiteral("--ledger"), m_postgres.url(),
+                    QStringLiteral("--fleet"), m_redis.url(), QStringLiteral("--demand-rate"), QStringLiteral("0"),
+                    QStringLiteral("--device-token"), QString::fromLatin1(kDeviceToken)});
     if (!node->start(30'000))
         qWarning().noquote() << "node did not start:" << node->error() << node->stderrText();
     return node;
@@ -116,10 +116,9 @@ void ClusterLiveFeedTest::aCarMovedThroughNodeAReachesARiderOnNodeCPromptly()
     // The rider books through A.
     HttpClient booker(a.host(), a.port());
     const HttpResponse booked = booker.postJson(
-        "/api/v1/bookings",
-        QJsonObject{{QStringLiteral("rider_id"), QStringLiteral("feed-rider")},
-                    {QStringLiteral("pickup"),
-                     QJsonObject{{QStringLiteral("lat"), kPickupLat}, {QStringLiteral("lng"), kPickupLng}}}});
+        "/api/v1/bookings", QJsonObject{{QStringLiteral("rider_id"), QStringLiteral("feed-rider")},
+                                        {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), kPickupLat},
+                                                                               {QStringLiteral("lng"), kPickupLng}}}});
     QVERIFY2(booked.status == 201, booked.describe().constData());
     const qint64 bookingId = booked.json().value(QStringLiteral("booking_id")).toInteger();
     const int carId = booked.json().value(QStringLiteral("car")).toObject().value(QStringLiteral("id")).toInt();
@@ -161,11 +160,12 @@ void ClusterLiveFeedTest::aCarMovedThroughNodeAReachesARiderOnNodeCPromptly()
     socket.open(QUrl(QStringLiteral("ws://%1:%2/api/v1/stream").arg(c.host()).arg(c.port())));
     QVERIFY2(waitUntil([&] { return socket.state() == QAbstractSocket::ConnectedState; }, 10'000),
              qPrintable(socket.errorString()));
-    socket.sendTextMessage(QString::fromUtf8(QJsonDocument(QJsonObject{
-        {QStringLiteral("subscribe"),
-         QJsonObject{{QStringLiteral("lat"), kPickupLat},
-                     {QStringLiteral("lng"), kPickupLng},
-                     {QStringLiteral("booking_id"), bookingId}}}}).toJson(QJsonDocument::Compact)));
+    socket.sendTextMessage(QString::fromUtf8(
+        QJsonDocument(
+            QJsonObject{{QStringLiteral("subscribe"), QJsonObject{{QStringLiteral("lat"), kPickupLat},
+                                                                  {QStringLiteral("lng"), kPickupLng},
+                                                                  {QStringLiteral("booking_id"), bookingId}}}})
+            .toJson(QJsonDocument::Compact)));
     // C hears of the booking through Redis, a moment after A's commit.
     QVERIFY2(waitUntil([&] { return bookingAssignedOnC; }, 10'000, 5), "C's feed never showed the booking assigned");
 
