@@ -139,6 +139,7 @@ void ClusterFleet::announce(uint64_t bookingId)
     delta.kind = FleetDelta::Kind::Booking;
     delta.origin = m_origin;
     delta.booking = *booking;
+    delta.price = PricingBoard(m_local.pricing()).bookingPrice(bookingId);
     publish(encodeFleetDelta(delta));
 }
 
@@ -252,6 +253,8 @@ void ClusterFleet::apply(const QByteArray &payload)
         m_local.releaseHeldCar(delta->booking.carId);
     else if (!m_local.applyRemoteBooking(delta->booking))
         qWarning().noquote() << "cluster: no room for booking" << delta->booking.id << "in this node's copy";
+    else if (delta->price)
+        PricingBoard(m_local.pricing()).recordBookingPrice(delta->booking.id, *delta->price);
     m_applied.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -64,6 +64,30 @@ bool readBooking(QDataStream &in, BookingSnapshot &b)
     return in.status() == QDataStream::Ok;
 }
 
+void writePrice(QDataStream &out, const std::optional<BookingPrice> &price)
+{
+    out << bool(price);
+    if (!price)
+        return;
+    const FareBreakdown &q = price->quote;
+    out << price->surge << price->hasQuote << price->quotedDistanceM << price->quotedDurationS << q.base
+        << q.distanceCharge << q.timeCharge << q.minimum << q.surge << q.total;
+}
+
+bool readPrice(QDataStream &in, std::optional<BookingPrice> &price)
+{
+    bool has = false;
+    in >> has;
+    if (has) {
+        BookingPrice p;
+        FareBreakdown &q = p.quote;
+        in >> p.surge >> p.hasQuote >> p.quotedDistanceM >> p.quotedDurationS >> q.base >> q.distanceCharge
+            >> q.timeCharge >> q.minimum >> q.surge >> q.total;
+        price = p;
+    }
+    return in.status() == QDataStream::Ok;
+}
+
 QDataStream &prepared(QDataStream &stream)
 {
     stream.setVersion(QDataStream::Qt_6_4);
@@ -84,6 +108,7 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
             writeCar(out, c);
     } else if (delta.kind == FleetDelta::Kind::Booking) {
         writeBooking(out, delta.booking);
+        writePrice(out, delta.price);
     } else {
         out << quint64(delta.booking.id) << qint32(delta.booking.carId);
     }
@@ -111,7 +136,7 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
                 return std::nullopt;
         return delta;
     }
-    if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking))
+    if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking) && readPrice(in, delta.price))
         return delta;
     if (delta.kind == FleetDelta::Kind::Claim || delta.kind == FleetDelta::Kind::Unclaim) {
         quint64 booking = 0;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "fleet/FleetTypes.h"
+#include "pricing/PricingBoard.h"
 
 #include <QByteArray>
 #include <optional>
@@ -18,6 +19,8 @@ struct FleetDelta {
     quint64 origin = 0;
     std::vector<CarSnapshot> cars;
     BookingSnapshot booking;
+    // With a booking: the price it was booked at, so whichever node ends the ride charges it.
+    std::optional<BookingPrice> price;
 };
 
 QByteArray encodeFleetDelta(const FleetDelta &delta);

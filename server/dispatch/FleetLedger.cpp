@@ -95,6 +95,20 @@ BookingSnapshot bookingSnapshotOf(const BookingRecord &r)
     return b;
 }
 
+BookingPrice bookingPriceOf(const BookingRecord &record)
+{
+    BookingPrice price;
+    price.surge = record.surge.value_or(1.0);
+    if (record.quote) {
+        const LedgerFare &q = record.quote->fare;
+        price.hasQuote = true;
+        price.quotedDistanceM = record.quote->distanceM;
+        price.quotedDurationS = record.quote->durationS;
+        price.quote = {q.base, q.distanceCharge, q.timeCharge, q.minimum, price.surge, q.total};
+    }
+    return price;
+}
+
 int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error)
 {
     const auto maxId = reader.maxBookingId();
@@ -127,16 +141,7 @@ int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &e
             continue;
         ++restored;
         // Its fare: the quote it was answered, or metered with the surge it was booked at.
-        BookingPrice price;
-        price.surge = r.surge.value_or(1.0);
-        if (r.quote) {
-            const LedgerFare &q = r.quote->fare;
-            price.hasQuote = true;
-            price.quotedDistanceM = r.quote->distanceM;
-            price.quotedDurationS = r.quote->durationS;
-            price.quote = {q.base, q.distanceCharge, q.timeCharge, q.minimum, price.surge, q.total};
-        }
-        PricingBoard(fleet.pricing()).recordBookingPrice(b.id, price);
+        PricingBoard(fleet.pricing()).recordBookingPrice(b.id, bookingPriceOf(r));
     }
     return restored;
 }

@@ -24,6 +24,9 @@ TripRecord tripRecord(const BookingSnapshot &booking, const FareBreakdown &fare,
 // A booking as the ledger records it (its latest state, car and times), for a fleet copy: what a
 // restart restores, and what a cluster node's copy is brought back to (cluster resync).
 BookingSnapshot bookingSnapshotOf(const BookingRecord &record);
+// The price a booking was booked at, as the ledger keeps it (surge, and the quote with a drop-off):
+// whichever node or restart finishes the ride charges it.
+BookingPrice bookingPriceOf(const BookingRecord &record);
 
 // Puts every booking the ledger has as open back into the fleet (its car reserved again, where it
 // was checkpointed, with the price it was booked at) and continues booking ids after the largest

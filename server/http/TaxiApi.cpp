@@ -261,6 +261,7 @@ std::optional<BookingSnapshot> TaxiApi::openBookingAnywhere(uint64_t id) const
     const BookingSnapshot booking = bookingSnapshotOf(stored.value->booking);
     if (!isOpen(booking.state) || !m_fleet.restoreBooking(booking))
         return std::nullopt;
+    PricingBoard(m_fleet.pricing()).recordBookingPrice(id, bookingPriceOf(stored.value->booking));
     return m_fleet.booking(id);
 }
 

@@ -3,6 +3,7 @@
 #include "cluster/ClusterFleet.h"
 #include "dispatch/FleetLedger.h"
 #include "ledger/LedgerQueries.h"
+#include "pricing/PricingBoard.h"
 
 #include <QDebug>
 #include <unordered_set>
@@ -20,6 +21,7 @@ void resyncFromLedger(ClusterFleet &fleet, const LedgerQueries &reader)
     for (const BookingRecord &record : open.value) {
         openInLedger.insert(record.bookingId);
         fleet.applyCommitted(bookingSnapshotOf(record));
+        PricingBoard(fleet.pricing()).recordBookingPrice(record.bookingId, bookingPriceOf(record));
     }
     for (const BookingSnapshot &mine : fleet.openBookings()) {
         if (openInLedger.count(mine.id))

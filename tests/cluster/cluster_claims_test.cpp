@@ -2,13 +2,14 @@
 // and PostgreSQL (booking ids): the car a node books is held in the other copies at once, before
 // the booking commits, so riders on other nodes are not offered it (a race for it costs a commit's
 // wait on the car's row lock and a retry); a withdrawn booking frees it there again, and so does
-// the end of the booking once announced.
+// the end of the booking once announced; an announced booking brings its price along.
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
 #include "Wait.h"
 
 #include "cluster/ClusterFleet.h"
+#include "pricing/PricingBoard.h"
 #include "region/SharedRegion.h"
 
 #include <QTest>
@@ -54,6 +55,7 @@ private Q_SLOTS:
     void aBookedCarIsHeldOnTheOtherNodeBeforeItsCommit();
     void aWithdrawnBookingFreesItsCarOnTheOtherNode();
     void theEndOfAnAnnouncedBookingFreesItsCar();
+    void anAnnouncedBookingCarriesItsPrice();
 
 private:
     Node openNode(quint64 origin);
@@ -153,6 +155,32 @@ void ClusterClaimsTest::theEndOfAnAnnouncedBookingFreesItsCar()
     QCOMPARE(m_a.fleet->cancel(booked.booking.id).result, FleetStore::TransitionResult::Done);
     QVERIFY(waitUntil([&] { return m_b.fleet->car(1)->state == CarState::Available; }, kFeedTimeoutMs));
     QCOMPARE(m_b.fleet->booking(booked.booking.id)->state, BookingState::Cancelled);
+}
+
+// The rider was quoted a fare on node A; the leader's simulator on node B ends the ride: B must
+// know the quote and the surge it was booked at (pricing/PricedRide charges them).
+void ClusterClaimsTest::anAnnouncedBookingCarriesItsPrice()
+{
+    const auto booked = m_a.fleet->book(QStringLiteral("r5"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.result, FleetStore::BookResult::Booked);
+    BookingPrice price;
+    price.surge = 1.7;
+    price.hasQuote = true;
+    price.quotedDistanceM = 2400;
+    price.quotedDurationS = 420;
+    price.quote = {45, 60.5, 21, 95, 1.7, 215.5};
+    PricingBoard(m_a.fleet->pricing()).recordBookingPrice(booked.booking.id, price);
+    m_a.fleet->announce(booked.booking.id);
+    const PricingBoard onB(m_b.fleet->pricing());
+    QVERIFY2(waitUntil([&] { return onB.bookingPrice(booked.booking.id).has_value(); }, kFeedTimeoutMs),
+             "node B does not know the price node A booked at");
+    const BookingPrice got = *onB.bookingPrice(booked.booking.id);
+    QCOMPARE(got.surge, 1.7);
+    QVERIFY(got.hasQuote);
+    QCOMPARE(got.quotedDistanceM, 2400.0);
+    QCOMPARE(got.quote.total, 215.5);
+    QCOMPARE(got.quote.minimum, 95.0);
+    QCOMPARE(m_a.fleet->cancel(booked.booking.id).result, FleetStore::TransitionResult::Done);
 }
 
 QTEST_GUILESS_MAIN(ClusterClaimsTest)

@@ -123,6 +123,13 @@ void ClusterFleetCopyTest::deltasRoundTrip()
     QCOMPARE(backBooking->booking.dropoff.lng, b.dropoff.lng);
     QCOMPARE(backBooking->booking.riderTokenHash, b.riderTokenHash);
     QCOMPARE(backBooking->booking.destination.lat, b.destination.lat);
+    QVERIFY(!backBooking->price);
+    booking.price = BookingPrice{1.4, true, 1800, 300, {40, 50, 20, 90, 1.4, 154}};
+    const auto priced = decodeFleetDelta(encodeFleetDelta(booking));
+    QVERIFY(priced && priced->price);
+    QCOMPARE(priced->price->surge, 1.4);
+    QCOMPARE(priced->price->quotedDurationS, 300.0);
+    QCOMPARE(priced->price->quote.total, 154.0);
 
     FleetDelta claim;
     claim.kind = FleetDelta::Kind::Claim;
