@@ -130,11 +130,51 @@ void ClusterFleet::publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int c
     publish(encodeFleetDelta(delta));
 }
 
+void ClusterFleet::setEta(uint64_t id, uint32_t etaS)
+{
+    m_local.setEta(id, etaS);
+    {
+        std::lock_guard lock(m_etaMutex);
+        const auto shared = m_sharedEta.find(id);
+        if (shared == m_sharedEta.end() || uint32_t(std::abs(qint64(shared->second) - qint64(etaS))) < kEtaStepS)
+            return;
+    }
+    announce(id);
+}
+
+void ClusterFleet::setDestination(uint64_t id, LatLng destination)
+{
+    m_local.setDestination(id, destination);
+    // Only a ride under way has one: its pickup is committed (a copy's state follows the commit).
+    announce(id);
+}
+
+bool ClusterFleet::applyCommitted(const BookingSnapshot &booking)
+{
+    if (!m_local.applyRemoteBooking(booking))
+        return false;
+    trackEta(booking);
+    return true;
+}
+
+void ClusterFleet::trackEta(const BookingSnapshot &booking)
+{
+    std::lock_guard lock(m_etaMutex);
+    if (booking.state != BookingState::Assigned) {
+        m_sharedEta.erase(booking.id);
+        return;
+    }
+    if (m_sharedEta.size() >= std::size_t(kBookingCapacity))
+        m_sharedEta.clear(); // bounded: bookings that ended unseen; the live ones come back on their next move
+    m_sharedEta[booking.id] = booking.etaS;
+}
+
 void ClusterFleet::announce(uint64_t bookingId)
 {
     const auto booking = m_local.booking(bookingId);
     if (!booking)
         return;
+    trackEta(*booking);
     FleetDelta delta;
     delta.kind = FleetDelta::Kind::Booking;
     delta.origin = m_origin;
@@ -251,7 +291,7 @@ void ClusterFleet::apply(const QByteArray &payload)
         m_local.holdCar(delta->booking.carId);
     else if (delta->kind == FleetDelta::Kind::Unclaim)
         m_local.releaseHeldCar(delta->booking.carId);
-    else if (!m_local.applyRemoteBooking(delta->booking))
+    else if (!applyCommitted(delta->booking))
         qWarning().noquote() << "cluster: no room for booking" << delta->booking.id << "in this node's copy";
     else if (delta->price)
         PricingBoard(m_local.pricing()).recordBookingPrice(delta->booking.id, *delta->price);

@@ -34,6 +34,7 @@ public:
     static constexpr int kFlushMs = 10;
     static constexpr int kResyncMs = 30'000;
     static constexpr int kMinResyncGapMs = 1000; // asked-for resyncs run at most this often
+    static constexpr uint32_t kEtaStepS = 10;    // an ETA travels when it changed by this much
     static constexpr const char *kChannel = "taxicore:fleet";
     static constexpr const char *kCarsKey = "taxicore:cars";
 
@@ -52,8 +53,11 @@ public:
     std::optional<CarSnapshot> car(int id) const override { return m_local.car(id); }
     std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
                                               bool fromDevice) override;
-    void setEta(uint64_t id, uint32_t etaS) override { m_local.setEta(id, etaS); }
-    void setDestination(uint64_t id, LatLng destination) override { m_local.setDestination(id, destination); }
+    // The simulator's ETA of a committed booking, re-announced when it moved by kEtaStepS, so
+    // riders asking any node see the car coming; an uncommitted booking's is never sent.
+    void setEta(uint64_t id, uint32_t etaS) override;
+    // A trip's chosen destination (no drop-off given), announced like a move once committed.
+    void setDestination(uint64_t id, LatLng destination) override;
     bool isDeviceDriven(int id) const override { return m_local.isDeviceDriven(id); }
     std::vector<NearbyCar> nearby(LatLng centre, double radiusM, int limit, bool availableOnly = false) const override
     {
@@ -99,7 +103,7 @@ public:
     using Resync = std::function<void(ClusterFleet &fleet)>;
     void setResync(Resync resync);
     // A booking as the database has it (resync): applied like another node's announcement.
-    bool applyCommitted(const BookingSnapshot &booking) { return m_local.applyRemoteBooking(booking); }
+    bool applyCommitted(const BookingSnapshot &booking);
     // The open bookings of this copy, and freeing cars held for bookings the database does not know.
     std::vector<BookingSnapshot> openBookings() const;
     int releaseHeldCars() { return m_local.releaseHeldCars(); }
@@ -119,6 +123,9 @@ private:
     void flushLoop();
     void publish(const QByteArray &delta);
     void publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int carId);
+    // Remembers (or forgets, once it is no longer waiting for its car) a committed booking whose
+    // ETA may be re-announced, with the ETA the other nodes have.
+    void trackEta(const BookingSnapshot &booking);
     void apply(const QByteArray &payload);
     void reloadLiveView();
 
@@ -127,6 +134,9 @@ private:
     quint64 m_origin;
     std::unique_ptr<redis::RedisClient> m_redis;
     std::unique_ptr<redis::RedisSubscriber> m_feed; // primary only
+
+    std::mutex m_etaMutex;
+    std::unordered_map<uint64_t, uint32_t> m_sharedEta; // committed, assigned bookings → ETA sent
 
     std::mutex m_pendingMutex;
     std::condition_variable m_flushWake;

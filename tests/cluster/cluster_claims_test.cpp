@@ -2,7 +2,8 @@
 // and PostgreSQL (booking ids): the car a node books is held in the other copies at once, before
 // the booking commits, so riders on other nodes are not offered it (a race for it costs a commit's
 // wait on the car's row lock and a retry); a withdrawn booking frees it there again, and so does
-// the end of the booking once announced; an announced booking brings its price along.
+// the end of the booking once announced; an announced booking brings its price along, and the
+// leader's ETAs of committed bookings reach every node.
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -56,6 +57,7 @@ private Q_SLOTS:
     void aWithdrawnBookingFreesItsCarOnTheOtherNode();
     void theEndOfAnAnnouncedBookingFreesItsCar();
     void anAnnouncedBookingCarriesItsPrice();
+    void theLeadersEtaOfACommittedBookingReachesEveryNode();
 
 private:
     Node openNode(quint64 origin);
@@ -181,6 +183,28 @@ void ClusterClaimsTest::anAnnouncedBookingCarriesItsPrice()
     QCOMPARE(got.quote.total, 215.5);
     QCOMPARE(got.quote.minimum, 95.0);
     QCOMPARE(m_a.fleet->cancel(booked.booking.id).result, FleetStore::TransitionResult::Done);
+}
+
+// The simulator runs on the leader; a rider asks another node how far the car is. An ETA travels
+// once the booking is committed, when it moved by ClusterFleet::kEtaStepS or more.
+void ClusterClaimsTest::theLeadersEtaOfACommittedBookingReachesEveryNode()
+{
+    const auto booked = m_a.fleet->book(QStringLiteral("r6"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.result, FleetStore::BookResult::Booked);
+    const uint64_t id = booked.booking.id;
+    // Not committed yet: nothing of the booking itself may travel (it could still be withdrawn).
+    m_a.fleet->setEta(id, 900);
+    QTest::qWait(300);
+    QVERIFY(!m_b.fleet->booking(id));
+    m_a.fleet->announce(id); // committed
+    QVERIFY(waitUntil([&] { return m_b.fleet->booking(id) && m_b.fleet->booking(id)->etaS == 900; }, kFeedTimeoutMs));
+    // B leads: its simulator's ETA reaches A, where the rider booked.
+    m_b.fleet->setEta(id, 600);
+    QVERIFY2(waitUntil([&] { return m_a.fleet->booking(id)->etaS == 600; }, kFeedTimeoutMs),
+             "node A never heard the leader's ETA");
+    QCOMPARE(m_a.fleet->cancel(id).result, FleetStore::TransitionResult::Done);
+    QVERIFY(
+        waitUntil([&] { return m_b.fleet->car(booked.booking.carId)->state == CarState::Available; }, kFeedTimeoutMs));
 }
 
 QTEST_GUILESS_MAIN(ClusterClaimsTest)
