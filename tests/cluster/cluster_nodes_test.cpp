@@ -60,6 +60,8 @@ private Q_SLOTS:
     void initTestCase();
     void everyNodeIsListedUpWithItsModeAndOneLeader();
     void aNodeKilledWithSigkillTurnsStale();
+    void aNodeThatStopsCleanlyLeavesTheList();
+    void whileRedisIsAwayANodeListsItselfAndSaysWhy();
     void aServerOutsideAClusterListsItselfAlone();
     void theNodeListNeedsTheAdminToken();
     void aBadNodeNameIsRefusedAtStart();
@@ -162,6 +164,55 @@ void ClusterNodesTest::aNodeKilledWithSigkillTurnsStale()
     QVERIFY(two.value(QStringLiteral("age_ms")).toInteger() > 3000);
     QCOMPARE(nodeNamed(clusterOf(*m_first), QStringLiteral("node-one")).value("health").toString(),
              QStringLiteral("up"));
+}
+
+// SIGTERM: the node drains and deletes its own entry on the way out, so the others drop it at
+// their next read (about a second) instead of showing it stale for 30 s.
+void ClusterNodesTest::aNodeThatStopsCleanlyLeavesTheList()
+{
+    auto third = startNode(QStringLiteral("node-three"), {QStringLiteral("--mode"), QStringLiteral("single")});
+    QVERIFY2(third->isRunning(), qPrintable(third->stderrText()));
+    QVERIFY(waitUntil([&] { return !nodeNamed(clusterOf(*m_first), QStringLiteral("node-three")).isEmpty(); },
+                      kListedWithinMs));
+    QCOMPARE(third->stop(), 0);
+    QString seen;
+    const bool gone = waitUntil(
+        [&] {
+            const QJsonObject node = nodeNamed(clusterOf(*m_first), QStringLiteral("node-three"));
+            if (!node.isEmpty())
+                seen = node.value(QStringLiteral("health")).toString();
+            return node.isEmpty();
+        },
+        kStaleWithinMs);
+    QVERIFY2(gone, qPrintable(QStringLiteral("node three still listed, %1").arg(seen)));
+    QVERIFY2(seen != QStringLiteral("stale"), "a node that stopped cleanly was shown stale");
+}
+
+// Redis stopped: node one still answers, lists itself up (it is answering) and says why the
+// directory could not be read; Redis back (empty: no persistence): its next heartbeat writes the
+// entry again and the error goes.
+void ClusterNodesTest::whileRedisIsAwayANodeListsItselfAndSaysWhy()
+{
+    QVERIFY(m_redis.stop());
+    QJsonObject cluster;
+    QVERIFY2(waitUntil(
+                 [&] {
+                     cluster = clusterOf(*m_first);
+                     return !cluster.value(QStringLiteral("directory_error")).toString().isEmpty();
+                 },
+                 kStaleWithinMs),
+             QJsonDocument(cluster).toJson().constData());
+    QCOMPARE(nodeNamed(cluster, QStringLiteral("node-one")).value("health").toString(), QStringLiteral("up"));
+    QString error;
+    QVERIFY2(m_redis.restart(&error), qPrintable(error));
+    QVERIFY2(waitUntil(
+                 [&] {
+                     cluster = clusterOf(*m_first);
+                     return !cluster.contains(QStringLiteral("directory_error"));
+                 },
+                 kListedWithinMs),
+             QJsonDocument(cluster).toJson().constData());
+    QVERIFY(m_redis.rawCommand("HEXISTS taxicore:nodes node-one").startsWith(":1"));
 }
 
 // No --fleet: {"cluster": false, "nodes": [this server]}, named <hostname>:<port> by default, so
