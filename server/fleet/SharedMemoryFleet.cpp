@@ -61,6 +61,36 @@ void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
                 std::min(sizeof slot.riderTokenHash, static_cast<std::size_t>(hash.size())));
 }
 
+// Everything of a booking into its slot but the id (published last, under the slot's lock, by the
+// caller) and pendingMove: the one writer of book(), restoreBooking() and applyRemoteBooking(),
+// the mirror of snapshotOf().
+void writeBookingSlot(BookingSlot &slot, const BookingSnapshot &b)
+{
+    const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
+    std::memset(slot.riderId, 0, sizeof slot.riderId);
+    std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
+    writeTokenHash(slot, b.riderTokenHash);
+    slot.state = static_cast<uint32_t>(b.state);
+    slot.carId = b.carId;
+    slot.pickupLat = b.pickup.lat;
+    slot.pickupLng = b.pickup.lng;
+    slot.hasDropoff = b.hasDropoff;
+    slot.dropoffLat = b.dropoff.lat;
+    slot.dropoffLng = b.dropoff.lng;
+    slot.etaS = b.etaS;
+    slot.createdMs = b.createdMs;
+    slot.arrivedMs = b.arrivedMs;
+    slot.pickupMs = b.pickupMs;
+    slot.endedMs = b.endedMs;
+    slot.startOdometerM = b.startOdometerM;
+    slot.distanceM = b.distanceM;
+    slot.fare = b.fare;
+    slot.hasDestination = b.hasDestination;
+    slot.destinationLat = b.destination.lat;
+    slot.destinationLng = b.destination.lng;
+    slot.durationS = b.durationS;
+}
+
 // recentBookings() walks down from the newest id: ids from elsewhere (a cluster) raise it too.
 void raiseNewestBookingId(ControlBlock &control, uint64_t id)
 {
@@ -376,24 +406,18 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
         SlotLock lock(slot.lock);
         if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
             continue;
-        const QByteArray rider = riderId.toUtf8().left(kRiderIdBytes - 1);
-        std::memset(slot.riderId, 0, sizeof slot.riderId);
-        std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
-        writeTokenHash(slot, riderTokenHash);
-        slot.state = static_cast<uint32_t>(BookingState::Assigned);
-        slot.carId = reserved.id;
-        slot.pickupLat = pickup.lat;
-        slot.pickupLng = pickup.lng;
-        slot.hasDropoff = dropoff.has_value();
-        slot.dropoffLat = dropoff ? dropoff->lat : 0;
-        slot.dropoffLng = dropoff ? dropoff->lng : 0;
-        slot.etaS = uint32_t(std::lround(reserved.etaS));
-        slot.createdMs = clock::wallMs();
-        slot.arrivedMs = slot.pickupMs = slot.endedMs = 0;
+        BookingSnapshot created;
+        created.state = BookingState::Assigned;
+        created.carId = reserved.id;
+        created.riderId = riderId;
+        created.riderTokenHash = riderTokenHash;
+        created.pickup = pickup;
+        created.hasDropoff = dropoff.has_value();
+        created.dropoff = dropoff.value_or(LatLng{});
+        created.etaS = uint32_t(std::lround(reserved.etaS));
+        created.createdMs = clock::wallMs();
+        writeBookingSlot(slot, created);
         slot.pendingMove = 0;
-        slot.startOdometerM = slot.distanceM = slot.fare = 0;
-        slot.hasDestination = 0;
-        slot.destinationLat = slot.destinationLng = slot.durationS = 0;
         slot.id.store(id, std::memory_order_release);
         car.bookingId.store(id, std::memory_order_release);
         result.result = BookResult::Booked;
@@ -443,37 +467,25 @@ bool SharedMemoryFleet::restoreBooking(const BookingSnapshot &b, const TripProgr
     else if (progress.valid)
         writePosition(*car, progress.carAt, 0, 0, false);
     const int64_t now = clock::wallMs();
-    BookingSlot &slot = bookingSlot(b.id);
-    SlotLock lock(slot.lock);
-    const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
-    std::memset(slot.riderId, 0, sizeof slot.riderId);
-    std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
-    writeTokenHash(slot, b.riderTokenHash);
-    slot.state = static_cast<uint32_t>(b.state);
-    slot.carId = b.carId;
-    slot.pickupLat = b.pickup.lat;
-    slot.pickupLng = b.pickup.lng;
-    slot.hasDropoff = b.hasDropoff;
-    slot.dropoffLat = b.dropoff.lat;
-    slot.dropoffLng = b.dropoff.lng;
-    slot.hasDestination = progress.valid && progress.hasDestination;
-    slot.destinationLat = progress.destination.lat;
-    slot.destinationLng = progress.destination.lng;
-    slot.etaS = 0;
-    slot.pendingMove = 0;
-    slot.createdMs = b.createdMs;
-    slot.arrivedMs = b.state == BookingState::Arriving ? now : 0;
-    slot.pickupMs = b.pickupMs;
-    slot.endedMs = 0;
+    BookingSnapshot restored = b;
+    restored.hasDestination = progress.valid && progress.hasDestination;
+    restored.destination = progress.destination;
+    restored.etaS = 0;
+    restored.arrivedMs = b.state == BookingState::Arriving ? now : 0;
+    restored.endedMs = 0;
     // The odometer restarts with the process: a trip is metered on from its checkpoint (its metres
     // so far below today's odometer, its time on board before now).
     const double odometer = car->odometerM.load(std::memory_order_relaxed);
-    slot.startOdometerM = odometer;
+    restored.startOdometerM = odometer;
     if (b.state == BookingState::OnTrip && progress.valid) {
-        slot.startOdometerM = odometer - progress.tripDistanceM;
-        slot.pickupMs = now - int64_t(std::llround(progress.tripElapsedS / simSpeed() * 1000.0));
+        restored.startOdometerM = odometer - progress.tripDistanceM;
+        restored.pickupMs = now - int64_t(std::llround(progress.tripElapsedS / simSpeed() * 1000.0));
     }
-    slot.distanceM = slot.fare = slot.durationS = 0;
+    restored.distanceM = restored.fare = restored.durationS = 0;
+    BookingSlot &slot = bookingSlot(b.id);
+    SlotLock lock(slot.lock);
+    writeBookingSlot(slot, restored);
+    slot.pendingMove = 0;
     slot.id.store(b.id, std::memory_order_release);
     car->bookingId.store(b.id, std::memory_order_release);
     return true;
@@ -690,29 +702,7 @@ bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)
     } else if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state))) {
         return false;
     }
-    const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
-    std::memset(slot.riderId, 0, sizeof slot.riderId);
-    std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
-    writeTokenHash(slot, b.riderTokenHash);
-    slot.state = static_cast<uint32_t>(b.state);
-    slot.carId = b.carId;
-    slot.pickupLat = b.pickup.lat;
-    slot.pickupLng = b.pickup.lng;
-    slot.hasDropoff = b.hasDropoff;
-    slot.dropoffLat = b.dropoff.lat;
-    slot.dropoffLng = b.dropoff.lng;
-    slot.etaS = b.etaS;
-    slot.createdMs = b.createdMs;
-    slot.arrivedMs = b.arrivedMs;
-    slot.pickupMs = b.pickupMs;
-    slot.endedMs = b.endedMs;
-    slot.startOdometerM = b.startOdometerM;
-    slot.distanceM = b.distanceM;
-    slot.fare = b.fare;
-    slot.hasDestination = b.hasDestination;
-    slot.destinationLat = b.destination.lat;
-    slot.destinationLng = b.destination.lng;
-    slot.durationS = b.durationS;
+    writeBookingSlot(slot, b);
     if (previousCar == 0)
         slot.pendingMove = 0;
     slot.id.store(b.id, std::memory_order_release);
