@@ -243,7 +243,8 @@ int ClusterExactlyOnceTest::leaderIndex()
         for (const QJsonValue event : events.json().value(QStringLiteral("events")).toArray()) {
             if (event.toObject().value(QStringLiteral("kind")).toString() != QStringLiteral("leader"))
                 continue;
-            if (event.toObject().value(QStringLiteral("text")).toString().contains(QStringLiteral("leads the cluster")))
+            // The newest leader event: "this node leads ..." or "this node no longer leads ...".
+            if (event.toObject().value(QStringLiteral("text")).toString().startsWith(QStringLiteral("this node leads")))
                 return int(i);
             break;
         }
