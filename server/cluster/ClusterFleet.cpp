@@ -88,7 +88,7 @@ std::optional<CarSnapshot> ClusterFleet::updatePosition(int id, LatLng position,
     const auto after = m_local.updatePosition(id, position, heading, speedKmh, fromDevice);
     if (!after)
         return after;
-    queueCar(*after);
+    queueCar(*after, fromDevice);
     // The move brought the car to its pickup: the booking is arriving, on every node.
     if (before && before->state == CarState::ToPickup && after->state == CarState::Waiting && after->bookingId)
         announce(after->bookingId);
@@ -190,12 +190,14 @@ void ClusterFleet::carTakenElsewhere(int carId)
     m_resyncWanted = true;
 }
 
-void ClusterFleet::queueCar(const CarSnapshot &car)
+void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
 {
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
         m_pending[car.id] = car;
+        if (fromDevice)
+            m_pendingDevices.insert(car.id);
         full = m_pending.size() >= kFlushCars;
     }
     if (full)
@@ -251,8 +253,10 @@ void ClusterFleet::flushLoop()
         if (m_pending.empty())
             continue;
         batch.swap(m_pending);
-        lock.unlock();
         FleetDelta delta;
+        delta.deviceCars.assign(m_pendingDevices.begin(), m_pendingDevices.end());
+        m_pendingDevices.clear();
+        lock.unlock();
         delta.origin = m_origin;
         delta.cars.reserve(batch.size());
         QList<QByteArray> view{QByteArrayLiteral("HSET"), QByteArray(kCarsKey)};
@@ -284,10 +288,12 @@ void ClusterFleet::apply(const QByteArray &payload)
     }
     if (delta->origin == m_origin)
         return; // this node's own change: its copy has it
-    if (delta->kind == FleetDelta::Kind::Cars)
+    if (delta->kind == FleetDelta::Kind::Cars) {
         for (const CarSnapshot &car : delta->cars)
             m_local.applyRemotePosition(car);
-    else if (delta->kind == FleetDelta::Kind::Claim)
+        for (const int id : delta->deviceCars)
+            m_local.markDeviceDriven(id);
+    } else if (delta->kind == FleetDelta::Kind::Claim)
         m_local.holdCar(delta->booking.carId);
     else if (delta->kind == FleetDelta::Kind::Unclaim)
         m_local.releaseHeldCar(delta->booking.carId);

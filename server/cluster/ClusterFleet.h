@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace taxicore {
 
@@ -119,7 +120,7 @@ public:
 
 private:
     ClusterFleet(SharedRegion &region, const Options &options);
-    void queueCar(const CarSnapshot &car);
+    void queueCar(const CarSnapshot &car, bool fromDevice);
     void flushLoop();
     void publish(const QByteArray &delta);
     void publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int carId);
@@ -141,6 +142,7 @@ private:
     std::mutex m_pendingMutex;
     std::condition_variable m_flushWake;
     std::unordered_map<int, CarSnapshot> m_pending; // newest position per car since the last flush
+    std::unordered_set<int> m_pendingDevices;       // of those, the ones a device reported
     bool m_stopping = false;
     bool m_resyncWanted = false; // set on every (re)subscribe
     Resync m_resync;             // under m_pendingMutex

@@ -106,6 +106,9 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
         out << quint32(delta.cars.size());
         for (const CarSnapshot &c : delta.cars)
             writeCar(out, c);
+        out << quint32(delta.deviceCars.size());
+        for (const int id : delta.deviceCars)
+            out << qint32(id);
     } else if (delta.kind == FleetDelta::Kind::Booking) {
         writeBooking(out, delta.booking);
         writePrice(out, delta.price);
@@ -134,6 +137,20 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
         for (CarSnapshot &c : delta.cars)
             if (!readCar(in, c))
                 return std::nullopt;
+        if (in.atEnd())
+            return delta; // from a node that does not send device cars
+        quint32 devices = 0;
+        in >> devices;
+        if (in.status() != QDataStream::Ok || devices > count)
+            return std::nullopt;
+        delta.deviceCars.resize(devices);
+        for (int &id : delta.deviceCars) {
+            qint32 car = 0;
+            in >> car;
+            id = car;
+        }
+        if (in.status() != QDataStream::Ok)
+            return std::nullopt;
         return delta;
     }
     if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking) && readPrice(in, delta.price))

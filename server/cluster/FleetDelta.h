@@ -18,6 +18,9 @@ struct FleetDelta {
     Kind kind = Kind::Cars;
     quint64 origin = 0;
     std::vector<CarSnapshot> cars;
+    // With cars: those a device reported (not the simulator), so the leader's simulator leaves
+    // them alone whichever node the device talks to. After the cars: older readers ignore it.
+    std::vector<int> deviceCars;
     BookingSnapshot booking;
     // With a booking: the price it was booked at, so whichever node ends the ride charges it.
     std::optional<BookingPrice> price;

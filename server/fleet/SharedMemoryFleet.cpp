@@ -233,13 +233,19 @@ std::optional<CarSnapshot> SharedMemoryFleet::updatePosition(int id, LatLng posi
     if (!slot)
         return std::nullopt;
     if (fromDevice)
-        slot->deviceUntilMs.store(clock::monotonicMs() + kDevicePauseMs, std::memory_order_relaxed);
+        markDeviceDriven(id);
     writePosition(*slot, position, heading, speedKmh, true);
     const auto state = static_cast<CarState>(slot->state.load(std::memory_order_acquire));
     const uint64_t bookingId = slot->bookingId.load(std::memory_order_acquire);
     if (state == CarState::ToPickup && bookingId != 0)
         markArrivedIfAtPickup(id, bookingId, position);
     return readCar(*slot, id);
+}
+
+void SharedMemoryFleet::markDeviceDriven(int id)
+{
+    if (CarSlot *slot = carSlot(id))
+        slot->deviceUntilMs.store(clock::monotonicMs() + kDevicePauseMs, std::memory_order_relaxed);
 }
 
 bool SharedMemoryFleet::isDeviceDriven(int id) const

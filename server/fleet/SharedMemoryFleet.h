@@ -42,6 +42,8 @@ public:
     // A car's position, odometer and heading, when newer (updatedMs) than the one held. It never
     // marks an arrival: the node that moved the car does, and announces the booking.
     void applyRemotePosition(const CarSnapshot &car);
+    // Another node's device reported this car: the simulator leaves it alone here too.
+    void markDeviceDriven(int id);
     // A booking as another node committed it: the booking and its car take its state, unless this
     // copy holds a later state of it already (states only move forward, a reassignment replaces
     // the car). False when its slot holds another open booking (the copy is full).

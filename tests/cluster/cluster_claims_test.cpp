@@ -58,6 +58,7 @@ private Q_SLOTS:
     void theEndOfAnAnnouncedBookingFreesItsCar();
     void anAnnouncedBookingCarriesItsPrice();
     void theLeadersEtaOfACommittedBookingReachesEveryNode();
+    void aCarADeviceDrivesThroughOneNodeIsLeftAloneByTheOthersSimulator();
 
 private:
     Node openNode(quint64 origin);
@@ -205,6 +206,17 @@ void ClusterClaimsTest::theLeadersEtaOfACommittedBookingReachesEveryNode()
     QCOMPARE(m_a.fleet->cancel(id).result, FleetStore::TransitionResult::Done);
     QVERIFY(
         waitUntil([&] { return m_b.fleet->car(booked.booking.carId)->state == CarState::Available; }, kFeedTimeoutMs));
+}
+
+// The simulator runs on the leader only and moves every car no device drives; a car's device may
+// report through any node (nginx spreads them).
+void ClusterClaimsTest::aCarADeviceDrivesThroughOneNodeIsLeftAloneByTheOthersSimulator()
+{
+    QVERIFY(!m_b.fleet->isDeviceDriven(2));
+    m_a.fleet->updatePosition(2, placeNorth(2), 0, 0, true);
+    QVERIFY(m_a.fleet->isDeviceDriven(2));
+    QVERIFY2(waitUntil([&] { return m_b.fleet->isDeviceDriven(2); }, kFeedTimeoutMs),
+             "node B's simulator would go on moving a car a device drives through node A");
 }
 
 QTEST_GUILESS_MAIN(ClusterClaimsTest)

@@ -96,6 +96,9 @@ void ClusterFleetCopyTest::deltasRoundTrip()
     QCOMPARE(back->cars[0].updatedMs, c.updatedMs);
     QCOMPARE(back->cars[0].odometerM, c.odometerM);
     QCOMPARE(decodeCar(encodeCar(c))->odometerM, c.odometerM);
+    QVERIFY(back->deviceCars.empty());
+    cars.deviceCars = {43};
+    QCOMPARE(decodeFleetDelta(encodeFleetDelta(cars))->deviceCars, std::vector<int>{43});
 
     FleetDelta booking;
     booking.kind = FleetDelta::Kind::Booking;
