@@ -43,8 +43,8 @@ struct Node {
 
 struct Decision {
     bool decided = false;
-    bool atOnce = false;       // answered by take() itself (the local buckets)
-    bool otherThread = false;  // `later` ran on a thread other than the caller's
+    bool atOnce = false;      // answered by take() itself (the local buckets)
+    bool otherThread = false; // `later` ran on a thread other than the caller's
     int retryAfterS = -1;
     qint64 elapsedMs = 0;
 };
@@ -55,8 +55,9 @@ Decision takeAndWait(SharedBookingLimiter &limiter, const QHostAddress &client)
     timer.start();
     auto promise = std::make_shared<std::promise<std::pair<int, QThread *>>>();
     auto future = promise->get_future();
-    const std::optional<int> now =
-        limiter.take(client, [promise](int after) { promise->set_value({after, QThread::currentThread()}); });
+    const std::optional<int> now = limiter.take(client, [promise](int after) {
+        promise->set_value({after, QThread::currentThread()});
+    });
     Decision decision;
     if (now) {
         decision = {true, true, false, *now, timer.elapsed()};
