@@ -143,8 +143,8 @@ void SharedBookingLimiter::noteShared(bool shared, const QByteArray &why)
         return;
     const QString text =
         shared ? QStringLiteral("booking rate limits are shared through Redis %1 again").arg(m_redisName)
-               : QStringLiteral("Redis %1 is unavailable for the shared booking rate limits (%2): this node's own "
-                                "buckets apply until it is back")
+               // What happens first: an event's text is cut at kEventTextBytes, and a reason can be long.
+               : QStringLiteral("this node's own buckets apply to booking rate limits until Redis %1 is back (%2)")
                      .arg(m_redisName, QString::fromUtf8(why));
     if (shared)
         qInfo().noquote() << "rate limit:" << text;
