@@ -4,6 +4,7 @@
 // wait on the car's row lock and a retry); a withdrawn booking frees it there again, and so does
 // the end of the booking once announced; an announced booking brings its price along, and the
 // leader's ETAs of committed bookings reach every node.
+#include "FleetLine.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -21,25 +22,9 @@ using namespace taxicore::test;
 
 namespace {
 
-constexpr LatLng kCentre{57.7000, 11.9700};
-constexpr double kMetreLat = 1.0 / 111'195.0;
 constexpr int kCars = 3;
 // The feed's worst delivery time on a loaded 2-core machine, with a wide margin.
 constexpr int kFeedTimeoutMs = 5000;
-
-LatLng placeNorth(int id)
-{
-    return {kCentre.lat + id * 100 * kMetreLat, kCentre.lng};
-}
-
-// Seconds by straight-line distance at 10 m/s: the nearest car is the one booked.
-std::vector<double> etaByDistance(LatLng pickup, const std::vector<LatLng> &cars)
-{
-    std::vector<double> out;
-    for (const LatLng &car : cars)
-        out.push_back(std::abs(car.lat - pickup.lat) / kMetreLat / 10.0);
-    return out;
-}
 
 struct Node {
     std::unique_ptr<SharedRegion> region;

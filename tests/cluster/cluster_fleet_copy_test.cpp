@@ -2,6 +2,8 @@
 // message format, and how SharedMemoryFleet applies what other nodes announce — two regions in one
 // process stand for two nodes.
 
+#include "FleetLine.h"
+
 #include "cluster/FleetDelta.h"
 #include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
@@ -10,25 +12,9 @@
 #include <memory>
 
 using namespace taxicore;
+using namespace taxicore::test;
 
 namespace {
-
-constexpr LatLng kCentre{57.7000, 11.9700};
-constexpr double kMetreLat = 1.0 / 111'195.0;
-
-LatLng placeNorth(int id)
-{
-    return {kCentre.lat + id * 100 * kMetreLat, kCentre.lng};
-}
-
-// Seconds by straight-line distance at 10 m/s: the nearest car is the one booked.
-std::vector<double> etaByDistance(LatLng pickup, const std::vector<LatLng> &cars)
-{
-    std::vector<double> out;
-    for (const LatLng &car : cars)
-        out.push_back(std::abs(car.lat - pickup.lat) / kMetreLat / 10.0);
-    return out;
-}
 
 struct Node {
     std::unique_ptr<SharedRegion> region;
