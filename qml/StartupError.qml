@@ -3,11 +3,13 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// Shown instead of the console when the embedded server cannot start (e.g. the port is in use).
+// Shown instead of the console when the embedded server cannot start (a port in use, a missing
+// city file, a data directory another server owns...): a console started from the desktop menu
+// has no terminal, so stderr alone would leave the user with nothing.
 ApplicationWindow {
     id: window
-    width: 520
-    height: 220
+    width: 560
+    height: 280
     visible: true
     title: qsTr("TaxiCore — server could not start")
 
@@ -21,9 +23,12 @@ ApplicationWindow {
             font.bold: true
             font.pixelSize: 18
         }
-        Label {
+        // Selectable, so the message can be copied into a bug report or a search.
+        TextArea {
             objectName: "errorText"
             Layout.fillWidth: true
+            readOnly: true
+            selectByMouse: true
             wrapMode: Text.Wrap
             text: ConsoleBackend.errorString
         }
@@ -31,7 +36,9 @@ ApplicationWindow {
             Layout.fillWidth: true
             wrapMode: Text.Wrap
             opacity: 0.7
-            text: qsTr("Pick another port with --port (0 chooses a free one) or another --data-dir, or stop the program using it.")
+            text: qsTr("A port in use: pick another with --port (0 chooses a free one). A data directory "
+                       + "another server owns: stop it or pass another --data-dir. A city or tariff file: "
+                       + "check the path given to --city or --tariff. taxicore --help lists every flag.")
         }
         Item { Layout.fillHeight: true }
         Button {

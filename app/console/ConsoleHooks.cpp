@@ -20,6 +20,9 @@ const QString kReportFps = QStringLiteral("report-fps");
 const QString kPanel = QStringLiteral("panel");
 const QString kBenchmark = QStringLiteral("benchmark");
 const QString kReassignAfterMs = QStringLiteral("reassign-after-ms");
+// The side panels --panel opens (Main.qml's tabs, in order).
+const QStringList kPanels = {QStringLiteral("bookings"), QStringLiteral("server"), QStringLiteral("benchmark"),
+                             QStringLiteral("reports")};
 // The window needs a moment to lay out its panels before a benchmark starts from the hook.
 constexpr int kBenchmarkHookDelayMs = 500;
 
@@ -47,6 +50,28 @@ void ConsoleHooks::addOptions(QCommandLineParser &parser)
         {kReassignAfterMs,
          QStringLiteral("After <ms> milliseconds, reassign the newest open booking from the bookings panel (tests)."),
          QStringLiteral("ms")});
+}
+
+bool ConsoleHooks::checkOptions(const QCommandLineParser &parser, QString &error)
+{
+    if (parser.isSet(kPanel) && !kPanels.contains(parser.value(kPanel))) {
+        error = QStringLiteral("--panel must be %1, not \"%2\"")
+                    .arg(kPanels.join(QStringLiteral(", ")), parser.value(kPanel));
+        return false;
+    }
+    for (const QString &flag : {kQuitAfterMs, kReassignAfterMs}) {
+        bool ok = false;
+        if (parser.isSet(flag) && (parser.value(flag).toInt(&ok) < 0 || !ok)) {
+            error = QStringLiteral("--%1 must be a whole number of milliseconds (0 or more), not \"%2\"")
+                        .arg(flag, parser.value(flag));
+            return false;
+        }
+    }
+    if (parser.isSet(kScreenshot) && parser.value(kScreenshot).isEmpty()) {
+        error = QStringLiteral("--screenshot needs a file name");
+        return false;
+    }
+    return true;
 }
 
 ConsoleHooks::ConsoleHooks(const QCommandLineParser &parser, QQmlApplicationEngine &engine,
@@ -97,8 +122,11 @@ void ConsoleHooks::finish()
         std::printf("quit mode=%s requests=%lld benchmark-results=%d\n", qPrintable(m_backend.mode()),
                     static_cast<long long>(m_backend.requestsServed()),
                     m_window ? m_window->property("benchmarkResultCount").toInt() : 0);
-        std::fflush(stdout);
+    } else if (const QObject *text = m_window ? m_window->findChild<QObject *>(QStringLiteral("errorText")) : nullptr) {
+        // StartupError.qml is up: what it shows (the tests check that the user sees the cause).
+        std::printf("error window: %s\n", qPrintable(text->property("text").toString()));
     }
+    std::fflush(stdout);
     QCoreApplication::exit(0);
 }
 
