@@ -37,11 +37,23 @@ ApplicationWindow {
 
     header: ServerBar {}
 
-    menuBar: MenuBar {
-        Menu {
-            title: qsTr("&Help")
-            Action { text: qsTr("&About TaxiCore"); shortcut: "F1"; onTriggered: aboutDialog.open() }
+    menuBar: ConsoleMenuBar {
+        panel: window.panel
+        canExport: reportsPanel.report.tripCount > 0
+        benchmarkRunning: benchmarkPanel.runner.running
+        onPanelRequested: name => window.panel = name
+        onExportRequested: { window.panel = "reports"; reportsPanel.exportCsv() }
+        onQuitRequested: Qt.quit()
+        onFindRequested: { window.panel = "bookings"; bookingsPanel.focusFilter() }
+        onZoomRequested: steps => steps > 0 ? cityMap.zoomIn() : steps < 0 ? cityMap.zoomOut() : cityMap.fit()
+        onModeRequested: mode => {
+            window.panel = "server"
+            ConsoleBackend.applyRuntime(mode, ConsoleBackend.workers, ConsoleBackend.threads, ConsoleBackend.policy)
         }
+        onBenchmarkRequested: { window.panel = "benchmark"; benchmarkPanel.runOnce() }
+        onPricingRequested: settingsDialog.open()
+        onRiderPageRequested: Qt.openUrlExternally(ConsoleBackend.url)
+        onAboutRequested: aboutDialog.open()
     }
     AboutDialog { id: aboutDialog }
 
@@ -116,28 +128,10 @@ ApplicationWindow {
         }
     }
 
-    Shortcut { sequence: StandardKey.Find; onActivated: { window.panel = "bookings"; bookingsPanel.focusFilter() } }
-    Shortcut { sequence: "Ctrl+1"; onActivated: window.panel = "bookings" }
-    Shortcut { sequence: "Ctrl+2"; onActivated: window.panel = "server" }
-    Shortcut { sequence: "Ctrl+3"; onActivated: window.panel = "benchmark" }
-    Shortcut { sequence: "Ctrl+4"; onActivated: window.panel = "reports" }
-    Shortcut { sequence: "Ctrl+E"; enabled: window.panel === "reports"; onActivated: reportsPanel.exportCsv() }
-    Shortcut {
-        sequence: "Ctrl+B"
-        onActivated: {
-            window.panel = "benchmark"
-            if (!benchmarkPanel.runner.running)
-                benchmarkPanel.runOnce()
-        }
-    }
-    Shortcut { sequences: [StandardKey.ZoomIn, "Ctrl+="]; onActivated: cityMap.zoomIn() }
-    Shortcut { sequence: StandardKey.ZoomOut; onActivated: cityMap.zoomOut() }
-    Shortcut { sequence: "Ctrl+0"; onActivated: cityMap.fit() }
+    // Keys without a menu entry (the menus hold the rest, see ConsoleMenuBar.qml).
+    Shortcut { sequence: "Ctrl+="; onActivated: cityMap.zoomIn() } // Ctrl++ without Shift
     Shortcut { sequences: [StandardKey.Delete]; onActivated: bookingsPanel.cancelSelected() }
     Shortcut { sequence: "Ctrl+R"; onActivated: { window.panel = "bookings"; bookingsPanel.reassignSelected() } }
-    Shortcut { sequences: [StandardKey.Preferences, "Ctrl+,"]; onActivated: settingsDialog.open() }
     Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
-    Shortcut { sequence: "Ctrl+L"; onActivated: Qt.openUrlExternally(ConsoleBackend.url) }
-    Shortcut { sequence: StandardKey.Quit; onActivated: Qt.quit() }
     Shortcut { sequence: "Ctrl+Return"; enabled: window.panel === "server"; onActivated: serverPanel.apply() }
 }
