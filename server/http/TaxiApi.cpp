@@ -125,15 +125,9 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
     positions.reserve(found.size());
     for (const NearbyCar &n : found)
         positions.push_back(n.car.position);
-    const std::vector<double> etas = m_estimator.etasTo(centre, positions);
-    QJsonArray cars;
-    for (std::size_t i = 0; i < found.size(); ++i) {
-        QJsonObject car = carJson(found[i].car);
-        car.insert(QStringLiteral("distance_m"), std::round(found[i].distanceM * 10) / 10);
-        car.insert(QStringLiteral("eta_s"), std::isfinite(etas[i]) ? QJsonValue(std::round(etas[i])) : QJsonValue());
-        cars.append(car);
-    }
-    return jsonResponse({{QStringLiteral("cars"), cars}});
+    ApiResponse response;
+    response.body = nearbyJson(found, m_estimator.etasTo(centre, positions));
+    return response;
 }
 
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
