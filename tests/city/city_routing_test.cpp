@@ -130,6 +130,39 @@ private slots:
         }
     }
 
+    void snappingCarsOnAndNearRoadsFindsTheNearestPiece()
+    {
+        // What nearby's ETAs snap: cars on a road, or a few metres off it (a device's GPS), and
+        // points just either side of the snapping grid's cell sides, where the search may stop
+        // after the point's own cell only if nothing outside it can be nearer.
+        std::mt19937_64 rng(12);
+        const CityData &data = m_city->data();
+        const format::Header &h = *data.header;
+        std::uniform_real_distribution<double> offsetM(-30, 30), unit(0, 1);
+        const double metersPerDegreeLng = kMetersPerDegreeLat * std::cos(m_city->centre().lat * M_PI / 180);
+        for (int i = 0; i < 400; ++i) {
+            GeoPoint p = m_city->randomRoadPoint(rng).point;
+            if (i % 4 == 1) { // off the road by up to 30 m
+                p.lat += offsetM(rng) / kMetersPerDegreeLat;
+                p.lng += offsetM(rng) / metersPerDegreeLng;
+            } else if (i % 4 == 2) { // onto the nearest cell side, then a hair either side of it
+                const double cellLat = h.gridCellSize.lat / kCoordUnitsPerDegree;
+                const double originLat = h.gridOrigin.lat / kCoordUnitsPerDegree;
+                const double side = originLat + std::round((p.lat - originLat) / cellLat) * cellLat;
+                p.lat = side + (unit(rng) - 0.5) * 1e-9;
+            }
+            const RoadPoint snapped = m_city->snap(p);
+            QVERIFY(snapped.valid);
+            const double expected = bruteForceNearestM(data, p, m_city->centre());
+            QVERIFY2(std::abs(snapped.distanceM - expected) < 1e-6,
+                     qPrintable(QStringLiteral("%1,%2: snapped %3 m, nearest %4 m")
+                                    .arg(p.lat, 0, 'f', 9)
+                                    .arg(p.lng, 0, 'f', 9)
+                                    .arg(snapped.distanceM)
+                                    .arg(expected)));
+        }
+    }
+
     void snappingSideStepsToTheRightSegment()
     {
         // A point 2 m beside the middle of a straight segment snaps onto that segment, 2 m away.
