@@ -11,7 +11,7 @@ out=build/bench
 mkdir -p "$out"
 command -v wrk >/dev/null || { echo "bench-modes: wrk is missing (make deps installs it)" >&2; exit 1; }
 ticks=$(getconf CLK_TCK)
-configs=${TAXICORE_BENCH_MODES:-"single pool processes:round-robin processes:kernel"}
+configs=${TAXICORE_BENCH_MODES:-"single pool processes:round-robin processes:least-loaded processes:kernel"}
 
 tree_pids() { echo "$1"; pgrep -P "$1" || true; }
 tree_ticks() { local t=0; for p in $(tree_pids "$1"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
@@ -25,9 +25,9 @@ measure() { # config url path connections
   timeout $((duration + 30)) wrk -t1 -c"$c" -d"${duration}s" --timeout 10s --latency "$url$path" >"$report"
   after=$(tree_ticks "$pid")
   awk -v cfg="$config" -v path="$path" -v c="$c" -v cpu="$((after - before))" -v hz="$ticks" '
-    /requests in/ {req=$1} /Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
+    /requests in/ {req=$1} /Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /^ +Latency / && $2 != "Distribution" {max=$4}
     /Socket errors/ {gsub(",", ""); to=$NF}
-    END {printf "| %s | %s | %s | %.0f | %s | %s | %s | %.1f |\n", cfg, path, c, rps, p50, p99, (to == "" ? 0 : to), (req ? cpu / hz * 1e6 / req : 0)}' "$report"
+    END {printf "| %s | %s | %s | %.0f | %s | %s | %s | %s | %.1f |\n", cfg, path, c, rps, p50, p99, max, (to == "" ? 0 : to), (req ? cpu / hz * 1e6 / req : 0)}' "$report"
 }
 
 run_config() {
@@ -58,8 +58,8 @@ run_config() {
 {
   echo "# Execution modes, wrk -t1 -d${duration}s, $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
   echo
-  echo "| mode | path | conns | req/s | p50 | p99 | timeouts | server CPU µs/request |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| mode | path | conns | req/s | p50 | p99 | max | timeouts | server CPU µs/request |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for config in $configs; do run_config "$config"; done
   echo
   echo "Memory (RSS after the run):"

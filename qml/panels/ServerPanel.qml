@@ -77,7 +77,7 @@ ColumnLayout {
             ComboBox {
                 id: policyBox
                 Layout.fillWidth: true
-                model: ["round-robin", "kernel"]
+                model: ["round-robin", "least-loaded", "kernel"]
                 enabled: modeBox.currentText === "processes"
             }
             BusyIndicator {

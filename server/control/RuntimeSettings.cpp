@@ -19,7 +19,15 @@ QString modeName(RuntimeMode mode)
 
 QString policyName(DistributionPolicy policy)
 {
-    return policy == DistributionPolicy::Kernel ? QStringLiteral("kernel") : QStringLiteral("round-robin");
+    switch (policy) {
+    case DistributionPolicy::RoundRobin:
+        return QStringLiteral("round-robin");
+    case DistributionPolicy::Kernel:
+        return QStringLiteral("kernel");
+    case DistributionPolicy::LeastLoaded:
+        return QStringLiteral("least-loaded");
+    }
+    return QStringLiteral("round-robin");
 }
 
 std::optional<RuntimeMode> parseMode(const QString &name)
@@ -32,7 +40,8 @@ std::optional<RuntimeMode> parseMode(const QString &name)
 
 std::optional<DistributionPolicy> parsePolicy(const QString &name)
 {
-    for (DistributionPolicy p : {DistributionPolicy::RoundRobin, DistributionPolicy::Kernel})
+    for (DistributionPolicy p :
+         {DistributionPolicy::RoundRobin, DistributionPolicy::Kernel, DistributionPolicy::LeastLoaded})
         if (policyName(p) == name)
             return p;
     return std::nullopt;
@@ -72,7 +81,7 @@ std::optional<RuntimeSettings> RuntimeSettings::mergedWith(const QJsonObject &js
         } else if (key == QStringLiteral("policy")) {
             const auto p = parsePolicy(it->toString());
             if (!p) {
-                error = QStringLiteral("policy must be round-robin or kernel");
+                error = QStringLiteral("policy must be round-robin, least-loaded or kernel");
                 return std::nullopt;
             }
             r.policy = *p;

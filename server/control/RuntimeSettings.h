@@ -7,7 +7,10 @@
 namespace taxicore {
 
 enum class RuntimeMode : uint32_t { Single = 0, Pool = 1, Processes = 2 };
-enum class DistributionPolicy : uint32_t { RoundRobin = 0, Kernel = 1 };
+// Processes mode: which worker serves a connection the primary accepts. RoundRobin takes turns;
+// LeastLoaded gives it to the worker serving the fewest connections and requests now; Kernel lets
+// each worker accept on its own SO_REUSEPORT listener. The numbers are in the region: append only.
+enum class DistributionPolicy : uint32_t { RoundRobin = 0, Kernel = 1, LeastLoaded = 2 };
 
 // How the server runs: the execution model and its sizes. Switchable while serving.
 struct RuntimeSettings {

@@ -49,6 +49,21 @@ inline constexpr int kAllWorkersReadyWaitMs = 3000;
 // runtime controller's answer through the region's mailbox before it gives up.
 inline constexpr int kRuntimeApplyTimeoutMs = 5000;
 
+// ---- Load ----------------------------------------------------------------------------------
+// The most connections one worker serves at once: the default of --worker-connections. A worker
+// at it takes no new connection; the primary keeps the connection in its waiting queue (below)
+// until a worker is under the bound again. A worker also declines (WorkerMessageType::Declined)
+// past this absolute cap whatever the flag says.
+inline constexpr int kMaxConnectionsPerWorker = 15'000;
+// Connections the primary keeps waiting, oldest first, while every worker is at its bound. One
+// more than this, or one that waited kMaxConnectionWaitMs, is served by the primary's own
+// in-process server instead (it answers and closes): a client is never left hanging.
+inline constexpr int kMaxWaitingConnections = 4096;
+inline constexpr int kMaxConnectionWaitMs = 5000;
+// While connections wait, how often the primary looks at the workers' open-connection counts in
+// the region for room (a worker closing a connection sends no message).
+inline constexpr int kWaitingPollMs = 2;
+
 static_assert(kWorkerHeartbeatMs < kWorkerStaleHeartbeatMs,
               "a worker beating on time must never look stale to the dispatcher");
 static_assert(kWorkerStaleHeartbeatMs < kWorkerHeartbeatTimeoutMs,

@@ -20,8 +20,13 @@ public:
     using Handler = std::function<void(int connectionFd)>;
 
     static constexpr int kBackoffMs = 200;
-    // Connections taken per readiness event before going back to the event loop.
-    static constexpr int kBatch = 64;
+    // Connections taken per readiness event before going back to the event loop. Large: a
+    // connection left in the kernel's queue waits a whole loop iteration, which in single mode
+    // serves every ready connection first, so with 64 per wake-up the last of 1,000 clients
+    // connecting at once waited 16 such rounds for its first answer (p99 5.8× p50 at c=1000 on
+    // /fib: docs/benchmarks.md, "Fair latency under overload"). Taken together they all join the next
+    // round.
+    static constexpr int kBatch = 1024;
 
     AcceptLoop(int listenFd, Handler handler, QObject *parent = nullptr);
 

@@ -5,6 +5,8 @@
 #include "region/WorkerProtocol.h"
 #include "runtime/WorkerChannel.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <unistd.h>
 
 namespace taxicore {
@@ -13,11 +15,16 @@ ConnectionDispatcher::ConnectionDispatcher(ConnectionGuard &inProcess, const Fle
     : QObject(parent)
     , m_inProcess(inProcess)
     , m_fleet(fleet)
+    , m_waitingTimer(this)
 {
+    m_waitingTimer.setInterval(kWaitingPollMs);
+    connect(&m_waitingTimer, &QTimer::timeout, this, &ConnectionDispatcher::serveWaiting);
 }
 
 ConnectionDispatcher::~ConnectionDispatcher()
 {
+    for (const Waiting &waiting : m_waiting)
+        ::close(waiting.fd);
     closeLinks();
 }
 
@@ -33,39 +40,136 @@ void ConnectionDispatcher::setWorkers(const QList<WorkerLink> &workers)
     closeLinks();
     m_workers = workers;
     m_next = 0;
+    serveWaiting();
 }
 
-bool ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex, int offers)
+void ConnectionDispatcher::setToWorkers(bool toWorkers)
 {
+    m_toWorkers = toWorkers;
+    serveWaiting(); // without workers, whatever waits goes to the in-process server now
+}
+
+void ConnectionDispatcher::setWorkerConnections(int bound)
+{
+    m_workerConnections = std::clamp(bound, 1, kMaxConnectionsPerWorker);
+    serveWaiting();
+}
+
+ConnectionDispatcher::Sent ConnectionDispatcher::sendToWorker(int connectionFd, int skipIndex, int offers)
+{
+    struct Candidate {
+        qsizetype position; // in m_workers
+        uint64_t load;
+        qsizetype turn; // distance from m_next: round-robin order, and the tie-break
+    };
     const qsizetype count = m_workers.size();
     const int64_t now = clock::monotonicMs();
-    for (qsizetype tried = 0; tried < count; ++tried) {
-        const WorkerLink &link = m_workers[(m_next + tried) % count];
+    Candidate candidates[kMaxWorkerProcesses + 1];
+    qsizetype candidateCount = 0;
+    bool sawFull = false;
+    for (qsizetype turn = 0; turn < count; ++turn) {
+        const qsizetype position = (m_next + turn) % count;
+        const WorkerLink &link = m_workers[position];
         if (link.index == skipIndex)
             continue;
-        if (now - m_fleet.workerSlot(link.index).heartbeatMs.load(std::memory_order_relaxed) > kWorkerStaleHeartbeatMs)
+        const WorkerSlot &slot = m_fleet.workerSlot(link.index);
+        if (now - slot.heartbeatMs.load(std::memory_order_relaxed) > kWorkerStaleHeartbeatMs)
             continue;
+        // Connections it holds: those it adopted (counted by the worker itself) and those on
+        // their way to it. Right after an adoption both count one for a moment: the bound errs
+        // on the safe side.
+        const auto passed = m_unconfirmed.constFind(link.index);
+        const uint64_t held = slot.openConnections.load(std::memory_order_relaxed)
+                              + uint64_t(passed == m_unconfirmed.constEnd() ? 0 : passed->size());
+        if (held >= uint64_t(m_workerConnections)) {
+            sawFull = true;
+            continue;
+        }
+        // A request in flight weighs like a connection: the worker's loop is busy with it now.
+        const uint64_t load =
+            m_policy == DistributionPolicy::LeastLoaded ? held + slot.inFlight.load(std::memory_order_relaxed) : 0;
+        if (candidateCount < qsizetype(std::size(candidates)))
+            candidates[candidateCount++] = {position, load, turn};
+    }
+    std::sort(candidates, candidates + candidateCount, [](const Candidate &a, const Candidate &b) {
+        return a.load != b.load ? a.load < b.load : a.turn < b.turn;
+    });
+    for (qsizetype i = 0; i < candidateCount; ++i) {
+        const WorkerLink &link = m_workers[candidates[i].position];
         const uint32_t id = ++m_nextId;
         if (WorkerChannel(link.channelFd).send(WorkerChannel::Type::Connection, connectionFd, id)) {
-            m_next = (m_next + tried + 1) % count;
+            m_next = (candidates[i].position + 1) % count;
             // Keep the descriptor until the worker says it adopted it (the socket stays open in
             // the kernel as long as one process holds it).
             m_unconfirmed[link.index].insert(id, Passed{connectionFd, offers + 1});
-            return true;
+            return Sent::Yes;
         }
+        // Its channel is full (a burst of connections faster than the worker reads them): it is
+        // alive, so the connection waits for it like for a worker at its bound.
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            sawFull = true;
     }
-    return false;
+    return sawFull ? Sent::AllFull : Sent::NoWorker;
 }
 
 void ConnectionDispatcher::place(int connectionFd, int skipIndex, int offers)
 {
-    if (m_toWorkers && offers < m_workers.size() && sendToWorker(connectionFd, skipIndex, offers))
-        return;
+    if (m_toWorkers && offers < m_workers.size()) {
+        switch (sendToWorker(connectionFd, skipIndex, offers)) {
+        case Sent::Yes:
+            return;
+        case Sent::AllFull:
+            // Every live worker is at its bound: wait for room, behind those already waiting.
+            if (qsizetype(m_waiting.size()) < kMaxWaitingConnections) {
+                m_waiting.push_back({connectionFd, skipIndex, offers, clock::monotonicMs()});
+                m_waitingTimer.start();
+                return;
+            }
+            break;
+        case Sent::NoWorker:
+            break;
+        }
+    }
     m_inProcess.adoptSocket(connectionFd);
+}
+
+void ConnectionDispatcher::serveWaiting()
+{
+    const int64_t now = clock::monotonicMs();
+    while (!m_waiting.empty()) {
+        const Waiting front = m_waiting.front();
+        const bool tooLong = now - front.sinceMs > kMaxConnectionWaitMs;
+        if (m_toWorkers && !tooLong && front.offers < m_workers.size()) {
+            const Sent sent = sendToWorker(front.fd, front.skipIndex, front.offers);
+            if (sent == Sent::AllFull)
+                break; // first in, first out: no later connection overtakes this one
+            m_waiting.pop_front();
+            if (sent == Sent::NoWorker)
+                m_inProcess.adoptSocket(front.fd);
+            continue;
+        }
+        m_waiting.pop_front();
+        m_inProcess.adoptSocket(front.fd);
+    }
+    if (m_waiting.empty())
+        m_waitingTimer.stop();
 }
 
 void ConnectionDispatcher::dispatch(int connectionFd)
 {
+    if (!m_waiting.empty()) {
+        serveWaiting();
+        if (!m_waiting.empty() && m_toWorkers) {
+            // Older connections still wait: this one queues behind them (or, past the queue's
+            // bound, goes to the in-process server).
+            if (qsizetype(m_waiting.size()) < kMaxWaitingConnections) {
+                m_waiting.push_back({connectionFd, -1, 0, clock::monotonicMs()});
+                return;
+            }
+            m_inProcess.adoptSocket(connectionFd);
+            return;
+        }
+    }
     place(connectionFd, -1);
 }
 

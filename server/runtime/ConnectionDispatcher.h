@@ -1,8 +1,13 @@
 #pragma once
 
+#include "control/RuntimeSettings.h"
+#include "region/WorkerProtocol.h"
+
 #include <QHash>
 #include <QList>
 #include <QObject>
+#include <QTimer>
+#include <deque>
 
 namespace taxicore {
 
@@ -10,9 +15,14 @@ class ConnectionGuard;
 class FleetStore;
 
 // Decides who serves each connection the primary accepts (on the I/O thread): the in-process
-// server (`single`, `pool`), or a worker process, round-robin, passing the descriptor over its
-// channel (`processes`). A connection is never dropped: when no worker takes it, the in-process
-// server does.
+// server (`single`, `pool`), or a worker process, passing the descriptor over its channel
+// (`processes`): in turn (`round-robin`), or to the worker with the least load now
+// (`least-loaded`: open connections + connections passed and not yet adopted + requests in
+// flight, read from the region), so a worker stuck in a slow request gets no new client while
+// another is idle. No worker is given more than `workerConnections` at once: while every worker
+// is at that bound (or its channel is full), connections wait here, oldest first, and are handed
+// out as soon as one has room (kMaxWaitingConnections, kMaxConnectionWaitMs in region/WorkerProtocol.h). A connection
+// is never dropped: when no worker takes it, the in-process server does.
 class ConnectionDispatcher : public QObject {
     Q_OBJECT
 public:
@@ -25,11 +35,16 @@ public:
     ~ConnectionDispatcher() override;
 
     void dispatch(int connectionFd);
+    // Connections waiting for a worker under its bound (for tests and diagnostics).
+    int waitingConnections() const { return int(m_waiting.size()); }
 
 public Q_SLOTS:
     // Called from the control thread through queued invocations.
     void setWorkers(const QList<taxicore::ConnectionDispatcher::WorkerLink> &workers);
-    void setToWorkers(bool toWorkers) { m_toWorkers = toWorkers; }
+    void setToWorkers(bool toWorkers);
+    void setPolicy(taxicore::DistributionPolicy policy) { m_policy = policy; }
+    // The most connections one worker is given at once (--worker-connections).
+    void setWorkerConnections(int bound);
     // Worker `index` took passed connection `id`: our copy can go.
     void adopted(int index, uint32_t id);
     // Worker `index` declined it: offer it to the others, else serve it here.
@@ -46,19 +61,33 @@ private:
         int fd = -1;
         int offers = 0;
     };
+    // A connection waiting for a worker under its bound.
+    struct Waiting {
+        int fd = -1;
+        int skipIndex = -1;
+        int offers = 0;
+        int64_t sinceMs = 0;
+    };
+    enum class Sent { Yes, AllFull, NoWorker };
 
-    bool sendToWorker(int connectionFd, int skipIndex, int offers);
+    Sent sendToWorker(int connectionFd, int skipIndex, int offers);
     void place(int connectionFd, int skipIndex, int offers = 0);
+    // Hands out waiting connections, oldest first, while workers have room.
+    void serveWaiting();
     void closeLinks();
 
     ConnectionGuard &m_inProcess;
     const FleetStore &m_fleet;
     QList<WorkerLink> m_workers;
     bool m_toWorkers = false;
+    DistributionPolicy m_policy = DistributionPolicy::RoundRobin;
+    int m_workerConnections = kMaxConnectionsPerWorker;
     qsizetype m_next = 0;
     uint32_t m_nextId = 0;
     // Each connection passed to a worker and not yet adopted, per worker.
     QHash<int, QHash<uint32_t, Passed>> m_unconfirmed;
+    std::deque<Waiting> m_waiting;
+    QTimer m_waitingTimer; // runs while connections wait: a worker's room shows only in the region
 };
 
 } // namespace taxicore

@@ -130,7 +130,10 @@ void RuntimeController::onWorkersChanged()
     const bool toWorkers = processes && !links.isEmpty() && allReady;
     QMetaObject::invokeMethod(
         m_in.dispatcher,
-        [d = m_in.dispatcher, links, g = m_in.guard, toWorkers] {
+        [d = m_in.dispatcher, links, g = m_in.guard, toWorkers, policy = m_settings.policy,
+         bound = m_supervisor->settings().workerConnections] {
+            d->setPolicy(policy);
+            d->setWorkerConnections(bound);
             d->setWorkers(links);
             d->setToWorkers(toWorkers);
             if (toWorkers)
@@ -143,7 +146,8 @@ void RuntimeController::onWorkersChanged()
 }
 
 // Kernel policy: worker i accepts on listener i itself; every listener no worker accepts on is
-// accepted by the primary (and dispatched round-robin). Round-robin: the primary accepts on all.
+// accepted by the primary (and dispatched round-robin). Round-robin and least-loaded: the primary
+// accepts on all.
 void RuntimeController::assignListeners()
 {
     const bool kernel = m_settings.mode == RuntimeMode::Processes && m_settings.policy == DistributionPolicy::Kernel;

@@ -243,6 +243,7 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
                       << m_nodeIdentity.url;
     workers.regionFd = m_region->fd();
     workers.heartbeatTimeoutMs = m_options.heartbeatTimeoutMs;
+    workers.workerConnections = m_options.workerConnections;
     workers.limits = m_options.limits;
     m_controlThread = std::make_unique<QThread>();
     m_controlThread->setObjectName(QStringLiteral("taxicore-control"));

@@ -110,8 +110,13 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("n"), QStringLiteral("0")},
         {QStringLiteral("threads"), QStringLiteral("Handler threads in pool mode (default: cores)."),
          QStringLiteral("n"), QStringLiteral("0")},
-        {QStringLiteral("policy"), QStringLiteral("Connection distribution in processes mode: round-robin | kernel."),
+        {QStringLiteral("policy"),
+         QStringLiteral("Connection distribution in processes mode: round-robin | least-loaded | kernel."),
          QStringLiteral("policy"), QStringLiteral("round-robin")},
+        {QStringLiteral("worker-connections"),
+         QStringLiteral("Most connections one worker serves at once; more wait for room, oldest first (default %1).")
+             .arg(kMaxConnectionsPerWorker),
+         QStringLiteral("n"), QString::number(kMaxConnectionsPerWorker)},
         {QStringLiteral("heartbeat-timeout"),
          QStringLiteral("Milliseconds a worker's event loop may stay silent before it is replaced (default %1).")
              .arg(kWorkerHeartbeatTimeoutMs),
@@ -213,6 +218,7 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         || !readInt(parser, "workers", 0, kMaxWorkerProcesses, options.workers, error)
         || !readInt(parser, "threads", 0, 256, options.threads, error)
         || !readInt(parser, "heartbeat-timeout", 200, 3'600'000, options.heartbeatTimeoutMs, error)
+        || !readInt(parser, "worker-connections", 1, kMaxConnectionsPerWorker, options.workerConnections, error)
         || !readInt(parser, "pickup-timeout", 1, kMaxPickupTimeoutS, options.pickupTimeoutS, error))
         return false;
     options.port = quint16(port);
@@ -234,7 +240,7 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
     }
     options.policy = parser.value(QStringLiteral("policy"));
     if (!parsePolicy(options.policy)) {
-        error = QStringLiteral("--policy must be round-robin or kernel, not \"%1\"").arg(options.policy);
+        error = QStringLiteral("--policy must be round-robin, least-loaded or kernel, not \"%1\"").arg(options.policy);
         return false;
     }
     options.durability = parser.value(QStringLiteral("durability"));

@@ -31,7 +31,8 @@ struct ServerOptions {
     QString nodeName;  // --node-name: this node in the cluster's node list; empty = <hostname>:<port>
     int workers = 0;   // processes mode; 0 = number of cores
     int threads = 0;   // pool mode; 0 = number of cores
-    QString policy = QStringLiteral("round-robin");     // round-robin | kernel
+    QString policy = QStringLiteral("round-robin");     // round-robin | least-loaded | kernel
+    int workerConnections = kMaxConnectionsPerWorker;   // --worker-connections: per worker, at once
     int heartbeatTimeoutMs = kWorkerHeartbeatTimeoutMs; // a worker silent this long is replaced
     QString tariffPath;                                 // --tariff FILE; empty: the built-in tariff
     Tariff tariff;                                      // read from tariffPath by readServerOptions

@@ -34,8 +34,6 @@ namespace {
 
 // At exit, how long the ledger may take to answer the records already appended.
 constexpr int kLedgerIdleWaitMs = 5000;
-// A worker with this many open connections declines more; the primary offers them elsewhere.
-constexpr int kMaxConnectionsPerWorker = 15'000;
 
 void fail(const QString &message)
 {

@@ -33,6 +33,8 @@ public:
         int crashLoopCrashes = 5;       // this many crashes ...
         int crashLoopWindowMs = 30'000; // ... within this window trip the breaker
         int drainTimeoutMs = kWorkerDrainTimeoutMs;
+        // --worker-connections: the most connections the primary gives one worker at once.
+        int workerConnections = kMaxConnectionsPerWorker;
     };
 
     WorkerSupervisor(FleetStore &fleet, Settings settings, QObject *parent = nullptr);
@@ -41,6 +43,7 @@ public:
     // Runs workers 1..count; workers above `count` drain and exit.
     void setCount(int count);
     int count() const { return m_count; }
+    const Settings &settings() const { return m_settings; }
     bool breakerTripped() const { return m_breakerTripped; }
     void resetBreaker()
     {

@@ -1,0 +1,107 @@
+// Processes mode with --policy least-loaded: a worker kept busy by a slow request (/fib with a
+// large n, on a connection of its own) gets no new connection while the other worker is idle.
+// Clients connecting one after the other are all answered while the slow request is still being
+// computed, and the busy worker holds only its one connection throughout. With round-robin every
+// second client is handed to the busy worker and waits behind the slow request, so the slow answer
+// comes first and this test fails (checked by hand with --policy round-robin below: the admin calls
+// that look for the busy worker are themselves handed to it and wait behind the slow request).
+
+#include "RawSocket.h"
+#include "RuntimeKit.h"
+#include "region/WorkerProtocol.h"
+
+#include <QElapsedTimer>
+#include <QScopeGuard>
+#include <poll.h>
+
+using namespace taxicore;
+using namespace taxicore::test;
+using namespace taxicore::test::rt;
+
+namespace {
+// fib(41) takes seconds of one core: long enough for the clients below on a loaded machine.
+constexpr int kSlowFib = 41;
+constexpr int kClients = 10;
+// The slow request must not get its worker replaced: it beats no heartbeat while computing.
+constexpr int kHeartbeatTimeoutMs = 120'000;
+constexpr int kSlowAnswerTimeoutMs = 120'000;
+
+// The worker computing the slow request: one in flight and a loop that has not beaten for two
+// heartbeats (the worker answering this very call shows its own request in flight too); 0 if none.
+int busyWorker(const ServerProcess &server)
+{
+    for (const QJsonValue &v : getJson(server, "/admin/v1/workers").value(QStringLiteral("workers")).toArray()) {
+        const QJsonObject w = v.toObject();
+        if (w.value(QStringLiteral("in_flight")).toDouble() >= 1
+            && w.value(QStringLiteral("heartbeat_age_ms")).toDouble() > 2 * kWorkerHeartbeatMs)
+            return w.value(QStringLiteral("index")).toInt();
+    }
+    return 0;
+}
+
+// True once the server sent anything on `fd` (the slow request's answer has begun).
+bool answered(int fd)
+{
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+}
+} // namespace
+
+class LeastLoadedTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void busyWorkerGetsNoNewConnection();
+};
+
+void LeastLoadedTest::busyWorkerGetsNoNewConnection()
+{
+    ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
+                          QStringLiteral("2"), QStringLiteral("--policy"), QStringLiteral("least-loaded"),
+                          QStringLiteral("--heartbeat-timeout"), QString::number(kHeartbeatTimeoutMs),
+                          QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--sim-speed"),
+                          QStringLiteral("0.001")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    QVERIFY2(waitForWorkersTakingConnections(server, 2, 20'000), qPrintable(describeEvents(server)));
+
+    const int slow = connectRaw(server.port());
+    QVERIFY(slow >= 0);
+    const auto closeSlow = qScopeGuard([slow] { ::close(slow); });
+    QVERIFY(sendAll(slow, QByteArray("GET /fib?n=") + QByteArray::number(kSlowFib) + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+    int busy = 0;
+    QVERIFY2(waitUntil(
+                 [&] {
+                     busy = busyWorker(server);
+                     return busy > 0;
+                 },
+                 20'000, 10),
+             "no worker showed the slow request in flight, or the calls asking were handed to the busy worker "
+             "and waited behind it (what round-robin does)");
+
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 0; i < kClients; ++i) {
+        const HttpResponse hello = call(server, "GET", "/hello", {}, kSlowAnswerTimeoutMs);
+        QVERIFY2(hello.complete && hello.status == 200, hello.describe().constData());
+        QVERIFY2(!answered(slow), qPrintable(QStringLiteral("client %1 of %2 was answered only after the slow request "
+                                                            "(%3 ms): it went to the busy worker %4")
+                                                 .arg(i + 1)
+                                                 .arg(kClients)
+                                                 .arg(clock.elapsed())
+                                                 .arg(busy)));
+    }
+    const WorkerInfo busyNow = worker(server, busy);
+    QVERIFY2(!answered(slow), "the slow request finished before the clients were checked: raise kSlowFib");
+    QCOMPARE(busyNow.openConnections, qint64(1)); // the slow request's connection alone
+    qInfo("%d clients answered in %lld ms while worker %d computed fib(%d)", kClients, clock.elapsed(), busy,
+          kSlowFib);
+
+    pollfd p{slow, POLLIN, 0};
+    QVERIFY2(::poll(&p, 1, kSlowAnswerTimeoutMs) > 0, "the slow request was never answered");
+    char head[16] = {};
+    QVERIFY(::recv(slow, head, sizeof head - 1, 0) > 0);
+    QVERIFY2(QByteArray(head).startsWith("HTTP/1.1 200"), head);
+}
+
+QTEST_GUILESS_MAIN(LeastLoadedTest)
+#include "runtime_least_loaded_test.moc"
