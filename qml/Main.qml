@@ -35,7 +35,21 @@ ApplicationWindow {
         benchmarkPanel.runOnce()
     }
 
-    header: ServerBar {}
+    header: ColumnLayout {
+        spacing: 0
+        ServerBar { Layout.fillWidth: true }
+        KpiBar { Layout.fillWidth: true; kpis: operations }
+    }
+    OperationsKpis {
+        id: operations
+        backend: ConsoleBackend
+    }
+    ManualDispatch {
+        id: manualDispatch
+        backend: ConsoleBackend
+        // The booking, now with the car clicked, stays selected (highlighted on the map).
+        onFinished: (ok, status, bookingId, carId) => { if (ok) bookingsPanel.select(bookingId, carId) }
+    }
 
     menuBar: ConsoleMenuBar {
         panel: window.panel
@@ -86,6 +100,22 @@ ApplicationWindow {
                 if (selectedCarId !== bookingsPanel.selectedCarId)
                     bookingsPanel.clearSelection()
             }
+            OpsOverlay {
+                id: opsOverlay
+                anchors.fill: parent
+                map: cityMap
+                kpis: operations
+                dispatch: manualDispatch
+                selectedBookingId: bookingsPanel.selectedBookingId
+                onAlertActivated: (kind, bookingId, carId) => {
+                    if (kind === "waiting_booking")
+                        bookingsPanel.select(bookingId, carId)
+                    else if (kind === "stale_car")
+                        cityMap.selectedCarId = carId
+                    else
+                        window.panel = "server"
+                }
+            }
         }
 
         Pane {
@@ -132,6 +162,7 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+="; onActivated: cityMap.zoomIn() } // Ctrl++ without Shift
     Shortcut { sequences: [StandardKey.Delete]; onActivated: bookingsPanel.cancelSelected() }
     Shortcut { sequence: "Ctrl+R"; onActivated: { window.panel = "bookings"; bookingsPanel.reassignSelected() } }
-    Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0 } }
+    Shortcut { sequence: "Esc"; onActivated: { bookingsPanel.clearSelection(); cityMap.selectedCarId = 0; manualDispatch.cancel() } }
+    Shortcut { sequence: "Ctrl+D"; onActivated: manualDispatch.pick(bookingsPanel.selectedBookingId) }
     Shortcut { sequence: "Ctrl+Return"; enabled: window.panel === "server"; onActivated: serverPanel.apply() }
 }
