@@ -12,6 +12,8 @@
   const POLL_CARS_MS = 2000;
   const POLL_BOOKING_MS = 1000;
   const REQUEST_TIMEOUT_MS = 8000;
+  // What the rider does to the map: a tap on a touch screen, else a click.
+  const POINT = window.matchMedia && matchMedia('(pointer: coarse)').matches ? 'Tap' : 'Click';
   const FRIENDLY = {
     no_car_available: 'No taxi is available right now. Please try again in a moment.',
     booking_capacity: 'Too many bookings at the moment. Please try again shortly.',
@@ -28,7 +30,7 @@
     status: $('status'), message: $('message'), messageText: $('message-text'), live: $('live'),
     trip: $('trip'), quote: $('quote'), receipt: $('receipt'), receiptFacts: $('receipt-facts'),
     book: $('book'), pickup: $('pickup'), leave: $('leave'), cancel: $('cancel'), again: $('again'),
-    mapLoading: $('map-loading'),
+    mapLoading: $('map-loading'), clickMode: $('click-mode'),
   };
 
   const state = {
@@ -39,6 +41,7 @@
     destination: null,
     quote: null,
     cars: [],
+    carsKnown: false, // a real answer about the nearby cars came (until then: loading, not "no taxi")
     booking: null, // the latest view of our booking
     riderToken: null, // the booking's rider_token: pickup, complete and cancel need it
     phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled | expired
@@ -51,6 +54,9 @@
 
   const centre = { lat: (DEFAULT_BOUNDS.south + DEFAULT_BOUNDS.north) / 2, lng: (DEFAULT_BOUNDS.west + DEFAULT_BOUNDS.east) / 2 };
   const map = new window.TaxiMap($('map-wrap'), $('roads'), $('overlay'), centre);
+  map.setReservedElements([document.querySelector('#map-wrap .zoom'), $('attribution')]);
+  window.taxicoreMap = map; // the browser test reads map.drawn: where the labels went
+  document.querySelector('#click-mode legend').textContent = `A ${POINT.toLowerCase()} on the map sets`;
 
   // ── formatting ──
   function riderId() {
@@ -153,7 +159,10 @@
     } else if (ui.message.dataset.kind === 'unreachable') {
       showMessage('Connected to the server again.', 'info');
     }
-    if (down) onCars([]); // stale positions would mislead
+    if (down) {
+      onCars([], false); // stale positions would mislead
+      state.carsKnown = false; // the next answer decides again whether taxis are near
+    }
     renderLive();
     renderStatus();
   }
@@ -248,16 +257,19 @@
   const isOpen = (phase) => phase === 'assigned' || phase === 'arriving' || phase === 'on_trip';
 
   // ── data in ──
-  function onCars(cars) {
+  // `answer`: the server's word on the nearby cars (false: cleared while it is unreachable).
+  function onCars(cars, answer = true) {
     state.cars = cars;
+    if (answer) state.carsKnown = true;
     drawCars();
     if (state.phase === 'idle') renderStatus();
-    document.documentElement.dataset.cars = String(cars.length);
+    if (answer) document.documentElement.dataset.cars = String(cars.length);
   }
-  const ETA_LABELS = 8; // the nearest free taxis get an ETA label; more would hide the map
   function drawCars() {
-    let labelled = 0;
-    let cars = state.cars.map((c) => (c.state === 'available' && labelled++ < ETA_LABELS ? Object.assign({ label: true }, c) : c));
+    // Free taxis may carry an ETA label (the map shows those that fit, soonest first); during a
+    // ride only the rider's own car is labelled: free taxis' ETAs are no longer news.
+    const labelFree = !isOpen(state.phase) && state.phase !== 'booking';
+    let cars = state.cars.map((c) => (labelFree && c.state === 'available' ? Object.assign({ label: true }, c) : c));
     const mine = state.booking && state.booking.car;
     if (mine && isOpen(state.phase)) cars = cars.filter((c) => c.id !== mine.id).concat([Object.assign({}, mine, { eta_s: state.booking.eta_s })]);
     map.setCars(cars);
@@ -437,6 +449,8 @@
     else if (typeof b.fare_total === 'number') rows.push(['Price', money(b.fare_total), 'total']);
     facts(ui.receiptFacts, rows);
     ui.receipt.hidden = false;
+    // On a phone the panel is a short sheet: bring the receipt up rather than leave it below.
+    requestAnimationFrame(() => ui.receipt.scrollIntoView({ block: 'nearest' }));
   }
 
   // ── map clicks: the pickup before booking, the destination otherwise ──
@@ -505,12 +519,18 @@
         text = 'Waiting for the server: taxis show again as soon as it answers.';
         break;
       }
+      if (!state.carsKnown) {
+        text = 'Looking for taxis near you…';
+        break;
+      }
       const free = state.cars.filter((c) => c.state === 'available');
       const etas = free.map((c) => c.eta_s).filter((s) => s != null);
+      // The server answers at most NEARBY_LIMIT cars: a full answer may leave some out.
+      const count = free.length + (state.cars.length >= NEARBY_LIMIT ? '+' : '');
       text = free.length === 0
         ? 'No free taxi near you right now.'
-        : `${free.length} free ${free.length === 1 ? 'taxi' : 'taxis'} nearby · the nearest is ${eta(etas.length ? Math.min(...etas) : null)} away.`;
-      if (!state.pickupChosen) text += ' Click the map to move your pickup.';
+        : `${count} free ${free.length === 1 ? 'taxi' : 'taxis'} nearby · the nearest is ${eta(etas.length ? Math.min(...etas) : null)} away.`;
+      if (!state.pickupChosen) text += ` ${POINT} the map to move your pickup.`;
       break;
     }
     case 'booking': text = 'Booking the nearest taxi…'; break;
@@ -523,6 +543,9 @@
     default: text = '';
     }
     ui.status.textContent = text;
+    const loading = state.phase === 'idle' && !state.unreachable && !state.carsKnown;
+    if (loading) ui.status.setAttribute('aria-busy', 'true');
+    else ui.status.removeAttribute('aria-busy');
   }
   function render() {
     const phase = state.phase;
@@ -536,6 +559,8 @@
     ui.leave.hidden = phase !== 'on_trip';
     ui.again.hidden = !(phase === 'completed' || phase === 'cancelled' || phase === 'expired');
     document.querySelector('input[name="click-mode"][value="pickup"]').disabled = phase !== 'idle';
+    // After the ride a click on the map does nothing until "New ride": no switch for it then.
+    ui.clickMode.hidden = !(phase === 'idle' || phase === 'booking' || isOpen(phase));
 
     const b = state.booking;
     const trip = [];
@@ -598,7 +623,7 @@
         setPickup(p, false);
         map.centreOn(p);
       } else {
-        showMessage('You seem to be outside the service area, so your pickup is the city centre. Click the map to move it.', 'info');
+        showMessage(`You seem to be outside the service area, so your pickup is the city centre. ${POINT} the map to move it.`, 'info');
       }
     }, () => { /* no permission or no fix: the city centre it is */ }, { timeout: 5000, maximumAge: 60000 });
   }

@@ -9,6 +9,19 @@
   const TWEEN_MS = 500;
   const MIN_SCALE = 0.01; // px per metre
   const MAX_SCALE = 4;
+  // ETA labels: a white box LABEL_H px high beside its car. A label is drawn only where it
+  // overlaps no other label, no labelled car, neither the rider's car, the rider's dot (with its
+  // halo), the destination pin nor the map's buttons; it tries the four sides and the four
+  // corners of its car, else it is left out. At most MAX_LABELS, the soonest cars first.
+  const MAX_LABELS = 8;
+  const LABEL_H = 16;
+  const LABEL_PAD = 4;
+  const LABEL_GAP = 2; // between a car's marker and its label
+  const RIDER_DOT_R = 7;
+  const RIDER_HALO_R = 16;
+  const CAR_R = 6;
+  const ASSIGNED_CAR_R = 9;
+  const OTHERS_ALPHA_DURING_RIDE = 0.55; // the other cars fade while the rider's car is coming
 
   // [colour, width in CSS px] by road class name; the rest use `other`.
   const ROAD_STYLE = {
@@ -36,6 +49,12 @@
       this.assignedCarId = null;
       this.routes = {}; // name → {points:[{x,y}], colour, dash}
       this.onClick = null;
+      this.reservedElements = []; // DOM controls over the map: no label goes under them
+      this.reserved = []; // their boxes in map pixels, measured on resize
+      this.labelSides = new Map(); // car id → the side its label had last frame (less jumping)
+      // What the last frame drew, in CSS px of the map (the browser test reads it):
+      // labels [{id, x, y, w, h, text, free}], pickup {x, y, r} (r: the dot's halo).
+      this.drawn = { labels: [], pickup: null };
       this.roadsDirty = true;
       this.frame = 0;
       this.pointers = new Map();
@@ -146,7 +165,20 @@
         c.height = Math.max(1, Math.round(this.height * dpr));
       }
       this.dpr = dpr;
+      this.measureReserved();
       this.viewChanged();
+    }
+    setReservedElements(elements) {
+      this.reservedElements = elements.filter(Boolean);
+      this.measureReserved();
+      this.requestDraw();
+    }
+    measureReserved() {
+      const origin = this.wrap.getBoundingClientRect();
+      this.reserved = this.reservedElements.map((el) => {
+        const r = el.getBoundingClientRect();
+        return { x: r.left - origin.left, y: r.top - origin.top, w: r.width, h: r.height };
+      }).filter((r) => r.w > 0 && r.h > 0);
     }
 
     requestDraw() {
@@ -194,16 +226,84 @@
       ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
       ctx.clearRect(0, 0, this.width, this.height);
       for (const name of Object.keys(this.routes)) this.drawRoute(ctx, this.routes[name]);
-      if (this.destination) this.drawPin(ctx, this.toScreen(this.project(this.destination)), '#d23c2f', 'B');
-      ctx.font = '600 11px system-ui, sans-serif';
-      ctx.textBaseline = 'middle';
+      // Everything a label must not cover, as boxes in map pixels.
+      const obstacles = this.reserved.slice();
+      let pin = null;
+      if (this.destination) {
+        pin = this.toScreen(this.project(this.destination));
+        this.drawPin(ctx, pin, '#d23c2f', 'B');
+        obstacles.push({ x: pin.x - 12, y: pin.y - 34, w: 24, h: 35 });
+      }
+      const wanted = []; // {id, p, half, text, eta, free, highlighted}
       let assigned = null;
+      ctx.save();
+      if (this.assignedCarId != null) ctx.globalAlpha = OTHERS_ALPHA_DURING_RIDE;
       for (const e of this.cars.values()) {
         if (e.car.id === this.assignedCarId) { assigned = e; continue; }
-        this.drawCar(ctx, e, now, false);
+        this.drawCar(ctx, e, now, false, obstacles, wanted);
       }
-      if (assigned) this.drawCar(ctx, assigned, now, true);
-      if (this.rider) this.drawRider(ctx, this.toScreen(this.project(this.rider)));
+      ctx.restore();
+      if (assigned) this.drawCar(ctx, assigned, now, true, obstacles, wanted);
+      if (assigned && !wanted.some((l) => l.highlighted)) this.pushMarker(obstacles, assigned, now, true);
+      let pickup = null;
+      if (this.rider) {
+        const p = this.toScreen(this.project(this.rider));
+        this.drawRider(ctx, p);
+        pickup = { x: p.x, y: p.y, r: RIDER_HALO_R };
+        obstacles.push({ x: p.x - RIDER_HALO_R, y: p.y - RIDER_HALO_R, w: 2 * RIDER_HALO_R, h: 2 * RIDER_HALO_R });
+      }
+      this.drawn = { labels: this.drawLabels(ctx, wanted, obstacles), pickup };
+    }
+
+    // Places the labels greedily: the rider's car first, then the soonest. A car whose marker
+    // lies under a label already placed gets none (it would point at a hidden car); else its
+    // label takes the first side (last frame's first) that is on the map and free, and its
+    // marker becomes an obstacle for the labels after it.
+    drawLabels(ctx, wanted, obstacles) {
+      ctx.font = '600 11px system-ui, sans-serif';
+      ctx.textBaseline = 'middle';
+      wanted.sort((a, b) => (b.highlighted - a.highlighted) || (a.eta - b.eta));
+      const placed = [];
+      const blocked = obstacles.slice();
+      const sides = new Map();
+      for (const l of wanted) {
+        if (placed.length >= MAX_LABELS + (l.highlighted ? 1 : 0)) break;
+        const marker = { x: l.p.x - l.half, y: l.p.y - l.half, w: 2 * l.half, h: 2 * l.half };
+        if (placed.some((o) => overlaps(o, marker))) continue;
+        if (l.highlighted) blocked.push(marker); // the rider's car stays uncovered, label or not
+        const w = Math.ceil(ctx.measureText(l.text).width) + 2 * LABEL_PAD;
+        const d = l.half + LABEL_GAP;
+        const candidates = {
+          right: { x: l.p.x + d, y: l.p.y - LABEL_H / 2 },
+          left: { x: l.p.x - d - w, y: l.p.y - LABEL_H / 2 },
+          top: { x: l.p.x - w / 2, y: l.p.y - d - LABEL_H },
+          bottom: { x: l.p.x - w / 2, y: l.p.y + d },
+          topRight: { x: l.p.x + d, y: l.p.y - d - LABEL_H },
+          bottomRight: { x: l.p.x + d, y: l.p.y + d },
+          topLeft: { x: l.p.x - d - w, y: l.p.y - d - LABEL_H },
+          bottomLeft: { x: l.p.x - d - w, y: l.p.y + d },
+        };
+        const order = Object.keys(candidates);
+        const last = this.labelSides.get(l.id);
+        if (last) order.unshift(last);
+        for (const side of order) {
+          const box = { x: candidates[side].x, y: candidates[side].y, w, h: LABEL_H };
+          if (box.x < 0 || box.y < 0 || box.x + w > this.width || box.y + LABEL_H > this.height) continue;
+          if (blocked.some((o) => overlaps(o, box)) || placed.some((o) => overlaps(o, box))) continue;
+          placed.push({ id: l.id, x: box.x, y: box.y, w, h: LABEL_H, text: l.text, free: l.free });
+          if (!l.highlighted) blocked.push(marker);
+          sides.set(l.id, side);
+          break;
+        }
+      }
+      this.labelSides = sides;
+      for (const b of placed) {
+        ctx.fillStyle = 'rgba(255,255,255,.94)';
+        ctx.fillRect(b.x, b.y, b.w, b.h);
+        ctx.fillStyle = '#1d2329';
+        ctx.fillText(b.text, b.x + LABEL_PAD, b.y + LABEL_H / 2);
+      }
+      return placed;
     }
 
     drawRoute(ctx, route) {
@@ -224,10 +324,15 @@
       ctx.restore();
     }
 
-    drawCar(ctx, e, now, highlighted) {
+    // Draws a car's marker and adds its label, if it has one, to `wanted`.
+    drawCar(ctx, e, now, highlighted, obstacles, wanted) {
       const p = this.toScreen(this.carPosition(e, now));
       if (p.x < -20 || p.y < -20 || p.x > this.width + 20 || p.y > this.height + 20) return;
-      const r = highlighted ? 9 : 6;
+      const r = highlighted ? ASSIGNED_CAR_R : CAR_R;
+      const half = markerHalf(highlighted);
+      if ((e.car.label || highlighted) && e.car.eta_s != null)
+        wanted.push({ id: e.car.id, p, half, text: formatEtaShort(e.car.eta_s), eta: e.car.eta_s,
+          free: e.car.state === 'available' && !highlighted, highlighted });
       if (highlighted) {
         ctx.beginPath();
         ctx.arc(p.x, p.y, r + 6, 0, 2 * Math.PI);
@@ -250,23 +355,22 @@
       ctx.fill();
       ctx.stroke();
       ctx.restore();
-      if ((e.car.label || highlighted) && e.car.eta_s != null) {
-        const text = formatEtaShort(e.car.eta_s);
-        const w = ctx.measureText(text).width + 8;
-        ctx.fillStyle = 'rgba(255,255,255,.92)';
-        ctx.fillRect(p.x + r + 3, p.y - 8, w, 16);
-        ctx.fillStyle = '#1d2329';
-        ctx.fillText(text, p.x + r + 7, p.y);
-      }
+    }
+
+    // The rider's car without a label still must not be covered by another car's.
+    pushMarker(obstacles, e, now, highlighted) {
+      const p = this.toScreen(this.carPosition(e, now));
+      const half = markerHalf(highlighted);
+      obstacles.push({ x: p.x - half, y: p.y - half, w: 2 * half, h: 2 * half });
     }
 
     drawRider(ctx, p) {
       ctx.beginPath();
-      ctx.arc(p.x, p.y, 16, 0, 2 * Math.PI);
+      ctx.arc(p.x, p.y, RIDER_HALO_R, 0, 2 * Math.PI);
       ctx.fillStyle = 'rgba(30, 110, 230, .18)';
       ctx.fill();
       ctx.beginPath();
-      ctx.arc(p.x, p.y, 7, 0, 2 * Math.PI);
+      ctx.arc(p.x, p.y, RIDER_DOT_R, 0, 2 * Math.PI);
       ctx.fillStyle = '#1e6ee6';
       ctx.strokeStyle = '#fff';
       ctx.lineWidth = 2.5;
@@ -348,6 +452,11 @@
       return { d: Math.hypot(a.x - b.x, a.y - b.y), cx: (a.x + b.x) / 2, cy: (a.y + b.y) / 2 };
     }
   }
+
+  // Half the side of a box that holds a car's marker whatever its heading (the nose is r + 4 out;
+  // the rider's car has a halo of r + 6).
+  const markerHalf = (highlighted) => (highlighted ? ASSIGNED_CAR_R + 6 : CAR_R + 4);
+  const overlaps = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 
   function formatEtaShort(seconds) {
     return seconds < 60 ? '<1 min' : Math.round(seconds / 60) + ' min';

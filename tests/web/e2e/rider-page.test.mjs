@@ -1,10 +1,11 @@
 // The rider page end to end in the system's headless Chromium, driven by playwright-core.
 // node rider-page.test.mjs --url http://127.0.0.1:P --nocars-url http://127.0.0.1:Q --nocars-pid PID --artifacts DIR
 //   --admin-token TOKEN (the main server's: the operator's cancel needs it)
-// Steps: open, map and cars drawn, book, destination → quote, car arrives, I'm in, Leave →
-// receipt; a phone-sized screen; the failures (no car, destination outside the city, cancelled
-// by the operator, server unreachable). A screenshot per step into DIR; every request the page
-// makes must stay on the server's origin. Prints the time to interactive.
+// Steps: the loading state before any data; open, map and cars drawn, book, destination →
+// quote, car arrives, I'm in, Leave → receipt; a phone-sized screen (tap targets, ETA labels that
+// never overlap); the failures (no car, destination outside the city, cancelled by the operator,
+// server unreachable). A screenshot per step into DIR; every request the page makes must stay on
+// the server's origin. Prints the time to interactive.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -75,6 +76,66 @@ const roadPixels = (page) => page.evaluate(() => {
   return n;
 });
 
+// The map's ETA labels as drawn, one record per animation frame for `ms`: window.taxicoreMap.drawn
+// is {labels: [{id, x, y, w, h, text, free}], pickup: {x, y, r}} in CSS px of the map (null: the
+// page does not say where it drew them).
+const labelFrames = (page, ms = 1500) => page.evaluate(async (ms) => {
+  const frames = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    await new Promise((r) => requestAnimationFrame(r));
+    const d = window.taxicoreMap && window.taxicoreMap.drawn;
+    frames.push(d ? JSON.parse(JSON.stringify(d)) : null);
+  }
+  return frames;
+}, ms);
+const boxesIntersect = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+const boxTouchesCircle = (b, c) => {
+  const dx = c.x - Math.max(b.x, Math.min(c.x, b.x + b.w));
+  const dy = c.y - Math.max(b.y, Math.min(c.y, b.y + b.h));
+  return dx * dx + dy * dy < c.r * c.r;
+};
+// Checks every frame: no two labels intersect, none covers the pickup dot, and (riding) no free
+// taxi has one. Returns the most labels one frame had.
+function checkLabels(frames, what, { riding }) {
+  let most = 0, overlapping = 0, onPickup = 0, free = 0, unknown = 0;
+  for (const f of frames) {
+    if (!f) { unknown += 1; continue; }
+    const ls = f.labels;
+    most = Math.max(most, ls.length);
+    for (let i = 0; i < ls.length; i++) for (let j = i + 1; j < ls.length; j++) if (boxesIntersect(ls[i], ls[j])) overlapping += 1;
+    if (f.pickup) onPickup += ls.filter((l) => boxTouchesCircle(l, f.pickup)).length;
+    free += ls.filter((l) => l.free).length;
+  }
+  check(unknown === 0, `${what}: the page says where it drew its labels (${frames.length - unknown}/${frames.length} frames)`);
+  check(overlapping === 0, `${what}: no two ETA labels overlap (${overlapping} overlapping pairs in ${frames.length} frames)`);
+  check(onPickup === 0, `${what}: no ETA label covers the pickup dot (${onPickup} in ${frames.length} frames)`);
+  if (riding) check(free === 0, `${what}: free taxis' ETA labels are hidden during the ride (${free} shown in ${frames.length} frames)`);
+  return most;
+}
+
+// At phone size every visible control is at least 44 × 44 px and inside the screen, and the
+// panel's text is not cut (nothing wider than its box).
+async function checkControls(page, what, viewport) {
+  const found = await page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll('#app button, #app label, #app input')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || el.closest('[hidden]')) continue;
+      if (el.tagName === 'INPUT' && el.closest('label')) continue; // the label is the target
+      out.push({ name: el.id || el.textContent.trim() || el.tagName, x: r.x, y: r.y, w: r.width, h: r.height });
+    }
+    const cut = [...document.querySelectorAll('#panel *')].filter((el) => el.scrollWidth > el.clientWidth + 1 &&
+      getComputedStyle(el).overflowX !== 'visible').map((el) => el.id || el.tagName);
+    return { controls: out, cut };
+  });
+  const small = found.controls.filter((c) => c.w < 44 || c.h < 44).map((c) => `${c.name} ${Math.round(c.w)}×${Math.round(c.h)}`);
+  const off = found.controls.filter((c) => c.x < 0 || c.x + c.w > viewport.width + 0.5).map((c) => c.name);
+  check(small.length === 0, `${what}: every control is at least 44×44 px` + (small.length ? ` (${small.join(', ')})` : ''));
+  check(off.length === 0, `${what}: every control is on screen` + (off.length ? ` (${off.join(', ')})` : ''));
+  check(found.cut.length === 0, `${what}: no text is cut in the panel` + (found.cut.length ? ` (${found.cut.join(', ')})` : ''));
+}
+
 async function clickMap(page, fx, fy) {
   const box = await page.locator('#overlay').boundingBox();
   await page.mouse.click(box.x + box.width * fx, box.y + box.height * fy);
@@ -96,7 +157,35 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
+const PHONE = { width: 390, height: 844 };
 try {
+  // ── 0. Before any data: a loading state, never a false "no taxi" ──
+  {
+    const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    watch(page, opt.url, 'loading');
+    // The feed opens (mocked here) but says nothing yet, and the REST fallback does not answer.
+    let feed = null;
+    await page.routeWebSocket(/\/api\/v1\/stream$/, (ws) => { feed = ws; });
+    await page.route(/\/api\/v1\/cars\/nearby/, () => { /* held: no answer */ });
+    await page.goto(opt.url + '/');
+    await page.waitForFunction(() => document.documentElement.dataset.ready === '1', null, { timeout: 10_000 });
+    await page.waitForTimeout(500);
+    const loading = await text(page, '#status');
+    check(/Looking for taxis/.test(loading) && !/No free taxi/.test(loading), `before any data the status says it is loading: "${loading}"`);
+    check(await page.locator('#status[aria-busy="true"]').count() === 1, 'the status is marked busy while loading');
+    check(!(await page.evaluate(() => 'cars' in document.documentElement.dataset)), 'no car count before the first answer');
+    await screenshot(page, 'phone-loading');
+    // A real answer with no cars: now, and only now, "no taxi".
+    check(feed !== null, 'the page opened the live feed');
+    feed?.send(JSON.stringify({ type: 'update', t: Date.now(), cars: [] }));
+    const none = await page.waitForFunction(() => /No free taxi/.test(document.getElementById('status').textContent), null, { timeout: 5000 })
+      .then(() => true, () => false);
+    check(none, `after an answer with zero cars: "${await text(page, '#status')}"`);
+    check(await page.locator('#status[aria-busy="true"]').count() === 0, 'the status is no longer busy after the answer');
+    await context.close();
+  }
+
   // ── 1. The whole ride on a desktop screen ──
   {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -116,6 +205,7 @@ try {
     check((await roadPixels(page)) > 2000, 'streets are drawn on the canvas');
     check(await page.waitForFunction(() => Number(document.documentElement.dataset.cars) > 0, null, { timeout: 10_000 }).then(() => true, () => false), 'nearby taxis are shown');
     check(/free tax/.test(await text(page, '#status')), `status lists the free taxis: "${await text(page, '#status')}"`);
+    checkLabels(await labelFrames(page, 1000), 'desktop, no ride', { riding: false });
     check((await text(page, '#attribution')).includes('© OpenStreetMap contributors'), 'OSM attribution is visible');
     const live = await page.waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: 5000 }).then(() => true, () => false);
     console.log(`     live feed: ${live ? 'WebSocket' : 'polling fallback'}`);
@@ -201,7 +291,7 @@ try {
     // The phone's GPS puts the rider inside the city: the pickup starts there.
     const here = { latitude: 57.6969, longitude: 11.9865 };
     const context = await browser.newContext({
-      viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2,
+      viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2,
       geolocation: here, permissions: ['geolocation'],
     });
     const page = await context.newPage();
@@ -217,20 +307,28 @@ try {
     check(bookBox && bookBox.y + bookBox.height <= 844 && bookBox.height >= 40, 'phone: "Book" is on screen and finger-sized');
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     check(scrollWidth <= 390, `phone: no horizontal scrolling (${scrollWidth} px)`);
+    await checkControls(page, 'phone', PHONE);
+    await page.waitForFunction(() => Number(document.documentElement.dataset.cars) > 0, null, { timeout: 10_000 }).catch(() => {});
+    const idleLabels = checkLabels(await labelFrames(page), 'phone, no ride', { riding: false });
+    check(idleLabels > 0, `phone: free taxis have ETA labels before booking (up to ${idleLabels} at once)`);
+    await screenshot(page, 'phone-map');
     const box = await page.locator('#overlay').boundingBox();
     await page.touchscreen.tap(box.x + box.width * 0.4, box.y + box.height * 0.6);
-    check(/Click the map/.test(await text(page, '#status')) === false, 'phone: a tap moves the pickup');
+    check(/(Click|Tap) the map/.test(await text(page, '#status')) === false, 'phone: a tap moves the pickup');
     await page.tap('input[name="click-mode"][value="dropoff"]');
     await page.touchscreen.tap(box.x + box.width * 0.8, box.y + box.height * 0.15);
     check(await visible(page, '#quote'), 'phone: a tap sets the destination, quote shown before booking');
     await page.tap('#book');
     check(await phase(page, 'assigned', 10_000) || await phase(page, 'arriving', 100), 'phone: booked with the destination');
+    checkLabels(await labelFrames(page), 'phone, taxi coming', { riding: true });
+    await checkControls(page, 'phone, taxi coming', PHONE);
     await screenshot(page, 'phone-booked');
     check(await phase(page, 'arriving', 60_000), 'phone: the taxi arrives');
     await page.tap('#pickup');
     check(await phase(page, 'on_trip'), 'phone: on trip');
     // The booking has a dropoff, so the simulated car drives there: wait for some distance.
     await page.waitForFunction(() => /\d+(\.\d)? km|[1-9]\d* m/.test(document.getElementById('trip').textContent), null, { timeout: 20_000 }).catch(() => {});
+    checkLabels(await labelFrames(page), 'phone, on trip', { riding: true });
     await screenshot(page, 'phone-on-trip');
     await page.tap('#leave');
     check(await phase(page, 'completed'), 'phone: trip completed');
