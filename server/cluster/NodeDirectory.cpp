@@ -4,6 +4,7 @@
 
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QRandomGenerator>
 #include <QSysInfo>
 #include <algorithm>
 #include <chrono>
@@ -47,6 +48,7 @@ NodeDirectory::NodeDirectory(Identity identity, const QString &fleetUrl, std::fu
     , m_sample(std::move(sample))
     , m_role(role)
     , m_startedMs(QDateTime::currentMSecsSinceEpoch())
+    , m_instance(QString::number(QRandomGenerator::system()->generate64(), 16))
 {
     if (const auto endpoint = redis::parseRedisUrl(fleetUrl, nullptr))
         m_redis = std::make_unique<redis::RedisClient>(*endpoint);
@@ -61,7 +63,7 @@ NodeDirectory::~NodeDirectory()
     }
     m_wake.notify_all();
     m_thread.join();
-    if (m_redis && m_role == Role::Publisher)
+    if (m_redis && m_role == Role::Publisher && !m_nameTaken) // never the entry of the node holding our name
         m_redis->commandAndWait({"HDEL", kHashKey, m_identity.name.toUtf8()}, kLeaveWaitMs);
 }
 
@@ -111,9 +113,14 @@ void NodeDirectory::beat()
             m_self = self;
             m_selfSteadyMs = steadyMs();
         }
-        if (m_redis && m_role == Role::Publisher && nowMs >= 0)
-            m_redis->command(
-                {"HSET", kHashKey, m_identity.name.toUtf8(), QJsonDocument(self).toJson(QJsonDocument::Compact)});
+        if (m_redis && m_role == Role::Publisher && nowMs >= 0) {
+            const QString takenBy = nameTakenBy(nowMs);
+            if (takenBy.isEmpty())
+                m_redis->command(
+                    {"HSET", kHashKey, m_identity.name.toUtf8(), QJsonDocument(self).toJson(QJsonDocument::Compact)});
+            else
+                error = takenBy;
+        }
     }
     if (!m_redis)
         return;
@@ -145,7 +152,24 @@ void NodeDirectory::beat()
     }
     // On failure the previous read stays: its nodes age on the steady clock and go stale, then away.
     std::lock_guard lock(m_mutex);
+    if (m_nameTaken && error != m_directoryError)
+        qWarning("%s", qPrintable(error));
     m_directoryError = error;
+}
+
+QString NodeDirectory::nameTakenBy(qint64 nowMs)
+{
+    const redis::RedisReply held = m_redis->commandAndWait({"HGET", kHashKey, m_identity.name.toUtf8()}, kRedisWaitMs);
+    const QJsonObject record = QJsonDocument::fromJson(held.text).object();
+    const QString instance = record.value(QStringLiteral("instance")).toString();
+    const qint64 updatedMs = qint64(record.value(QStringLiteral("updated_ms")).toDouble(-1));
+    m_nameTaken = held.type == redis::RedisReply::Type::String && !instance.isEmpty() && instance != m_instance
+                  && updatedMs >= 0 && nowMs - updatedMs <= kUpWithinMs;
+    if (!m_nameTaken)
+        return {};
+    return QStringLiteral("another node (%1) is called %2 in this cluster: this node is not listed until the name "
+                          "is free; give each node its own --node-name")
+        .arg(record.value(QStringLiteral("url")).toString(), m_identity.name);
 }
 
 QJsonObject NodeDirectory::selfRecord(qint64 updatedMs)
@@ -163,6 +187,7 @@ QJsonObject NodeDirectory::selfRecord(qint64 updatedMs)
         {QStringLiteral("threads"), status.threads}, {QStringLiteral("req_per_s"), std::round(perSecond * 10) / 10},
         {QStringLiteral("leader"), status.leader},   {QStringLiteral("ledger_ok"), status.ledgerOk},
         {QStringLiteral("started_ms"), m_startedMs}, {QStringLiteral("updated_ms"), updatedMs},
+        {QStringLiteral("instance"), m_instance},
     };
 }
 

@@ -29,6 +29,9 @@ struct NodeStatus {
 // once a second into the Redis hash kHashKey (field: node name, value: compact JSON) and reads the
 // hash back; a node last heard of within kUpWithinMs is "up", up to kDropAfterMs "stale", older
 // ones are left out and deleted from the hash. Outside a cluster it knows this node only.
+// Names are unique: a publisher that finds its name held by another live node (another `instance`
+// heard of within kUpWithinMs) does not overwrite that node's entry, and says why in
+// "directory_error" until the name is free again.
 // Redis I/O runs on the directory's own thread; snapshot() only copies what the last round read.
 class NodeDirectory {
 public:
@@ -71,13 +74,17 @@ private:
     void run();
     void beat();
     QJsonObject selfRecord(qint64 updatedMs);
+    // Empty when this node may write its entry; else why not (the name is another live node's).
+    QString nameTakenBy(qint64 nowMs);
     bool readDirectory(QString &error);
 
     Identity m_identity;
     std::function<NodeStatus()> m_sample;
     Role m_role;
     std::unique_ptr<redis::RedisClient> m_redis;
-    qint64 m_startedMs = 0; // wall clock
+    qint64 m_startedMs = 0;   // wall clock
+    QString m_instance;       // random, per process: tells two nodes given one name apart
+    bool m_nameTaken = false; // the last heartbeat found the name held by another node (directory thread)
     // Counters at the previous heartbeat, for req/s (directory thread only).
     quint64 m_lastRequests = 0;
     qint64 m_lastSampleSteadyMs = -1;

@@ -61,6 +61,7 @@ private Q_SLOTS:
     void everyNodeIsListedUpWithItsModeAndOneLeader();
     void aNodeKilledWithSigkillTurnsStale();
     void aNodeThatStopsCleanlyLeavesTheList();
+    void aSecondNodeWithATakenNameLeavesTheFirstListed();
     void whileRedisIsAwayANodeListsItselfAndSaysWhy();
     void aServerOutsideAClusterListsItselfAlone();
     void theNodeListNeedsTheAdminToken();
@@ -186,6 +187,39 @@ void ClusterNodesTest::aNodeThatStopsCleanlyLeavesTheList()
         kStaleWithinMs);
     QVERIFY2(gone, qPrintable(QStringLiteral("node three still listed, %1").arg(seen)));
     QVERIFY2(seen != QStringLiteral("stale"), "a node that stopped cleanly was shown stale");
+}
+
+// A second node started with node one's name: it does not overwrite node one's entry, says why in
+// its own answer, and stopping it leaves node one's entry in place.
+void ClusterNodesTest::aSecondNodeWithATakenNameLeavesTheFirstListed()
+{
+    auto twin = startNode(QStringLiteral("node-one"), {QStringLiteral("--mode"), QStringLiteral("single")});
+    QVERIFY2(twin->isRunning(), qPrintable(twin->stderrText()));
+    const QByteArray firstPort = QByteArray::number(m_first->port());
+    const auto entryIsTheFirsts = [&] {
+        return m_redis.rawCommand("HGET taxicore:nodes node-one").contains(":" + firstPort + "\"");
+    };
+    QJsonObject cluster;
+    bool overwritten = false;
+    QVERIFY2(
+        waitUntil(
+            [&] {
+                overwritten = overwritten || !entryIsTheFirsts();
+                cluster = clusterOf(*twin);
+                return cluster.value(QStringLiteral("directory_error")).toString().contains(QStringLiteral("node-one"));
+            },
+            kListedWithinMs),
+        QJsonDocument(cluster).toJson().constData());
+    QVERIFY2(!overwritten, "the second node overwrote node one's entry");
+    QVERIFY2(twin->stderrText().contains("--node-name"), qPrintable(twin->stderrText()));
+    QElapsedTimer watched; // a few more heartbeats of both
+    watched.start();
+    while (watched.elapsed() < 3000) {
+        QVERIFY(entryIsTheFirsts());
+        QTest::qWait(200);
+    }
+    QCOMPARE(twin->stop(), 0);
+    QVERIFY(entryIsTheFirsts());
 }
 
 // Redis stopped: node one still answers, lists itself up (it is answering) and says why the

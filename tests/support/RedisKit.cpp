@@ -170,12 +170,23 @@ QByteArray RedisKit::rawCommand(const QByteArray &line, int timeoutMs) const
         return {};
     socket.write(line + "\r\n");
     QByteArray reply;
-    while (!reply.contains("\r\n")) {
-        if (deadline.hasExpired() || !socket.waitForReadyRead(int(std::max<qint64>(1, deadline.remainingTime()))))
-            return {};
-        reply += socket.readAll();
-    }
-    return reply.left(reply.indexOf("\r\n"));
+    const auto readUntil = [&](auto done) {
+        while (!done()) {
+            if (deadline.hasExpired() || !socket.waitForReadyRead(int(std::max<qint64>(1, deadline.remainingTime()))))
+                return false;
+            reply += socket.readAll();
+        }
+        return true;
+    };
+    if (!readUntil([&] { return reply.contains("\r\n"); }))
+        return {};
+    const qsizetype headerEnd = reply.indexOf("\r\n");
+    const qsizetype bulk = reply.startsWith('$') ? reply.mid(1, headerEnd - 1).toLongLong() : -1;
+    if (bulk < 0)
+        return reply.left(headerEnd);
+    if (!readUntil([&] { return reply.size() >= headerEnd + 2 + bulk; }))
+        return {};
+    return reply.left(headerEnd + 2 + bulk);
 }
 
 QByteArray RedisKit::log() const

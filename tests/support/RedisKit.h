@@ -41,7 +41,7 @@ public:
     // FLUSHALL; true on +OK.
     bool flushAll();
     // Sends one command (inline form, e.g. "PING") on a fresh connection and returns the first
-    // reply line ("+PONG"), or an empty array after `timeoutMs`.
+    // reply line ("+PONG"; a bulk string with its body: "$5\r\nhello"), or an empty array after `timeoutMs`.
     QByteArray rawCommand(const QByteArray &line, int timeoutMs = 1000) const;
 
     int port() const { return m_port; }
