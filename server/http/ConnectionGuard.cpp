@@ -1,6 +1,7 @@
 #include "http/ConnectionGuard.h"
 
 #include "wire/ApiError.h"
+#include "wire/PlainRequest.h"
 #include "http/GuardedSocket.h"
 #include "wire/ResponseWriter.h"
 #include "metrics/MetricsRecorder.h"
@@ -92,6 +93,8 @@ void ConnectionGuard::forget(QTcpSocket *socket)
 
 // Runs before Qt's parser on every readyRead: the bytes Qt has not parsed are the front of the
 // socket's buffer; those past `checkedBytes` are new and go through the framing check first.
+// Whole requests at the front that Qt holds no part of are then served directly (serveDirect);
+// what is left is Qt's to parse, in the same readyRead.
 void ConnectionGuard::inspect(GuardedSocket *socket)
 {
     auto it = m_states.find(socket);
@@ -101,16 +104,31 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
     state.lastActivityMs = clock::monotonicMs();
     const qint64 buffered = socket->receivedBytes();
     state.bufferedBytes = buffered;
-    const qint64 unchecked = buffered - state.checkedBytes;
-    if (unchecked <= 0)
+    const bool directReady =
+        m_direct && state.framing.completeHeadsAhead() > 0 && state.framing.pendingHeadStart() == state.consumedBytes;
+    if (buffered - state.checkedBytes <= 0 && !directReady)
         return; // Qt's own call for the next pipelined request: nothing new
     if (m_peekBuffer.size() < std::size_t(buffered))
         m_peekBuffer.resize(std::size_t(buffered));
     if (socket->peek(m_peekBuffer.data(), buffered) != buffered)
         return;
-    const qsizetype consumed =
-        state.framing.feed(m_peekBuffer.data() + state.checkedBytes, qsizetype(unchecked), state.lastActivityMs);
-    state.checkedBytes += consumed;
+    // `front`: bytes of the peeked ones served directly (and so no longer in the socket).
+    qsizetype front = 0;
+    for (;;) {
+        const qint64 unchecked = buffered - front - state.checkedBytes;
+        if (unchecked > 0) {
+            const qsizetype consumed = state.framing.feed(m_peekBuffer.data() + front + state.checkedBytes,
+                                                          qsizetype(unchecked), state.lastActivityMs);
+            state.checkedBytes += consumed;
+        }
+        const qsizetype served =
+            m_direct ? serveDirect(socket, state, m_peekBuffer.data() + front, qsizetype(buffered) - front) : 0;
+        if (served == 0 || state.rejected)
+            break;
+        front += served;
+    }
+    if (state.rejected)
+        return;
     if (state.framing.failed()) {
         // Whole requests before the error are answered first: Qt parses them one per pass, and
         // beginRequest refuses the connection once the last of them is taken.
@@ -124,6 +142,32 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
     socket->setHeld(state.paused || state.framing.endsInsideFinalCrlf());
 }
 
+// Serves the whole requests at the front of the socket's buffer (`data`, `size`: its bytes) while
+// Qt's parser holds no part of them: the oldest head not yet taken starts exactly at the front.
+// Returns the bytes taken off the socket.
+qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size)
+{
+    qsizetype served = 0;
+    while (!state.rejected && !state.closing && !state.paused && state.framing.completeHeadsAhead() > 0
+           && state.framing.pendingHeadStart() == state.consumedBytes) {
+        PlainRequest request;
+        const qsizetype length = readPlainRequest(QByteArrayView(data + served, size - served), request);
+        if (length == 0 || length > state.checkedBytes)
+            break; // Qt's to read
+        // Qt's parser left a transaction open on its last, empty pass: nothing of it is read.
+        if (socket->isTransactionStarted())
+            socket->commitTransaction();
+        if (socket->skip(length) != length)
+            break;
+        served += length;
+        state.consumedBytes += length;
+        state.checkedBytes -= length;
+        state.bufferedBytes -= length;
+        m_direct(socket, request);
+    }
+    return served;
+}
+
 void ConnectionGuard::afterParser(GuardedSocket *socket)
 {
     auto it = m_states.find(socket);
@@ -132,7 +176,9 @@ void ConnectionGuard::afterParser(GuardedSocket *socket)
     ConnectionState &state = it.value();
     const qint64 buffered = socket->receivedBytes();
     // What Qt parsed in this pass came off the front, out of what the check had seen.
-    state.checkedBytes = std::max<long long>(0, state.checkedBytes - (state.bufferedBytes - buffered));
+    const long long parsed = state.bufferedBytes - buffered;
+    state.consumedBytes += parsed;
+    state.checkedBytes = std::max<long long>(0, state.checkedBytes - parsed);
     state.bufferedBytes = buffered;
 }
 

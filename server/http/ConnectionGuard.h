@@ -8,6 +8,7 @@
 #include <QTcpServer>
 #include <QTimer>
 #include <atomic>
+#include <functional>
 #include <vector>
 
 class QTcpSocket;
@@ -16,6 +17,7 @@ namespace taxicore {
 
 class GuardedSocket;
 class MetricsRecorder;
+struct PlainRequest;
 
 // A QTcpServer that stands in front of QHttpServer and fixes what Qt 6.4 does not do
 // (docs/QT64.md §1, §3–§6, §8, §10): every byte of a connection passes a strict framing check
@@ -38,6 +40,14 @@ public:
     };
     // False when the connection is unknown or refused: nothing is to be answered.
     bool beginRequest(QTcpSocket *socket, Ticket &ticket);
+
+    // The direct path: a whole request at the front of a connection that Qt's parser holds no part
+    // of, and that readPlainRequest reads exactly as Qt would, goes to this handler instead of
+    // Qt's parser (which reads a head one byte at a time into copies: most of a small request's
+    // cost). The handler calls beginRequest and answers as for a request Qt parsed; the views
+    // live only during the call. Without a handler every request goes through Qt.
+    using DirectHandler = std::function<void(QTcpSocket *, const PlainRequest &)>;
+    void setDirectHandler(DirectHandler handler) { m_direct = std::move(handler); }
     // After a request went to its handler: stop reading the connection while it is over a bound.
     void requestHandled(QTcpSocket *socket);
     // Writes answer `sequence` when its turn comes; closes after one that says Connection: close.
@@ -74,6 +84,7 @@ protected:
 
 private:
     void inspect(GuardedSocket *socket);
+    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size);
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, int status, const char *code,
@@ -90,6 +101,7 @@ private:
     QHash<QTcpSocket *, ConnectionState> m_states;
     QList<QPointer<QTcpSocket>> m_upgraded; // null once the feed is done with the socket
     std::vector<char> m_peekBuffer;         // reused for every peek: no allocation per read
+    DirectHandler m_direct;
     QTimer m_sweepTimer;
     std::atomic<bool> m_draining{false};
     std::atomic<bool> m_drainAnnounced{false};

@@ -27,6 +27,9 @@ struct ConnectionState {
     long long checkedBytes = 0;
     // The buffer's size when the guard last looked, so it can tell what Qt consumed since.
     long long bufferedBytes = 0;
+    // Bytes taken off the front of the socket's buffer so far, by Qt's parser or the guard's
+    // direct path: the stream offset of the buffer's first byte.
+    long long consumedBytes = 0;
     long long lastActivityMs = 0;
     bool rejected = false;
     // Reading stopped: too much unsent output or too many unanswered requests (backpressure).

@@ -4,6 +4,7 @@
 #include "http/ClientAddress.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
+#include "wire/PlainRequest.h"
 #include "wire/RequestInput.h"
 #include "wire/ResponseWriter.h"
 #include "http/RouteTable.h"
@@ -57,34 +58,34 @@ QByteArray forwardedFor(const QHttpServerRequest &request)
     return joined;
 }
 
-ClientAddress clientOf(const QHttpServerRequest &request)
+// `forwarded` is asked only of a trusted proxy's requests, so other requests pay nothing for it.
+template <typename ForwardedFor> ClientAddress clientOf(const QHostAddress &peer, ForwardedFor forwarded)
 {
-    const QHostAddress peer = request.remoteAddress();
     const TrustedProxies &proxies = trustedProxies();
     if (proxies.isEmpty() || !proxies.contains(peer))
         return {peer};
-    return resolveClientAddress(peer, forwardedFor(request), proxies);
+    return resolveClientAddress(peer, forwarded(), proxies);
 }
 
-ApiRequest copyRequest(const QHttpServerRequest &request, const QUrl &url, QByteArray path, QList<QByteArray> params,
-                       const ClientAddress &client)
+// A view's bytes as a QByteArray; null stays null (an absent header).
+QByteArray bytesOf(QByteArrayView view)
 {
-    ApiRequest r;
-    r.method = toMethod(request.method());
-    r.path = std::move(path);
-    if (url.hasQuery())
-        r.query = QUrlQuery(url);
-    r.body = request.body();
-    r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
-    r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
-    r.authorization = request.value(QByteArrayLiteral("authorization"));
-    r.remote = client.address;
-    r.forwarded = client.forwarded;
-    r.params = std::move(params);
-    return r;
+    return view.data() == nullptr ? QByteArray() : view.toByteArray();
 }
 
 } // namespace
+
+// What the two front ends (Qt's parser, the guard's direct path) hand to dispatch().
+struct HttpService::Incoming {
+    QTcpSocket *socket;
+    ConnectionGuard::Ticket ticket;
+    QElapsedTimer timer;
+    HttpMethod method;
+    QByteArray path;
+    // The rest of the request, asked only once it matched a route.
+    std::function<ClientAddress()> client;
+    std::function<void(ApiRequest &)> fill;
+};
 
 HttpService::HttpService(const RouteTable &router, ConnectionGuard &guard, MetricsRecorder &metrics, QObject *parent)
     : QAbstractHttpServer(parent)
@@ -95,6 +96,7 @@ HttpService::HttpService(const RouteTable &router, ConnectionGuard &guard, Metri
 {
     m_gate->service = this;
     bind(&guard);
+    guard.setDirectHandler([this](QTcpSocket *socket, const PlainRequest &request) { handleDirect(socket, request); });
 }
 
 HttpService::~HttpService()
@@ -130,20 +132,58 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     ConnectionGuard::Ticket ticket;
     if (!m_guard.beginRequest(socket, ticket))
         return true; // a connection the guard already refused
-    m_metrics.requestStarted();
-
-    const HttpMethod method = toMethod(request.method());
     const QUrl url = request.url();
-    QByteArray path = url.path(QUrl::FullyDecoded).toUtf8();
-    RouteTable::Match match = m_router.match(method, path);
-    const bool headOnly = method == HttpMethod::Head;
-    const bool http10 = ticket.traits.http10;
-    const bool clientKeepsAlive = !ticket.traits.wantsClose;
-    const unsigned long long sequence = ticket.sequence;
+    dispatch(
+        Incoming{socket, ticket, timer, toMethod(request.method()), url.path(QUrl::FullyDecoded).toUtf8(),
+                 [&request] { return clientOf(request.remoteAddress(), [&request] { return forwardedFor(request); }); },
+                 [&request, &url](ApiRequest &r) {
+                     if (url.hasQuery())
+                         r.query = QUrlQuery(url);
+                     r.body = request.body();
+                     r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
+                     r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
+                     r.authorization = request.value(QByteArrayLiteral("authorization"));
+                 }});
+    return true;
+}
+
+// The guard's direct path: a whole request it read itself, exactly as Qt's parser would have.
+void HttpService::handleDirect(QTcpSocket *socket, const PlainRequest &request)
+{
+    QElapsedTimer timer;
+    timer.start();
+    ConnectionGuard::Ticket ticket;
+    if (!m_guard.beginRequest(socket, ticket))
+        return;
+    // The peer as Qt's request has it (its address when the connection was accepted).
+    dispatch(Incoming{socket, ticket, timer, request.method, request.path.toByteArray(),
+                      [socket, &request] {
+                          return clientOf(socket->peerAddress(), [&request] { return bytesOf(request.forwardedFor); });
+                      },
+                      [&request](ApiRequest &r) {
+                          if (request.hasQuery)
+                              r.query = QUrlQuery(QUrl::fromEncoded(request.target.toByteArray()));
+                          r.body = request.body.isEmpty() ? QByteArray() : request.body.toByteArray();
+                          r.acceptEncoding = bytesOf(request.acceptEncoding);
+                          r.ifNoneMatch = bytesOf(request.ifNoneMatch);
+                          r.authorization = bytesOf(request.authorization);
+                      }});
+}
+
+void HttpService::dispatch(Incoming in)
+{
+    QTcpSocket *const socket = in.socket;
+    m_metrics.requestStarted();
+    RouteTable::Match match = m_router.match(in.method, in.path);
+    const bool headOnly = in.method == HttpMethod::Head;
+    const bool http10 = in.ticket.traits.http10;
+    const bool clientKeepsAlive = !in.ticket.traits.wantsClose;
+    const unsigned long long sequence = in.ticket.sequence;
     const int routeId = match.route ? match.route->id : RouteTable::kUnmatchedRouteId;
     // Keep-alive is decided when the answer is ready, not when the request came: a server that
     // started draining meanwhile must say Connection: close in the response it then closes after.
-    const auto finish = [this, routeId, http10, clientKeepsAlive, headOnly, timer](const ApiResponse &response) {
+    const auto finish = [this, routeId, http10, clientKeepsAlive, headOnly,
+                         timer = in.timer](const ApiResponse &response) {
         m_metrics.requestFinished(routeId, response.status, double(timer.nsecsElapsed()) / 1000.0);
         const bool keepAlive = clientKeepsAlive && !m_guard.isDraining();
         return Answer{serializeResponse(response, http10, keepAlive, headOnly), !keepAlive};
@@ -152,9 +192,9 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     if (!match.route) {
         m_guard.deliver(socket, sequence, finish(match.error));
         m_guard.requestHandled(socket);
-        return true;
+        return;
     }
-    const ClientAddress client = clientOf(request);
+    const ClientAddress client = in.client();
     if (client.malformed) {
         // A trusted proxy passed on an entry that is no address: refused rather than guessed,
         // so no one's bucket is charged for it (docs/reference/access.md).
@@ -163,10 +203,16 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
                                              QStringLiteral("X-Forwarded-For from a trusted proxy must be a "
                                                             "comma-separated list of IP addresses"))));
         m_guard.requestHandled(socket);
-        return true;
+        return;
     }
     const int routeIndex = match.route->id - 1;
-    ApiRequest copy = copyRequest(request, url, std::move(path), std::move(match.params), client);
+    ApiRequest copy;
+    copy.method = in.method;
+    copy.path = std::move(in.path);
+    in.fill(copy);
+    copy.remote = client.address;
+    copy.forwarded = client.forwarded;
+    copy.params = std::move(match.params);
     // The answer may come from a pool thread or a ledger commit, after the socket is gone
     // (the Qt 6.4 QFuture crash, docs/QT64.md §2): it goes back by QPointer, on our thread. It
     // may even come after this service is gone (a commit finishing at shutdown): the gate, not
@@ -193,13 +239,14 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
                 },
                 Qt::QueuedConnection);
         });
-    if (m_pool)
+    // A cheap constant route is answered here even in pool mode: handing it to a pool thread
+    // and its answer back would cost more than the handler.
+    if (m_pool && !match.route->runsInline)
         m_pool->start([this, routeIndex, copy = std::move(copy)] { answer(routeIndex, copy); });
     else
         answer(routeIndex, copy);
     // Over its output bound or queue cap, the connection is read no further for now.
     m_guard.requestHandled(socket);
-    return true;
 }
 
 void HttpService::answer(int routeIndex, const ApiRequest &request) const

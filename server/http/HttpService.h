@@ -14,10 +14,13 @@ class MetricsRecorder;
 class RouteTable;
 struct ApiRequest;
 struct ApiResponse;
+struct PlainRequest;
 
 // The HTTP front of the service: QHttpServer's parser feeds our own router, and responses are
 // written by us (HTTP version, Connection, HEAD, pipelining order: docs/QT64.md §1–§3, §6).
-// With a thread pool set, handlers run on it (mode `pool`); else inline on the I/O thread.
+// With a thread pool set, handlers run on it (mode `pool`) but for cheap constant routes
+// (RouteTable::Route::runsInline); else inline on the I/O thread. Most requests never reach
+// Qt's parser: the guard reads them itself (ConnectionGuard::setDirectHandler).
 class HttpService : public QAbstractHttpServer {
     Q_OBJECT
 public:
@@ -33,6 +36,9 @@ protected:
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
 
 private:
+    struct Incoming;
+    void handleDirect(QTcpSocket *socket, const PlainRequest &request);
+    void dispatch(Incoming in);
     ApiResponse run(int routeIndex, const ApiRequest &request) const;
     void answer(int routeIndex, const ApiRequest &request) const;
 

@@ -37,20 +37,27 @@ void RouteTable::add(HttpMethod method, const char *pattern, Handler handler)
             continue;
         route.segments.push_back(segment.startsWith('{') ? QByteArray() : segment);
     }
+    Q_ASSERT(route.segments.size() <= std::size_t(kMaxSegments));
     m_routes.push_back(std::move(route));
 }
 
-bool RouteTable::matches(const Route &route, const QList<QByteArray> &segments, QList<QByteArray> *params)
+void RouteTable::addInline(HttpMethod method, const char *pattern, Handler handler)
 {
-    if (route.segments.size() != std::size_t(segments.size()))
+    add(method, pattern, std::move(handler));
+    m_routes.back().runsInline = true;
+}
+
+bool RouteTable::matches(const Route &route, const Segments &segments, QList<QByteArray> *params)
+{
+    if (segments.tooMany || route.segments.size() != std::size_t(segments.count))
         return false;
     for (std::size_t i = 0; i < route.segments.size(); ++i) {
         const QByteArray &want = route.segments[i];
-        const QByteArray &have = segments[qsizetype(i)];
+        const QByteArrayView have = segments.views[i];
         if (want.isNull()) {
             if (params)
-                params->append(have);
-        } else if (want != have) {
+                params->append(have.toByteArray());
+        } else if (QByteArrayView(want) != have) {
             return false;
         }
     }
@@ -60,14 +67,19 @@ bool RouteTable::matches(const Route &route, const QList<QByteArray> &segments, 
 RouteTable::Match RouteTable::match(HttpMethod method, const QByteArray &path) const
 {
     Match m;
-    QList<QByteArray> segments;
-    segments.reserve(6);
+    // Views into `path`, not copies: a request costs no allocation before its handler.
+    Segments segments;
     for (qsizetype start = 0; start < path.size();) {
         qsizetype end = path.indexOf('/', start);
         if (end < 0)
             end = path.size();
-        if (end > start)
-            segments.append(path.mid(start, end - start));
+        if (end > start) {
+            if (segments.count == kMaxSegments) {
+                segments.tooMany = true;
+                break;
+            }
+            segments.views[std::size_t(segments.count++)] = QByteArrayView(path).sliced(start, end - start);
+        }
         start = end + 1;
     }
     const HttpMethod lookFor = method == HttpMethod::Head ? HttpMethod::Get : method;

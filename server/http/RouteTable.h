@@ -2,6 +2,7 @@
 
 #include "wire/HttpTypes.h"
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -20,6 +21,9 @@ public:
         std::vector<QByteArray> segments; // empty entry = placeholder
         Handler handler;
         int id; // index for metrics
+        // Cheap and constant (no I/O, no lock, microseconds): answered on the I/O thread even in
+        // pool mode, where the hand-off to a pool thread would cost more than the handler.
+        bool runsInline = false;
     };
 
     struct Match {
@@ -29,14 +33,26 @@ public:
     };
 
     void add(HttpMethod method, const char *pattern, Handler handler);
+    // A route whose handler is cheap and constant (see Route::runsInline).
+    void addInline(HttpMethod method, const char *pattern, Handler handler);
+    // Allocates nothing for a path that matches (the hot path); the error answer is built only
+    // for 404/405.
     Match match(HttpMethod method, const QByteArray &path) const;
     const std::vector<Route> &routes() const { return m_routes; }
 
     // The metrics index used for requests that matched no route.
     static constexpr int kUnmatchedRouteId = 0;
 
+    // A path with more segments than this matches no route (no route has that many).
+    static constexpr int kMaxSegments = 16;
+
 private:
-    static bool matches(const Route &route, const QList<QByteArray> &segments, QList<QByteArray> *params);
+    struct Segments {
+        std::array<QByteArrayView, kMaxSegments> views;
+        int count = 0;
+        bool tooMany = false;
+    };
+    static bool matches(const Route &route, const Segments &segments, QList<QByteArray> *params);
 
     std::vector<Route> m_routes;
 };

@@ -32,8 +32,8 @@ double cpuLoop()
 
 void registerWorkloadRoutes(RouteTable &router)
 {
-    router.add(HttpMethod::Get, "/hello",
-               [](const ApiRequest &) { return textResponse(QByteArrayLiteral("Hello World\n")); });
+    router.addInline(HttpMethod::Get, "/hello",
+                     [](const ApiRequest &) { return textResponse(QByteArrayLiteral("Hello World\n")); });
     router.add(HttpMethod::Get, "/fib", [](const ApiRequest &request) {
         const char *name =
             request.query.hasQueryItem(QStringLiteral("num")) && !request.query.hasQueryItem(QStringLiteral("n"))

@@ -109,7 +109,7 @@ void RequestFraming::startRequest(long long nowMs)
     m_phase = Phase::Method;
 }
 
-qsizetype RequestFraming::feed(const char *data, qsizetype size, long long nowMs)
+qsizetype RequestFraming::check(const char *data, qsizetype size, long long nowMs)
 {
     const int maxFields = std::min(m_limits->maxHeaderFields, kQtMaxHeaderFields);
     qsizetype i = 0;
@@ -124,6 +124,7 @@ qsizetype RequestFraming::feed(const char *data, qsizetype size, long long nowMs
             if (m_headsAhead == kMaxHeadsAhead)
                 return i; // the dispatcher is far behind: check on when it caught up
             startRequest(nowMs);
+            m_requestStart = m_streamBytes + i;
             continue; // this byte starts the request line
         case Phase::IdleLf:
             if (c != '\n')
@@ -525,8 +526,9 @@ bool RequestFraming::finishHead()
         fail(400, "upgrade_with_body", "a request asking for an upgrade may not carry a body", 0, 0);
         return false;
     }
-    m_heads[std::size_t((m_firstHead + m_headsAhead) % kMaxHeadsAhead)] =
-        RequestTraits{m_http10, m_closeToken || (m_http10 && !m_keepAliveToken)};
+    const auto slot = std::size_t((m_firstHead + m_headsAhead) % kMaxHeadsAhead);
+    m_heads[slot] = RequestTraits{m_http10, m_closeToken || (m_http10 && !m_keepAliveToken)};
+    m_headStarts[slot] = m_requestStart;
     ++m_headsAhead;
     m_headStartedMs = 0;
     m_inBody = hasBody;

@@ -47,7 +47,12 @@ public:
     // Checks the next `size` bytes of the stream and returns how many it consumed: all of them,
     // or fewer when it must wait for the dispatcher (after a head asking for an upgrade, or with
     // kMaxHeadsAhead heads waiting) or after an error. `nowMs` stamps the start of a request head.
-    qsizetype feed(const char *data, qsizetype size, long long nowMs);
+    qsizetype feed(const char *data, qsizetype size, long long nowMs)
+    {
+        const qsizetype consumed = check(data, size, nowMs);
+        m_streamBytes += consumed;
+        return consumed;
+    }
 
     bool failed() const { return m_error.refused(); }
     const FramingError &error() const { return m_error; }
@@ -59,6 +64,9 @@ public:
     int headsAhead() const { return m_headsAhead; }
     // Of those, the requests whose body is complete too (after an error: the ones still to serve).
     int completeHeadsAhead() const { return m_headsAhead - (m_inBody ? 1 : 0); }
+    // Where the oldest head not yet taken starts in the connection's stream (bytes fed before its
+    // first byte): the guard serves it itself only if nothing of it was read by Qt's parser.
+    long long pendingHeadStart() const { return m_headStarts[std::size_t(m_firstHead)]; }
 
     // When the current request's head started arriving; 0 outside a head (sweep: header timeout).
     long long headStartedMs() const { return m_headStartedMs; }
@@ -104,6 +112,7 @@ private:
     // Where a value's syntax is: leading whitespace, the value, trailing whitespace.
     enum class ValueStep : std::uint8_t { Leading, Inside, Trailing, Bad };
 
+    qsizetype check(const char *data, qsizetype size, long long nowMs);
     qsizetype fail(int status, const char *code, const char *message, long long limit, qsizetype consumed);
     void startRequest(long long nowMs);
     bool finishFieldName();
@@ -117,7 +126,9 @@ private:
     FramingError m_error;
     Phase m_phase = Phase::Idle;
 
+    long long m_streamBytes = 0; // fed and consumed so far
     // The request being read.
+    long long m_requestStart = 0; // its first byte's offset in the stream
     long long m_headStartedMs = 0;
     int m_lineBytes = 0; // of the current line, without its CRLF
     int m_headBytes = 0; // request line and fields with their CRLFs
@@ -153,6 +164,7 @@ private:
 
     // Complete heads waiting for the dispatcher, oldest first.
     std::array<RequestTraits, kMaxHeadsAhead> m_heads{};
+    std::array<long long, kMaxHeadsAhead> m_headStarts{}; // stream offsets, as pendingHeadStart()
     int m_firstHead = 0;
     int m_headsAhead = 0;
 };

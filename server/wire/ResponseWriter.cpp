@@ -1,5 +1,8 @@
 #include "wire/ResponseWriter.h"
 
+#include <charconv>
+#include <cstring>
+
 namespace taxicore {
 
 QByteArray statusText(int status)
@@ -48,26 +51,43 @@ QByteArray statusText(int status)
 
 QByteArray serializeResponse(const ApiResponse &response, bool http10, bool keepAlive, bool headOnly)
 {
-    QByteArray out;
-    out.reserve(160 + (headOnly ? 0 : response.body.size()));
-    out += http10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-    out += QByteArray::number(response.status);
-    out += ' ';
-    out += statusText(response.status);
-    out += "\r\nContent-Type: ";
-    out += response.contentType;
-    out += "\r\nContent-Length: ";
-    out += QByteArray::number(response.body.size());
-    out += keepAlive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
+    // One allocation of the exact size, no temporaries: this runs for every answer.
+    char status[16];
+    const auto statusEnd = std::to_chars(status, status + sizeof status, response.status).ptr;
+    char length[24];
+    const auto lengthEnd = std::to_chars(length, length + sizeof length, response.body.size()).ptr;
+    const QByteArray reason = statusText(response.status); // a literal: no allocation
+    const QByteArrayView connection = keepAlive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
+    qsizetype size = 9 + (statusEnd - status) + 1 + reason.size() + 16 + response.contentType.size() + 18
+                     + (lengthEnd - length) + connection.size() + 4 + (headOnly ? 0 : response.body.size());
+    for (const auto &header : response.headers)
+        size += 2 + header.first.size() + 2 + header.second.size();
+    QByteArray out(size, Qt::Uninitialized);
+    char *p = out.data();
+    const auto put = [&p](QByteArrayView part) {
+        if (!part.isEmpty())
+            std::memcpy(p, part.data(), std::size_t(part.size()));
+        p += part.size();
+    };
+    put(http10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    put(QByteArrayView(status, statusEnd - status));
+    put(" ");
+    put(reason);
+    put("\r\nContent-Type: ");
+    put(response.contentType);
+    put("\r\nContent-Length: ");
+    put(QByteArrayView(length, lengthEnd - length));
+    put(connection);
     for (const auto &header : response.headers) {
-        out += "\r\n";
-        out += header.first;
-        out += ": ";
-        out += header.second;
+        put("\r\n");
+        put(header.first);
+        put(": ");
+        put(header.second);
     }
-    out += "\r\n\r\n";
+    put("\r\n\r\n");
     if (!headOnly)
-        out += response.body;
+        put(response.body);
+    Q_ASSERT(p == out.constData() + out.size());
     return out;
 }
 
