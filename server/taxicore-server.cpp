@@ -1,5 +1,6 @@
 // taxicore-server: the taxi service without the console (headless, or as a systemd service).
 
+#include "eventloop/EventLoopKind.h"
 #include "runtime/FileLimit.h"
 #include "runtime/ServerHost.h"
 #include "runtime/ServerOptions.h"
@@ -21,6 +22,12 @@ int main(int argc, char *argv[])
     // held connections that cost is what each request waits for (docs/benchmarks.md §3). Workers inherit it.
     if (!qEnvironmentVariableIsSet("QT_NO_GLIB"))
         qputenv("QT_NO_GLIB", "1");
+    // --event-loop epoll: the main thread's dispatcher must exist before the application object,
+    // which would create Qt's. This thread is the loop of a worker process; the primary's I/O
+    // thread gets its own in PrimaryIoThread. The parser below rejects a bad value.
+    if (QAbstractEventDispatcher *dispatcher =
+            taxicore::createEventDispatcher(taxicore::eventLoopFromArguments(argc, argv)))
+        QCoreApplication::setEventDispatcher(dispatcher);
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("taxicore-server"));
     QCoreApplication::setOrganizationName(QStringLiteral("TaxiCore"));

@@ -10,6 +10,7 @@
 #include "runtime/ListenerGroup.h"
 #include "runtime/ApiStack.h"
 
+#include <QAbstractEventDispatcher>
 #include <QHostAddress>
 #include <QThreadPool>
 #include <QTimer>
@@ -46,6 +47,9 @@ PrimaryIoThread::~PrimaryIoThread()
 PrimaryIoThread::Started PrimaryIoThread::startAndWait()
 {
     auto future = m_started.get_future();
+    // --event-loop: before start(), which would give the thread Qt's dispatcher.
+    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher(m_options.eventLoop))
+        setEventDispatcher(dispatcher);
     start();
     if (future.wait_for(kStartTimeout) != std::future_status::ready)
         return {false, 0, QStringLiteral("the server did not start within 10 s"), {}};

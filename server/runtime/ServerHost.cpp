@@ -231,7 +231,9 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
                          QStringLiteral("--durability"),
                          m_options.durability,
                          QStringLiteral("--feed-idle-timeout-ms"),
-                         QString::number(m_options.feedIdleTimeoutMs)};
+                         QString::number(m_options.feedIdleTimeoutMs),
+                         QStringLiteral("--event-loop"),
+                         eventLoopName(m_options.eventLoop)};
     for (const QString &range : m_options.trustedProxies.toStrings())
         workers.extraArgs << QStringLiteral("--trusted-proxy") << range;
     if (!m_options.ledgerUrl.isEmpty()) // workers append to the same ledger as the primary

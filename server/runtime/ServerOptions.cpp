@@ -143,6 +143,11 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("Reverse proxy address or CIDR range whose X-Forwarded-For names the client (rate limit, "
                         "loopback trust); repeatable or comma-separated, IPv4 or IPv6 (default none)."),
          QStringLiteral("cidr")},
+        {QStringLiteral("event-loop"),
+         QStringLiteral("Event dispatcher of the server's I/O thread and worker processes: qt (Qt's, poll() over every "
+                        "socket) | epoll (the ready sockets only) (default %1).")
+             .arg(eventLoopName(defaultEventLoop())),
+         QStringLiteral("qt|epoll"), eventLoopName(defaultEventLoop())},
     });
     addConnectionLimitOptions(parser);
     addPricingOptions(parser);
@@ -255,6 +260,13 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
     if (!readFeedIdleTimeout(parser, options.feedIdleTimeoutMs, error)
         || !readTrustedProxies(parser, options.trustedProxies, error))
         return false;
+    const QString eventLoop = parser.value(QStringLiteral("event-loop"));
+    if (const auto kind = parseEventLoop(eventLoop)) {
+        options.eventLoop = *kind;
+    } else {
+        error = QStringLiteral("--event-loop must be qt or epoll, not \"%1\"").arg(eventLoop);
+        return false;
+    }
     options.dataDir = parser.value(QStringLiteral("data-dir"));
     options.ledgerUrl = parser.value(QStringLiteral("ledger"));
     if (!options.ledgerUrl.isEmpty() && options.ledgerUrl != QStringLiteral("sqlite:")

@@ -4,6 +4,8 @@
 
 #include "http/ClientAddress.h"
 
+#include "eventloop/EventLoopKind.h"
+
 #include "pricing/Tariff.h"
 #include "region/WorkerProtocol.h"
 
@@ -45,6 +47,7 @@ struct ServerOptions {
     int bookingBurst = 20;
     int feedIdleTimeoutMs = 30'000; // --feed-idle-timeout-ms: a feed client that does not subscribe is closed
     TrustedProxies trustedProxies;  // --trusted-proxy: whose X-Forwarded-For names the client (none)
+    EventLoopKind eventLoop = defaultEventLoop(); // --event-loop: the I/O thread's and workers' dispatcher
 };
 
 // Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.
