@@ -75,8 +75,8 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
 
     const bool includeTimers = !flags.testFlag(QEventLoop::X11ExcludeTimers);
     const bool includeSockets = !flags.testFlag(QEventLoop::ExcludeSocketNotifiers);
-    const bool mayWait = flags.testFlag(QEventLoop::WaitForMoreEvents)
-                         && !m_interrupted.load(std::memory_order_relaxed) && m_alwaysReady.empty();
+    const bool mayWait = flags.testFlag(QEventLoop::WaitForMoreEvents) && !m_interrupted.load(std::memory_order_relaxed)
+                         && m_alwaysReady.empty();
     if (mayWait)
         Q_EMIT aboutToBlock();
     if (m_interrupted.load(std::memory_order_relaxed))
@@ -320,8 +320,7 @@ void EpollEventDispatcher::rebuildEpollSet()
     m_watchedCount = 0;
     for (std::size_t fd = 0; fd < m_watches.size(); ++fd) {
         Watch &watch = m_watches[fd];
-        if (watch.events == 0
-            || std::find(m_alwaysReady.begin(), m_alwaysReady.end(), int(fd)) != m_alwaysReady.end())
+        if (watch.events == 0 || std::find(m_alwaysReady.begin(), m_alwaysReady.end(), int(fd)) != m_alwaysReady.end())
             continue;
         if (addToEpoll(fresh, int(fd), watch))
             ++m_watchedCount;

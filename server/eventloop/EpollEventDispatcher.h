@@ -39,11 +39,11 @@ public:
 
     // What the loop has done so far, for tests and benchmarks (read on the dispatcher's thread).
     struct Counters {
-        quint64 waits = 0;           // epoll_wait / poll calls
-        quint64 readyEvents = 0;     // entries those calls returned (wake-ups included)
-        quint64 activations = 0;     // QEvent::SockAct sent to a notifier
-        quint64 staleEvents = 0;     // entries for a descriptor no longer registered as it was
-        quint64 epollRebuilds = 0;   // times the epoll set was built anew (see rebuildEpollSet)
+        quint64 waits = 0;         // epoll_wait / poll calls
+        quint64 readyEvents = 0;   // entries those calls returned (wake-ups included)
+        quint64 activations = 0;   // QEvent::SockAct sent to a notifier
+        quint64 staleEvents = 0;   // entries for a descriptor no longer registered as it was
+        quint64 epollRebuilds = 0; // times the epoll set was built anew (see rebuildEpollSet)
     };
     Counters counters() const { return m_counters; }
     // Descriptors in the epoll set (the wake-up eventfd excluded).

@@ -11,7 +11,7 @@
 #define TAXICORE_EPOLL_TEST_MAIN(TestClass)                                                                            \
     int main(int argc, char *argv[])                                                                                   \
     {                                                                                                                  \
-        QCoreApplication::setEventDispatcher(new taxicore::EpollEventDispatcher);                                     \
+        QCoreApplication::setEventDispatcher(new taxicore::EpollEventDispatcher);                                      \
         QCoreApplication app(argc, argv);                                                                              \
         TestClass test;                                                                                                \
         return QTest::qExec(&test, argc, argv);                                                                        \

@@ -82,7 +82,8 @@ private slots:
             if (loop == QStringLiteral("epoll"))
                 QVERIFY2(instances >= 1, qPrintable(QStringLiteral("pid %1 has no epoll instance").arg(pid)));
             else
-                QVERIFY2(instances == 0, qPrintable(QStringLiteral("pid %1 has %2 epoll instances").arg(pid).arg(instances)));
+                QVERIFY2(instances == 0,
+                         qPrintable(QStringLiteral("pid %1 has %2 epoll instances").arg(pid).arg(instances)));
         }
 
         // Idle keep-alive connections held open (each a registered notifier somewhere).
@@ -105,9 +106,8 @@ private slots:
         QList<QJsonObject> messages;
         connect(&feed, &QWebSocket::textMessageReceived, this,
                 [&](const QString &text) { messages.append(QJsonDocument::fromJson(text.toUtf8()).object()); });
-        connect(&feed, &QWebSocket::connected, this, [&feed] {
-            feed.sendTextMessage(QStringLiteral(R"({"subscribe":{"lat":57.7075,"lng":11.9675}})"));
-        });
+        connect(&feed, &QWebSocket::connected, this,
+                [&feed] { feed.sendTextMessage(QStringLiteral(R"({"subscribe":{"lat":57.7075,"lng":11.9675}})")); });
         feed.open(QUrl(QStringLiteral("ws://%1:%2/api/v1/stream").arg(server.host()).arg(server.port())));
         const auto updates = [&messages] {
             return std::count_if(messages.begin(), messages.end(),
@@ -143,7 +143,8 @@ private slots:
 
     void unknownLoopIsRefused()
     {
-        const ServerProcess::RunResult run = ServerProcess::run({QStringLiteral("--event-loop"), QStringLiteral("glib")});
+        const ServerProcess::RunResult run =
+            ServerProcess::run({QStringLiteral("--event-loop"), QStringLiteral("glib")});
         QVERIFY(run.finished);
         QCOMPARE(run.exitCode, 2);
         QVERIFY2(run.err.contains("--event-loop must be qt or epoll"), run.err.constData());

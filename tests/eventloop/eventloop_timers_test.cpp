@@ -77,7 +77,8 @@ private slots:
         QVERIFY2(elapsed >= shots * intervalMs - earlyMs, qPrintable(QString::number(elapsed)));
         QVERIFY2(elapsed <= shots * intervalMs + kLateSlackMs, qPrintable(QString::number(elapsed)));
         // The first shot is not early either.
-        QVERIFY2(counter.firedAtMs.first() >= intervalMs - earlyMs, qPrintable(QString::number(counter.firedAtMs.first())));
+        QVERIFY2(counter.firedAtMs.first() >= intervalMs - earlyMs,
+                 qPrintable(QString::number(counter.firedAtMs.first())));
     }
 
     void zeroTimerRunsEveryIterationWithoutStarvingOthers()
@@ -158,9 +159,10 @@ private slots:
         }
         const int left = dispatcher->remainingTime(a);
         QVERIFY2(left > 3000 && left <= 5000, qPrintable(QString::number(left)));
-        QTimer timer;
+        QTimer timer; // a coarse timer: its deadline may move by 5 % to a shared boundary
         timer.start(800);
-        QVERIFY(timer.remainingTime() > 0 && timer.remainingTime() <= 800);
+        QVERIFY2(timer.remainingTime() > 700 && timer.remainingTime() <= 840,
+                 qPrintable(QString::number(timer.remainingTime())));
         QCOMPARE(dispatcher->remainingTime(987654), -1);
         QVERIFY(dispatcher->unregisterTimer(a));
         QVERIFY(!dispatcher->unregisterTimer(a));
