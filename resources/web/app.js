@@ -266,12 +266,14 @@
     if (answer) document.documentElement.dataset.cars = String(cars.length);
   }
   function drawCars() {
-    // Free taxis may carry an ETA label (the map shows those that fit, soonest first); during a
-    // ride only the rider's own car is labelled: free taxis' ETAs are no longer news.
-    const labelFree = !isOpen(state.phase) && state.phase !== 'booking';
+    // Free taxis may carry an ETA label (the map shows those that fit, soonest first) only while
+    // the rider chooses: during a ride they are no longer news, and after it they would count
+    // from the old pickup. The rider's car is labelled while it comes (its ETA to the pickup).
+    const labelFree = state.phase === 'idle';
     let cars = state.cars.map((c) => (labelFree && c.state === 'available' ? Object.assign({ label: true }, c) : c));
     const mine = state.booking && state.booking.car;
-    if (mine && isOpen(state.phase)) cars = cars.filter((c) => c.id !== mine.id).concat([Object.assign({}, mine, { eta_s: state.booking.eta_s })]);
+    const myEta = state.phase === 'assigned' ? state.booking.eta_s : null;
+    if (mine && isOpen(state.phase)) cars = cars.filter((c) => c.id !== mine.id).concat([Object.assign({}, mine, { eta_s: myEta })]);
     map.setCars(cars);
   }
   function onBooking(b) {
@@ -289,6 +291,7 @@
         ui.message.dataset.kind = 'cancelled';
       }
       if (b.state === 'arriving') map.setRoute('approach', null);
+      if (b.state === 'on_trip') showTrip();
       if (b.state === 'completed' && !state.receiptShown) showReceipt(b);
       state.phase = b.state;
       if (!isOpen(b.state)) {
@@ -392,6 +395,7 @@
       map.setAssignedCar(b.car && b.car.id);
       setClickMode('dropoff');
       if (b.dropoff) setDestination(b.dropoff);
+      if (b.state === 'on_trip') showTrip();
       subscribe();
       drawCars();
       render();
@@ -418,6 +422,14 @@
     subscribe();
     drawCars();
     render();
+  }
+
+  // The ride starts: the view takes in the car, the pickup and the destination, so the pin is
+  // not left off the edge of a phone's map.
+  function showTrip() {
+    const b = state.booking;
+    const points = [state.pickup, state.destination, b && b.car].filter(Boolean);
+    if (points.length > 1) map.fit(points);
   }
 
   async function showApproach() {

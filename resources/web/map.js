@@ -22,6 +22,7 @@
   const CAR_R = 6;
   const ASSIGNED_CAR_R = 9;
   const OTHERS_ALPHA_DURING_RIDE = 0.55; // the other cars fade while the rider's car is coming
+  const FIT_PADDING = 48; // px kept free around what fit() shows (the destination pin is 34 px tall)
 
   // [colour, width in CSS px] by road class name; the rest use `other`.
   const ROAD_STYLE = {
@@ -53,12 +54,14 @@
       this.reserved = []; // their boxes in map pixels, measured on resize
       this.labelSides = new Map(); // car id → the side its label had last frame (less jumping)
       // What the last frame drew, in CSS px of the map (the browser test reads it):
-      // labels [{id, x, y, w, h, text, free}], pickup {x, y, r} (r: the dot's halo).
-      this.drawn = { labels: [], pickup: null };
+      // labels [{id, x, y, w, h, text, free}], pickup {x, y, r} (r: the dot's halo), destination
+      // {x, y} (the pin's tip), width, height.
+      this.drawn = { labels: [], pickup: null, destination: null, width: 0, height: 0 };
       this.roadsDirty = true;
       this.frame = 0;
       this.pointers = new Map();
       this.gesture = null;
+      this.fitted = null; // {points, padding} while the view follows fit()
       this.installInput();
       new ResizeObserver(() => this.resize()).observe(wrap);
       this.resize();
@@ -111,13 +114,30 @@
     }
 
     centreOn(p, metresAcross) {
+      this.fitted = null;
       const w = this.project(p);
       this.view.x = w.x;
       this.view.y = w.y;
       if (metresAcross) this.view.s = Math.min(MAX_SCALE, Math.max(this.minScale, Math.min(this.width, this.height) / metresAcross));
       this.viewChanged();
     }
+    // The smallest view (within the zoom limits) that shows every point `padding` px inside the edges.
+    // The view keeps fitting them when the map changes size (a phone's panel grows as the trip
+    // starts), until the rider moves or zooms the map.
+    fit(points, padding = FIT_PADDING) {
+      this.fitted = { points, padding };
+      const w = points.map((p) => this.project(p));
+      const xs = w.map((p) => p.x), ys = w.map((p) => p.y);
+      const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+      const sx = Math.max(1, this.width - 2 * padding) / Math.max(1, x1 - x0);
+      const sy = Math.max(1, this.height - 2 * padding) / Math.max(1, y1 - y0);
+      this.view.x = (x0 + x1) / 2;
+      this.view.y = (y0 + y1) / 2;
+      this.view.s = Math.min(MAX_SCALE, Math.max(this.minScale, Math.min(sx, sy)));
+      this.viewChanged();
+    }
     zoomBy(factor, sx = this.width / 2, sy = this.height / 2) {
+      this.fitted = null;
       const before = this.toWorld(sx, sy);
       this.view.s = Math.min(MAX_SCALE, Math.max(this.minScale, this.view.s * factor));
       const after = this.toWorld(sx, sy);
@@ -166,6 +186,7 @@
       }
       this.dpr = dpr;
       this.measureReserved();
+      if (this.fitted) this.fit(this.fitted.points, this.fitted.padding);
       this.viewChanged();
     }
     setReservedElements(elements) {
@@ -252,7 +273,7 @@
         pickup = { x: p.x, y: p.y, r: RIDER_HALO_R };
         obstacles.push({ x: p.x - RIDER_HALO_R, y: p.y - RIDER_HALO_R, w: 2 * RIDER_HALO_R, h: 2 * RIDER_HALO_R });
       }
-      this.drawn = { labels: this.drawLabels(ctx, wanted, obstacles), pickup };
+      this.drawn = { labels: this.drawLabels(ctx, wanted, obstacles), pickup, destination: pin, width: this.width, height: this.height };
     }
 
     // Places the labels greedily: the rider's car first, then the soonest. A car whose marker
@@ -422,6 +443,7 @@
         }
         if (!g.moved && Math.hypot(ev.offsetX - g.startX, ev.offsetY - g.startY) < 5) return;
         g.moved = true;
+        this.fitted = null;
         c.classList.add('dragging');
         this.view.x -= (ev.offsetX - last.x) / this.view.s;
         this.view.y -= (ev.offsetY - last.y) / this.view.s;

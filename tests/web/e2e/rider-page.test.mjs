@@ -328,7 +328,15 @@ try {
     check(await phase(page, 'on_trip'), 'phone: on trip');
     // The booking has a dropoff, so the simulated car drives there: wait for some distance.
     await page.waitForFunction(() => /\d+(\.\d)? km|[1-9]\d* m/.test(document.getElementById('trip').textContent), null, { timeout: 20_000 }).catch(() => {});
-    checkLabels(await labelFrames(page), 'phone, on trip', { riding: true });
+    const tripFrames = await labelFrames(page);
+    checkLabels(tripFrames, 'phone, on trip', { riding: true });
+    // On the trip the rider's car has no ETA to show (the one to the pickup is past).
+    const tripLabels = tripFrames.reduce((n, f) => n + (f ? f.labels.length : 0), 0);
+    check(tripLabels === 0, `phone, on trip: no ETA label at all (${tripLabels} in ${tripFrames.length} frames)`);
+    const last = tripFrames[tripFrames.length - 1];
+    const pin = last && last.destination;
+    check(!!pin && pin.x >= 0 && pin.x <= last.width && pin.y - 34 >= 0 && pin.y <= last.height,
+      `phone, on trip: the destination pin is on the map (${pin ? `${Math.round(pin.x)},${Math.round(pin.y)} in ${last.width}×${last.height}` : 'none'})`);
     await screenshot(page, 'phone-on-trip');
     await page.tap('#leave');
     check(await phase(page, 'completed'), 'phone: trip completed');
