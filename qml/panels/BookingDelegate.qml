@@ -2,8 +2,9 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// One booking in the list: state, rider, car, ETA or fare; reassign (while it waits for its car)
-// and cancel buttons while it is open.
+// One booking in the list: state, rider, car, what the rider waits for (the car's ETA, the car at
+// the pickup) or the fare; reassign (while it waits for its car) and cancel (only where the server
+// accepts one: assigned or arriving, not on the trip).
 ItemDelegate {
     id: delegate
 
@@ -15,11 +16,27 @@ ItemDelegate {
     required property int carId
     required property int etaSeconds
     required property double fare
+    required property bool canCancel
+    property string currency: ""
     property bool selected: false
+    readonly property int buttonWidth: 30
 
     signal cancelRequested()
     signal reassignRequested()
 
+    // The right-hand note: the pickup ETA while the car drives there, nothing to wait for once it
+    // is there or the rider is aboard (the ETA was the stale pickup one), the fare at the end.
+    function note() {
+        switch (bookingState) {
+        case "requested":
+        case "assigned":
+            return qsTr("ETA %1").arg(etaSeconds < 60 ? qsTr("%1 s").arg(etaSeconds)
+                                                      : qsTr("%1 min").arg(Math.round(etaSeconds / 60)))
+        case "arriving": return qsTr("car at pickup")
+        case "on_trip": return qsTr("rider aboard")
+        }
+        return fare > 0 ? qsTr("fare %1 %2").arg(fare.toFixed(2)).arg(currency) : ""
+    }
     function stateColor(s) {
         switch (s) {
         case "assigned":
@@ -51,12 +68,7 @@ ItemDelegate {
                 Label { text: "#" + delegate.bookingId; font.bold: true }
                 Label { objectName: "stateLabel"; text: delegate.bookingState.replace("_", " ") }
                 Item { Layout.fillWidth: true }
-                Label {
-                    text: delegate.isOpen ? qsTr("ETA %1").arg(delegate.etaSeconds < 60
-                                                                 ? qsTr("%1 s").arg(delegate.etaSeconds)
-                                                                 : qsTr("%1 min").arg(Math.round(delegate.etaSeconds / 60)))
-                                          : (delegate.fare > 0 ? qsTr("fare %1").arg(delegate.fare.toFixed(2)) : "")
-                }
+                Label { objectName: "noteLabel"; text: delegate.note() }
             }
             Label {
                 Layout.fillWidth: true
@@ -65,21 +77,33 @@ ItemDelegate {
                 text: qsTr("%1 · car #%2").arg(delegate.rider).arg(delegate.carId)
             }
         }
-        ToolButton {
-            objectName: "reassignButton"
-            visible: delegate.bookingState === "assigned" || delegate.bookingState === "arriving"
-            text: "⇄"
-            ToolTip.visible: hovered
-            ToolTip.text: qsTr("Reassign booking #%1 to the nearest available car (Ctrl+R)").arg(delegate.bookingId)
-            onClicked: delegate.reassignRequested()
-        }
-        ToolButton {
-            objectName: "cancelButton"
-            visible: delegate.isOpen
-            text: "✕"
-            ToolTip.visible: hovered
-            ToolTip.text: qsTr("Cancel booking #%1 (Del)").arg(delegate.bookingId)
-            onClicked: delegate.cancelRequested()
+        // A fixed slot for the buttons: the notes stay in one column whichever buttons a row offers.
+        Item {
+            Layout.preferredWidth: 2 * delegate.buttonWidth + 2
+            Layout.fillHeight: true
+            Row {
+                anchors.right: parent.right
+                anchors.verticalCenter: parent.verticalCenter
+                spacing: 2
+                ToolButton {
+                    objectName: "reassignButton"
+                    visible: delegate.bookingState === "assigned" || delegate.bookingState === "arriving"
+                    width: delegate.buttonWidth
+                    text: "⇄"
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Reassign booking #%1 to the nearest available car (Ctrl+R)").arg(delegate.bookingId)
+                    onClicked: delegate.reassignRequested()
+                }
+                ToolButton {
+                    objectName: "cancelButton"
+                    visible: delegate.canCancel
+                    width: delegate.buttonWidth
+                    text: "✕"
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Cancel booking #%1 (Del)").arg(delegate.bookingId)
+                    onClicked: delegate.cancelRequested()
+                }
+            }
         }
     }
 }

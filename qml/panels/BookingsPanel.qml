@@ -20,8 +20,10 @@ ColumnLayout {
         selectedCarId = carId
     }
     function clearSelection() { select(0, 0) }
+    // Del: only where the list offers the × (the server refuses a cancel on the trip).
     function cancelSelected() {
-        if (selectedBookingId)
+        const row = selectedBookingId ? bookings.rowOf(selectedBookingId) : -1
+        if (row >= 0 && bookings.data(bookings.index(row, 0), BookingListModel.CanCancelRole))
             bookings.cancel(selectedBookingId)
     }
     // Another car for the booking: `carId`, or with 0 the available one nearest by road.
@@ -96,6 +98,7 @@ ColumnLayout {
         ScrollBar.vertical: ScrollBar {}
         delegate: BookingDelegate {
             selected: bookingId === panel.selectedBookingId
+            currency: ConsoleBackend.tariff.currency
             onClicked: panel.select(bookingId, carId)
             onCancelRequested: bookings.cancel(bookingId)
             onReassignRequested: panel.reassign(bookingId, 0)

@@ -36,6 +36,7 @@ private Q_SLOTS:
     void newestFirstWithRoles();
     void updatesRowsInPlace();
     void filtersByTextAndOpenState();
+    void cancelOfferedOnlyWhereTheServerAcceptsIt();
 };
 
 void BookingListModelTest::newestFirstWithRoles()
@@ -131,6 +132,27 @@ void BookingListModelTest::filtersByTextAndOpenState()
     QCOMPARE(model.data(model.index(0), BookingListModel::IsOpenRole).toBool(), false);
     model.setOpenOnly(true);
     QCOMPARE(model.rowCount(), 0);
+}
+
+// The × in the list follows the server's state machine: a booking on its trip or closed is answered
+// 409 by POST /api/v1/bookings/{id}/cancel, so it is not offered there.
+void BookingListModelTest::cancelOfferedOnlyWhereTheServerAcceptsIt()
+{
+    BookingListModel model;
+    model.setBookings({booking(1, BookingState::Assigned), booking(2, BookingState::Arriving),
+                       booking(3, BookingState::OnTrip), booking(4, BookingState::Completed),
+                       booking(5, BookingState::Cancelled), booking(6, BookingState::Expired)});
+    QCOMPARE(model.roleNames().value(BookingListModel::CanCancelRole), QByteArray("canCancel"));
+    const auto canCancel = [&model](qint64 id) {
+        return model.data(model.index(model.rowOf(id)), BookingListModel::CanCancelRole).toBool();
+    };
+    QVERIFY(canCancel(1));
+    QVERIFY(canCancel(2));
+    QVERIFY(!canCancel(3)); // open, but on its trip
+    QVERIFY(model.data(model.index(model.rowOf(3)), BookingListModel::IsOpenRole).toBool());
+    QVERIFY(!canCancel(4));
+    QVERIFY(!canCancel(5));
+    QVERIFY(!canCancel(6));
 }
 
 QTEST_GUILESS_MAIN(BookingListModelTest)

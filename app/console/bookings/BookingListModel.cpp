@@ -52,6 +52,8 @@ QVariant BookingListModel::data(const QModelIndex &index, int role) const
         return b.fare;
     case CreatedMsRole:
         return qint64(b.createdMs);
+    case CanCancelRole: // the server's own rule: offering what it would answer 409 to misleads
+        return taxicore::canTransition(b.state, taxicore::BookingState::Cancelled);
     }
     return {};
 }
@@ -62,6 +64,7 @@ QHash<int, QByteArray> BookingListModel::roleNames() const
         {Qt::DisplayRole, "display"},   {BookingIdRole, "bookingId"}, {StateRole, "bookingState"},
         {IsOpenRole, "isOpen"},         {RiderRole, "rider"},         {CarIdRole, "carId"},
         {EtaSecondsRole, "etaSeconds"}, {FareRole, "fare"},           {CreatedMsRole, "createdMs"},
+        {CanCancelRole, "canCancel"},
     };
 }
 

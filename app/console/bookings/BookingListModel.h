@@ -29,6 +29,7 @@ public:
         EtaSecondsRole,
         FareRole, // final fare; 0 until completed
         CreatedMsRole,
+        CanCancelRole, // the server accepts a cancel now (assigned, arriving; not on a trip)
     };
     Q_ENUM(Roles)
 

@@ -2,7 +2,8 @@ import QtQuick
 import QtTest
 import TaxiCore
 
-// A booking row: what it shows for open and closed bookings, and its cancel button.
+// A booking row: what it shows for open and closed bookings, and its cancel button (only where the
+// server accepts a cancel: the model's canCancel).
 TestCase {
     id: testCase
     name: "BookingDelegate"
@@ -28,7 +29,7 @@ TestCase {
 
     function make(props) {
         const base = { index: 0, bookingId: 42, bookingState: "assigned", isOpen: true, rider: "alice",
-                       carId: 7, etaSeconds: 125, fare: 0 }
+                       carId: 7, etaSeconds: 125, fare: 0, canCancel: true }
         for (const k in props)
             base[k] = props[k]
         const d = createTemporaryObject(delegateComponent, testCase, base)
@@ -51,7 +52,7 @@ TestCase {
     }
 
     function test_closedBookingHasNoCancel() {
-        const d = make({ bookingState: "completed", isOpen: false, fare: 123.5 })
+        const d = make({ bookingState: "completed", isOpen: false, fare: 123.5, canCancel: false })
         verify(!cancelButton(d).visible)
     }
 
@@ -68,9 +69,9 @@ TestCase {
     }
 
     function test_onlyWaitingBookingsShowReassign() {
-        verify(!reassignButton(make({ bookingState: "on_trip" })).visible)
-        verify(!reassignButton(make({ bookingState: "completed", isOpen: false })).visible)
-        verify(!reassignButton(make({ bookingState: "cancelled", isOpen: false })).visible)
+        verify(!reassignButton(make({ bookingState: "on_trip", canCancel: false })).visible)
+        verify(!reassignButton(make({ bookingState: "completed", isOpen: false, canCancel: false })).visible)
+        verify(!reassignButton(make({ bookingState: "cancelled", isOpen: false, canCancel: false })).visible)
     }
 
     function test_stateColours() {
@@ -82,10 +83,31 @@ TestCase {
 
     // Nobody boarded in time: listed as expired in its own colour, closed, nothing to cancel.
     function test_expiredBookingIsListedAsExpired() {
-        const d = make({ bookingState: "expired", isOpen: false })
+        const d = make({ bookingState: "expired", isOpen: false, canCancel: false })
         compare(d.stateColor("expired"), "#8e5a9b")
         verify(!cancelButton(d).visible)
         verify(!reassignButton(d).visible)
         verify(findChild(d, "stateLabel").text === "expired")
+    }
+
+    // The server answers 409 to a cancel on the trip: no × there, though the booking is open.
+    function test_onTripBookingOffersNoCancel() {
+        const d = make({ bookingState: "on_trip", canCancel: false })
+        verify(!cancelButton(d).visible)
+        verify(!reassignButton(d).visible)
+        compare(findChild(d, "noteLabel").text, "rider aboard")
+    }
+
+    // The car is at the pickup: nothing left to count down.
+    function test_arrivingBookingShowsNoEta() {
+        const d = make({ bookingState: "arriving", etaSeconds: 0 })
+        compare(findChild(d, "noteLabel").text, "car at pickup")
+        verify(cancelButton(d).visible)
+        compare(findChild(make({ bookingState: "assigned", etaSeconds: 125 }), "noteLabel").text, "ETA 2 min")
+    }
+
+    function test_fareHasItsCurrency() {
+        const d = make({ bookingState: "completed", isOpen: false, fare: 123.5, canCancel: false, currency: "SEK" })
+        compare(findChild(d, "noteLabel").text, "fare 123.50 SEK")
     }
 }
