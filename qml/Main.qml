@@ -119,7 +119,7 @@ ApplicationWindow {
         }
 
         Pane {
-            SplitView.preferredWidth: 430
+            SplitView.preferredWidth: Math.max(470, window.width * 0.3) // tables need room; more on big screens
             SplitView.minimumWidth: 320
             padding: 8
 

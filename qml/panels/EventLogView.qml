@@ -24,7 +24,7 @@ ColumnLayout {
         delegate: Label {
             required property var modelData
             width: ListView.view.width
-            elide: Text.ElideRight
+            wrapMode: Text.Wrap // a mode switch names mode, workers, threads and policy: all of it shows
             font.pixelSize: 12
             text: "%1  %2  %3".arg(new Date(modelData.time_ms).toLocaleTimeString(Qt.locale(), "HH:mm:ss"))
                               .arg(modelData.kind).arg(modelData.text)

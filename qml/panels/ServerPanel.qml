@@ -19,6 +19,11 @@ ColumnLayout {
         threadsBox.value = ConsoleBackend.threads
         policyBox.currentIndex = Math.max(0, policyBox.model.indexOf(ConsoleBackend.policy))
     }
+    // An amount of the tariff with its currency ("95 SEK", "13.50 SEK").
+    function money(amount) {
+        const n = Number(amount)
+        return "%1 %2".arg(Number.isInteger(n) ? n.toFixed(0) : n.toFixed(2)).arg(ConsoleBackend.tariff.currency)
+    }
     function apply() {
         lastResult = ""
         ConsoleBackend.applyRuntime(modeBox.currentText, workersBox.value, threadsBox.value, policyBox.currentText)
@@ -101,13 +106,16 @@ ColumnLayout {
     }
     RowLayout {
         Layout.fillWidth: true
+        // Wrapped, not elided: the minimum fare and its currency were cut off in the side panel.
         Label {
+            objectName: "tariffText"
             Layout.fillWidth: true
-            elide: Text.ElideRight
+            wrapMode: Text.WordWrap
             opacity: 0.75
-            text: qsTr("Tariff: %1 base, %2/km, %3/min, minimum %4 %5 · demand %6 rides/min")
-                  .arg(ConsoleBackend.tariff.base).arg(ConsoleBackend.tariff.per_km).arg(ConsoleBackend.tariff.per_min)
-                  .arg(ConsoleBackend.tariff.minimum).arg(ConsoleBackend.tariff.currency).arg(ConsoleBackend.demandRate)
+            text: qsTr("Fare: %1 + %2/km + %3/min, at least %4\nDemand: %5 rides/min")
+                  .arg(panel.money(ConsoleBackend.tariff.base)).arg(panel.money(ConsoleBackend.tariff.per_km))
+                  .arg(panel.money(ConsoleBackend.tariff.per_min)).arg(panel.money(ConsoleBackend.tariff.minimum))
+                  .arg(ConsoleBackend.demandRate)
         }
         Button {
             objectName: "settingsButton"
@@ -134,18 +142,21 @@ ColumnLayout {
     RequestRateChart {
         Layout.fillWidth: true
         Layout.fillHeight: true
-        Layout.minimumHeight: 180
+        Layout.minimumHeight: 200
+        Layout.preferredHeight: 260
         p99Ms: workers.p99Ms
     }
 
     WorkerTable {
         Layout.fillWidth: true
-        Layout.preferredHeight: 110
         model: workers
     }
 
+    // The chart and the log share what is left, so no empty band opens between them.
     EventLogView {
         Layout.fillWidth: true
-        Layout.preferredHeight: 100
+        Layout.fillHeight: true
+        Layout.minimumHeight: 90
+        Layout.preferredHeight: 140
     }
 }

@@ -1,7 +1,10 @@
 // QtQuickTest runner for the TaxiCore QML components (tests/console/qml/tst_*.qml).
 // Qt 6.4's default import path lacks qrc:/qt/qml, where the static TaxiCore modules live.
+// A QApplication, not the runner's own QGuiApplication: the charts (QtCharts) draw through
+// QGraphicsScene, and tst_RequestRateChart makes one.
 #include "ConsoleKit.h"
 
+#include <QApplication>
 #include <QQmlEngine>
 #include <QQmlExtensionPlugin>
 #include <QTemporaryDir>
@@ -22,5 +25,11 @@ private:
     QTemporaryDir m_settings;
 };
 
-QUICK_TEST_MAIN_WITH_SETUP(console_qml_components, QmlComponentsSetup)
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv); // the runner uses an application that exists
+    QTEST_SET_MAIN_SOURCE_PATH
+    QmlComponentsSetup setup;
+    return quick_test_main_with_setup(argc, argv, "console_qml_components", QUICK_TEST_SOURCE_DIR, &setup);
+}
 #include "console_qml_components_test.moc"
