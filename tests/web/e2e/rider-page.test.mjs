@@ -23,7 +23,7 @@ if (!opt.url || !opt['nocars-url'] || !opt['nocars-pid'] || !opt['admin-token'])
   process.exit(2);
 }
 fs.mkdirSync(opt.artifacts, { recursive: true });
-const OVERALL_MS = 130_000;
+const OVERALL_MS = 160_000; // the phone checks sample 1.5 s of frames four times; loaded CI machines are slow
 setTimeout(() => {
   console.error(`FAIL: the test did not finish within ${OVERALL_MS / 1000} s`);
   process.exit(3);

@@ -56,6 +56,6 @@ start_server nocars --cars 0
 nocars_url=$url
 nocars_pid=$pid
 
-timeout -k 5 140 node "$here/rider-page.test.mjs" \
+timeout -k 5 170 node "$here/rider-page.test.mjs" \
   --url "$main_url" --nocars-url "$nocars_url" --nocars-pid "$nocars_pid" --artifacts "$artifacts" \
   --admin-token "$admin_token"
