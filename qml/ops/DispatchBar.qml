@@ -36,6 +36,7 @@ Pane {
         anchors.fill: parent
         spacing: 4
         RowLayout {
+            visible: bar.picking || bar.selectedBookingId > 0
             spacing: 8
             Label {
                 objectName: "dispatchPrompt"
@@ -54,22 +55,32 @@ Pane {
             }
             Item { Layout.fillWidth: true }
             Button {
-                visible: bar.picking || bar.dispatch.message !== ""
-                text: bar.picking ? qsTr("Stop") : "×"
-                flat: !bar.picking
+                visible: bar.picking
+                text: qsTr("Stop")
                 ToolTip.visible: hovered
-                ToolTip.text: bar.picking ? qsTr("Stop manual dispatch (Esc)") : qsTr("Close")
+                ToolTip.text: qsTr("Stop manual dispatch (Esc)")
                 onClicked: bar.dispatch.cancel()
             }
         }
-        Label {
-            objectName: "dispatchMessage"
+        RowLayout {
             visible: bar.dispatch.message !== "" && !bar.dispatch.busy
-            Layout.fillWidth: true
-            Layout.maximumWidth: bar.maxWidth - bar.leftPadding - bar.rightPadding
-            wrapMode: Text.Wrap
-            text: bar.dispatch.message
-            color: bar.dispatch.failed ? (bar.dark ? "#ff8a80" : "#c62828") : (bar.dark ? "#8fd19e" : "#1b7a36")
+            spacing: 8
+            Label {
+                objectName: "dispatchMessage"
+                visible: parent.visible
+                Layout.fillWidth: true
+                Layout.maximumWidth: bar.maxWidth - bar.leftPadding - bar.rightPadding - 40
+                wrapMode: Text.Wrap
+                text: bar.dispatch.message
+                color: bar.dispatch.failed ? (bar.dark ? "#ff8a80" : "#c62828") : (bar.dark ? "#8fd19e" : "#1b7a36")
+            }
+            ToolButton {
+                visible: !bar.picking
+                text: "×"
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Close")
+                onClicked: bar.dispatch.cancel()
+            }
         }
     }
 }

@@ -1,11 +1,11 @@
 // The operations view end to end, in a real window (Xvfb + Mesa: the map's geometry is drawn):
 // the console's QML (Main.qml) over its embedded server, which serves real HTTP on loopback.
-// Rides booked over HTTP show in the KPI bar and, past a (lowered) threshold, in the alert list;
-// a car whose device stopped reporting is a stale-car alert. Manual dispatch: a booking is
-// picked, a real mouse click on an available car on the map reassigns it through
-// POST /admin/v1/bookings/{id}/reassign, and GET /api/v1/bookings/{id} shows the new car; a click
-// on a taken car shows the server's 409 in the dispatch bar. Screenshots (surge heat layer on)
-// go to $TAXICORE_ARTIFACT_DIR: console-operations.png, console-operations-refused.png.
+// Rides booked over HTTP show in the KPI bar, a crowd of them makes a surge the heat layer shows, and, past a (lowered)
+// threshold, in the alert list; a car whose device stopped reporting is a stale-car alert. Manual dispatch: a booking
+// is picked, a real mouse click on an available car on the map reassigns it through POST
+// /admin/v1/bookings/{id}/reassign, and GET /api/v1/bookings/{id} shows the new car; a click on a taken car shows the
+// server's 409 in the dispatch bar. Screenshots (surge heat layer on) go to $TAXICORE_ARTIFACT_DIR:
+// console-operations.png, console-operations-refused.png.
 #include "ConsoleBackend.h"
 #include "ops/ManualDispatch.h"
 #include "ops/OperationsKpis.h"
@@ -37,7 +37,7 @@ Q_IMPORT_QML_PLUGIN(TaxiCoreConsolePlugin)
 using namespace taxicore::test;
 
 namespace {
-constexpr int kCars = 80;
+constexpr int kCars = 300;
 constexpr int kRequestTimeoutMs = 5000;
 constexpr int kShownWithinMs = 15000;
 constexpr int kDispatchTimeoutMs = 15000;
@@ -45,9 +45,15 @@ constexpr int kDispatchTimeoutMs = 15000;
 // alerts within seconds.
 constexpr double kWaitingAlertS = 1;
 constexpr double kStaleCarS = 2;
+// The map is zoomed in to at least this (px per metre) before a car is clicked: cars are drawn one
+// by one there, not counted in clusters as at the whole city.
+constexpr double kClickScale = 0.25;
 // A click reaches the car drawn within a few pixels; no other car may be that close.
 constexpr double kClearancePx = 14;
 const taxicore::LatLng kPickups[] = {{57.7065, 11.9670}, {57.6990, 11.9750}, {57.7080, 11.9600}};
+// More rides than cars around one corner: its pricing cell surges (the heat layer shows it).
+const taxicore::LatLng kCrowd{57.7000, 11.9900};
+constexpr int kCrowdRides = 5;
 } // namespace
 
 class ConsoleOpsDispatchTest : public QObject {
@@ -164,26 +170,39 @@ void ConsoleOpsDispatchTest::saveScreenshot(const QString &name)
 
 void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
 {
-    // Three rides over HTTP, as riders book them.
+    // Surge that follows demand at once (no smoothing), so the heat layer has something to show.
+    int status = 0;
+    request("PUT", QStringLiteral("/admin/v1/tariff"),
+            {{QStringLiteral("surge_smoothing_s"), 0}, {QStringLiteral("surge_per_excess"), 1}},
+            m_backend->adminToken().toUtf8(), &status);
+    QCOMPARE(status, 200);
+
+    // Three rides over HTTP, as riders book them, and a crowd at one corner.
     QList<qint64> bookings;
     for (const auto &pickup : kPickups) {
-        int status = 0;
-        const QJsonObject booked = request(
-            "POST", QStringLiteral("/api/v1/bookings"),
-            {{QStringLiteral("rider_id"), QStringLiteral("ops-rider-%1").arg(bookings.size())},
-             {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), pickup.lat}, {QStringLiteral("lng"), pickup.lng}}}},
-            {}, &status);
+        const QJsonObject booked =
+            request("POST", QStringLiteral("/api/v1/bookings"),
+                    {{QStringLiteral("rider_id"), QStringLiteral("ops-rider-%1").arg(bookings.size())},
+                     {QStringLiteral("pickup"),
+                      QJsonObject{{QStringLiteral("lat"), pickup.lat}, {QStringLiteral("lng"), pickup.lng}}}},
+                    {}, &status);
         QCOMPARE(status, 201);
         bookings.append(booked.value(QStringLiteral("booking_id")).toInteger());
     }
+    for (int i = 0; i < kCrowdRides; ++i) {
+        request("POST", QStringLiteral("/api/v1/bookings"),
+                {{QStringLiteral("rider_id"), QStringLiteral("ops-crowd-%1").arg(i)},
+                 {QStringLiteral("pickup"),
+                  QJsonObject{{QStringLiteral("lat"), kCrowd.lat}, {QStringLiteral("lng"), kCrowd.lng + i * 0.0005}}}},
+                {}, &status);
+        QCOMPARE(status, 201);
+    }
     const qint64 bookingId = bookings.first();
-    const int firstCar = request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId))
-                             .value(QStringLiteral("car_id"))
-                             .toInt();
+    const int firstCar =
+        request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId)).value(QStringLiteral("car_id")).toInt();
     QVERIFY(firstCar > 0);
 
     // A car whose device reports once and then falls silent: a stale-car alert.
-    int status = 0;
     const int silentCar = kCars;
     request("PUT", QStringLiteral("/api/v1/cars/%1/position").arg(silentCar),
             {{QStringLiteral("lat"), 57.7030}, {QStringLiteral("lng"), 11.9500}}, m_backend->deviceToken().toUtf8(),
@@ -215,6 +234,9 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     auto *dispatch = m_window->findChild<ManualDispatch *>();
     QVERIFY(dispatch);
     dispatch->pick(bookingId);
+    if (m_map->viewport().scale() < kClickScale)
+        m_map->zoomAt(m_map->width() / 2, m_map->height() / 2, kClickScale / m_map->viewport().scale());
+    QTest::qWait(200); // a frame at the new zoom
     QPointF at;
     int chosen = 0;
     QVERIFY(waitUntil([&] { return (chosen = clickableCar(&at)) > 0; }, kShownWithinMs));
@@ -235,15 +257,18 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     QObject *surgeToggle = m_window->findChild<QObject *>(QStringLiteral("surgeToggle"));
     QVERIFY(surgeToggle);
     surgeToggle->setProperty("checked", true);
-    QTest::qWait(1500); // a KPI sample and a few frames
+    QObject *surge = m_window->findChild<QObject *>(QStringLiteral("surgeLayer"));
+    QVERIFY(surge);
+    QVERIFY2(waitUntil([surge] { return surge->property("surgingCells").toInt() > 0; }, kShownWithinMs),
+             "no pricing cell surges around the crowd");
+    QTest::qWait(1200); // a KPI sample and a few frames
     saveScreenshot(QStringLiteral("console-operations.png"));
 
     // The same booking to a car that is not free (the one it has now): the server's 409, shown.
     dispatch->pick(bookingId);
     finished.clear();
-    const QPointF taken = m_map->mapToScene(
-        m_map->viewport().toScreen(m_map->projection().toMetres(m_backend->fleet()->car(chosen)->position.lat,
-                                                                m_backend->fleet()->car(chosen)->position.lng)));
+    const QPointF taken = m_map->mapToScene(m_map->viewport().toScreen(m_map->projection().toMetres(
+        m_backend->fleet()->car(chosen)->position.lat, m_backend->fleet()->car(chosen)->position.lng)));
     QTest::mouseClick(m_window, Qt::LeftButton, {}, taken.toPoint());
     QVERIFY2(finished.wait(kDispatchTimeoutMs) || !finished.isEmpty(), "the click sent no reassign");
     QVERIFY(!finished.first().at(0).toBool());
@@ -254,8 +279,9 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     QVERIFY(shown);
     QCOMPARE(shown->property("text").toString(), dispatch->message());
     QVERIFY(shown->property("visible").toBool());
-    QCOMPARE(request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId)).value(QStringLiteral("car_id")).toInt(),
-             chosen);
+    QCOMPARE(
+        request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId)).value(QStringLiteral("car_id")).toInt(),
+        chosen);
     QTest::qWait(300);
     saveScreenshot(QStringLiteral("console-operations-refused.png"));
 }

@@ -1,11 +1,14 @@
 // The operations view's arithmetic (app/console/ops/OpsRules): the KPIs of the top bar —
 // median and 90th percentile time to pickup, fleet utilisation, bookings per minute, open and
 // waiting bookings — and the alert rules: a booking waiting past its threshold, a stale car,
-// a worker restarting, the crash-loop breaker. Plain data in, figures out; no server.
+// a worker restarting, the crash-loop breaker; the alert list updating in place. Plain data in,
+// figures out; no server.
 #include "ops/OperationsKpis.h"
 #include "ops/OpsRules.h"
 
+#include <QAbstractItemModelTester>
 #include <QJsonObject>
+#include <QSignalSpy>
 #include <QTest>
 
 using taxicore::BookingSnapshot;
@@ -84,13 +87,13 @@ private Q_SLOTS:
     void kpisOverBookings()
     {
         const std::vector<BookingSnapshot> bookings{
-            booking(1, BookingState::Assigned, 10'000, -1),              // booked 10 s ago, car on its way
-            booking(2, BookingState::Requested, 20'000, -1, 0),          // no car yet
-            booking(3, BookingState::Arriving, 90'000, 60'000),          // car there after 60 s
-            booking(4, BookingState::OnTrip, 200'000, 120'000),          // picked up: open, not waiting
-            booking(5, BookingState::Completed, 400'000, 180'000),       // ended: not open, still counted
-            booking(6, BookingState::Cancelled, 30'000, -1),             // made within the minute
-            booking(7, BookingState::Completed, 3'600'000, 60'000),        // arrived > 15 min ago: not counted
+            booking(1, BookingState::Assigned, 10'000, -1),         // booked 10 s ago, car on its way
+            booking(2, BookingState::Requested, 20'000, -1, 0),     // no car yet
+            booking(3, BookingState::Arriving, 90'000, 60'000),     // car there after 60 s
+            booking(4, BookingState::OnTrip, 200'000, 120'000),     // picked up: open, not waiting
+            booking(5, BookingState::Completed, 400'000, 180'000),  // ended: not open, still counted
+            booking(6, BookingState::Cancelled, 30'000, -1),        // made within the minute
+            booking(7, BookingState::Completed, 3'600'000, 60'000), // arrived > 15 min ago: not counted
         };
         const ops::Kpis k = ops::computeKpis(bookings, {0, 6, 2, 1, 1}, kNow, 1.0);
         QCOMPARE(k.openBookings, 4);
@@ -112,11 +115,11 @@ private Q_SLOTS:
         ops::AlertThresholds t;
         t.waitingS = 300;
         const std::vector<BookingSnapshot> bookings{
-            booking(1, BookingState::Assigned, 299'000),        // just under
-            booking(2, BookingState::Assigned, 301'000),        // just over
+            booking(1, BookingState::Assigned, 299'000),         // just under
+            booking(2, BookingState::Assigned, 301'000),         // just over
             booking(3, BookingState::Requested, 900'000, -1, 0), // long over, no car
-            booking(4, BookingState::OnTrip, 900'000),          // on board: not waiting
-            booking(5, BookingState::Cancelled, 900'000),       // ended
+            booking(4, BookingState::OnTrip, 900'000),           // on board: not waiting
+            booking(5, BookingState::Cancelled, 900'000),        // ended
         };
         const auto alerts = ops::waitingBookingAlerts(bookings, kNow, 1.0, t);
         QCOMPARE(alerts.size(), size_t(2));
@@ -174,7 +177,8 @@ private Q_SLOTS:
 
         // A later switch back to processes mode resets the breaker: no breaker alert.
         QJsonArray reset = events;
-        reset.prepend(logEvent("switch", QStringLiteral("mode processes, workers 4, threads 4, policy round-robin"), 10));
+        reset.prepend(
+            logEvent("switch", QStringLiteral("mode processes, workers 4, threads 4, policy round-robin"), 10));
         for (const auto &a : ops::eventAlerts(reset, kNow))
             QVERIFY(a.kind != ops::Alert::Kind::Breaker);
     }
@@ -193,6 +197,35 @@ private Q_SLOTS:
         QCOMPARE(alerts[1].ageS, 20.0);
         QCOMPARE(alerts[2].ageS, 10.0);
         QCOMPARE(alerts[3].kind, ops::Alert::Kind::StaleCar);
+    }
+
+    void alertsChangeInPlaceWhileTheSameItemsStay()
+    {
+        OpsAlertModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        std::vector<ops::Alert> alerts(2);
+        alerts[0].bookingId = 4;
+        alerts[0].text = QStringLiteral("Booking #4 waiting 11 min");
+        alerts[1].kind = ops::Alert::Kind::StaleCar;
+        alerts[1].carId = 9;
+        model.setAlerts(alerts);
+        QCOMPARE(model.rowCount(), 2);
+
+        // A second later: the same items, one text changed — no reset (rows under the pointer stay).
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        alerts[0].text = QStringLiteral("Booking #4 waiting 12 min");
+        model.setAlerts(alerts);
+        QCOMPARE(reset.count(), 0);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(model.index(0).data(OpsAlertModel::TextRole).toString(), alerts[0].text);
+
+        // Another item: the list is replaced.
+        alerts[1].carId = 10;
+        model.setAlerts(alerts);
+        QCOMPARE(reset.count(), 1);
+        QCOMPARE(model.index(1).data(OpsAlertModel::CarIdRole).toInt(), 10);
+        QCOMPARE(model.index(1).data(OpsAlertModel::KindRole).toString(), QStringLiteral("stale_car"));
     }
 
     void noServerNoFigures()

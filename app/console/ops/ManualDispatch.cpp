@@ -106,10 +106,9 @@ void ManualDispatch::onReply()
                                              .arg(status)
                                              .arg(answer.value(QStringLiteral("error")).toString(),
                                                   answer.value(QStringLiteral("message")).toString());
-    settle(false, tr("The server refused to give booking #%1 to car #%2 — %3")
-                      .arg(bookingId)
-                      .arg(m_requestedCarId)
-                      .arg(reason));
+    settle(
+        false,
+        tr("The server refused to give booking #%1 to car #%2 — %3").arg(bookingId).arg(m_requestedCarId).arg(reason));
     Q_EMIT finished(false, status, bookingId, 0, m_message);
 }
 

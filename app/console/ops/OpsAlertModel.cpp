@@ -1,5 +1,7 @@
 #include "OpsAlertModel.h"
 
+#include <algorithm>
+
 OpsAlertModel::OpsAlertModel(QObject *parent)
     : QAbstractListModel(parent)
 {
@@ -39,16 +41,42 @@ QVariant OpsAlertModel::data(const QModelIndex &index, int role) const
 
 QHash<int, QByteArray> OpsAlertModel::roleNames() const
 {
-    return {{KindRole, "kind"},         {TextRole, "alertText"},
-            {BookingIdRole, "bookingId"}, {CarIdRole, "carId"},
-            {WorkerIndexRole, "workerIndex"}, {HasPositionRole, "hasPosition"},
-            {LatRole, "lat"},           {LngRole, "lng"}};
+    return {{KindRole, "kind"},
+            {TextRole, "alertText"},
+            {BookingIdRole, "bookingId"},
+            {CarIdRole, "carId"},
+            {WorkerIndexRole, "workerIndex"},
+            {HasPositionRole, "hasPosition"},
+            {LatRole, "lat"},
+            {LngRole, "lng"}};
 }
+
+namespace {
+// The same item (the row keeps its delegate; only its text may have changed).
+bool sameItem(const ops::Alert &a, const ops::Alert &b)
+{
+    return a.kind == b.kind && a.bookingId == b.bookingId && a.carId == b.carId && a.workerIndex == b.workerIndex;
+}
+} // namespace
 
 void OpsAlertModel::setAlerts(std::vector<ops::Alert> alerts)
 {
+    // Usually the same alerts as a second ago with new durations: changed in place, so a row
+    // under the pointer keeps its hover and a click in progress is not lost to a reset.
+    const bool sameItems =
+        alerts.size() == m_alerts.size() && std::equal(alerts.begin(), alerts.end(), m_alerts.begin(), sameItem);
+    if (sameItems) {
+        for (size_t row = 0; row < alerts.size(); ++row) {
+            const bool changed = alerts[row].text != m_alerts[row].text
+                                 || alerts[row].position.lat != m_alerts[row].position.lat
+                                 || alerts[row].position.lng != m_alerts[row].position.lng;
+            m_alerts[row] = std::move(alerts[row]);
+            if (changed)
+                Q_EMIT dataChanged(index(int(row)), index(int(row)));
+        }
+        return;
+    }
     const bool countChanges = alerts.size() != m_alerts.size();
-    // A few dozen rows once a second: a reset is simpler than a diff and cheap here.
     beginResetModel();
     m_alerts = std::move(alerts);
     endResetModel();

@@ -80,7 +80,7 @@ QColor SurgeHeatLayer::colourFor(double surge, double cap)
         return Qt::transparent;
     const double t = cap > 1 ? std::clamp((surge - 1) / (cap - 1), 0.0, 1.0) : 1.0;
     // Yellow (hue 55°) at the first step up, red (0°) at the cap; more opaque as it rises.
-    return QColor::fromHsvF(float(55.0 / 360.0 * (1 - t)), 0.9f, 1.0f, float(0.25 + 0.35 * t));
+    return QColor::fromHsvF(float(55.0 / 360.0 * (1 - t)), 0.9f, 1.0f, float(0.18 + 0.22 * t));
 }
 
 void SurgeHeatLayer::paint(QPainter *painter)
@@ -90,6 +90,9 @@ void SurgeHeatLayer::paint(QPainter *painter)
     const MapViewport &view = m_cityMap->viewport();
     const MapProjection &projection = m_cityMap->projection();
     const QPointF offset = m_cityMap->mapToItem(this, QPointF(0, 0));
+    QFont font = painter->font();
+    font.setBold(true);
+    painter->setFont(font);
     painter->setPen(Qt::NoPen);
     for (int row = 0; row < m_grid.rows; ++row) {
         for (int col = 0; col < m_grid.cols; ++col) {
@@ -100,7 +103,17 @@ void SurgeHeatLayer::paint(QPainter *painter)
             const double west = m_grid.west + col * m_grid.cellLngDeg;
             const QPointF topLeft = view.toScreen(projection.toMetres(south + m_grid.cellLatDeg, west));
             const QPointF bottomRight = view.toScreen(projection.toMetres(south, west + m_grid.cellLngDeg));
-            painter->fillRect(QRectF(topLeft + offset, bottomRight + offset), colour);
+            const QRectF cell(topLeft + offset, bottomRight + offset);
+            painter->fillRect(cell, colour);
+            if (cell.width() >= kLabelMinCellPx) {
+                // Zoomed in far enough: the multiplier itself, as a rider would be quoted it.
+                QColor ink = colour;
+                ink.setAlphaF(1.0f);
+                painter->setPen(ink.darker(170));
+                painter->drawText(cell, Qt::AlignCenter,
+                                  QStringLiteral("×%1").arg(m_cells[size_t(row * m_grid.cols + col)], 0, 'f', 1));
+                painter->setPen(Qt::NoPen);
+            }
         }
     }
 }

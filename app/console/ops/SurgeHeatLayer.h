@@ -11,9 +11,10 @@
 class CityMapItem;
 class ConsoleBackend;
 
-// The surge heat layer over the city map: each pricing cell whose surge is above 1 tinted from
-// yellow to red as it nears the tariff's cap (as GET /api/v1/surge gives them). Reads the
-// published grid once a second and only while shown; repaints when the map moves.
+// The surge heat layer over the city map: each pricing cell whose surge is above 1 (as
+// GET /api/v1/surge gives them) tinted from yellow to red as it nears the tariff's cap, and
+// labelled "×1.8" when zoomed in. Reads the published grid once a second and only while shown;
+// repaints when the map moves.
 class SurgeHeatLayer : public QQuickPaintedItem {
     Q_OBJECT
     QML_ELEMENT
@@ -28,6 +29,8 @@ public:
     static constexpr int kRefreshMs = 1000;
     // Cells this close to 1 are left clear (smoothing leaves tails like 1.001).
     static constexpr double kShownAbove = 1.01;
+    // A cell at least this wide on screen is labelled with its multiplier.
+    static constexpr double kLabelMinCellPx = 48;
 
     explicit SurgeHeatLayer(QQuickItem *parent = nullptr);
 
