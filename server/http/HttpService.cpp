@@ -75,6 +75,23 @@ QByteArray bytesOf(QByteArrayView view)
 
 } // namespace
 
+// A handler's run on the pool: the request moved in, one allocation.
+class HttpService::Job : public QRunnable {
+public:
+    Job(const HttpService *service, int routeIndex, ApiRequest request)
+        : m_service(service)
+        , m_routeIndex(routeIndex)
+        , m_request(std::move(request))
+    {
+    }
+    void run() override { m_service->answer(m_routeIndex, m_request); }
+
+private:
+    const HttpService *m_service;
+    int m_routeIndex;
+    ApiRequest m_request;
+};
+
 // What the two front ends (Qt's parser, the guard's direct path) hand to dispatch().
 struct HttpService::Incoming {
     QTcpSocket *socket;
@@ -213,6 +230,17 @@ void HttpService::dispatch(Incoming in)
     copy.remote = client.address;
     copy.forwarded = client.forwarded;
     copy.params = std::move(match.params);
+    if (match.route->runsInline) {
+        // A cheap constant route, answered here and now even in pool mode (handing it to a pool
+        // thread and its answer back would cost more than the handler). It never defers, so it
+        // needs no reply object.
+        ApiResponse response = run(routeIndex, copy);
+        if (response.status == ApiResponse::kDeferred)
+            response = errorResponse(500, "internal_error", QStringLiteral("an inline route deferred its answer"));
+        m_guard.deliver(socket, sequence, finish(response));
+        m_guard.requestHandled(socket);
+        return;
+    }
     // The answer may come from a pool thread or a ledger commit, after the socket is gone
     // (the Qt 6.4 QFuture crash, docs/QT64.md §2): it goes back by QPointer, on our thread. It
     // may even come after this service is gone (a commit finishing at shutdown): the gate, not
@@ -231,22 +259,33 @@ void HttpService::dispatch(Incoming in)
                     service->m_guard.deliver(target, sequence, std::move(answer));
                 return;
             }
-            QMetaObject::invokeMethod(
-                service,
-                [service, target, sequence, answer = std::move(answer)]() mutable {
-                    if (target)
-                        service->m_guard.deliver(target, sequence, std::move(answer));
-                },
-                Qt::QueuedConnection);
+            // From another thread: one queued call takes every answer ready by the time it runs
+            // (under load many per wake-up of the I/O thread, and no event allocated for each).
+            gate->ready.push_back({target, sequence, std::move(answer)});
+            if (!gate->wakePosted) {
+                gate->wakePosted = true;
+                QMetaObject::invokeMethod(service, &HttpService::deliverReady, Qt::QueuedConnection);
+            }
         });
-    // A cheap constant route is answered here even in pool mode: handing it to a pool thread
-    // and its answer back would cost more than the handler.
-    if (m_pool && !match.route->runsInline)
-        m_pool->start([this, routeIndex, copy = std::move(copy)] { answer(routeIndex, copy); });
+    if (m_pool)
+        m_pool->start(new Job(this, routeIndex, std::move(copy))); // one allocation per hand-off
     else
         answer(routeIndex, copy);
     // Over its output bound or queue cap, the connection is read no further for now.
     m_guard.requestHandled(socket);
+}
+
+void HttpService::deliverReady()
+{
+    {
+        std::lock_guard lock(m_gate->mutex);
+        m_delivering.swap(m_gate->ready); // both keep their capacity: no allocation once warm
+        m_gate->wakePosted = false;
+    }
+    for (ReadyAnswer &ready : m_delivering)
+        if (ready.target)
+            m_guard.deliver(ready.target, ready.sequence, std::move(ready.answer));
+    m_delivering.clear();
 }
 
 void HttpService::answer(int routeIndex, const ApiRequest &request) const

@@ -1,9 +1,12 @@
 #pragma once
 
+#include "http/ConnectionState.h"
+
 #include <QAbstractHttpServer>
 #include <QPointer>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 class QThreadPool;
 
@@ -37,10 +40,13 @@ protected:
 
 private:
     struct Incoming;
+    class Job;
     void handleDirect(QTcpSocket *socket, const PlainRequest &request);
     void dispatch(Incoming in);
     ApiResponse run(int routeIndex, const ApiRequest &request) const;
     void answer(int routeIndex, const ApiRequest &request) const;
+    // On the I/O thread: writes the answers other threads left in the gate.
+    void deliverReady();
 
     const RouteTable &m_router;
     ConnectionGuard &m_guard;
@@ -49,11 +55,21 @@ private:
 
     // What deferred replies hold instead of `this`: open while the service lives. A reply runs
     // with the mutex held, so the destructor waits for one in progress and then shuts the gate.
+    struct ReadyAnswer {
+        QPointer<QTcpSocket> target;
+        unsigned long long sequence;
+        Answer answer;
+    };
     struct ReplyGate {
         std::mutex mutex;
         HttpService *service; // null once the service is being destroyed
+        // Answers from other threads waiting for the I/O thread, and whether a deliverReady()
+        // is already queued to take them.
+        std::vector<ReadyAnswer> ready;
+        bool wakePosted = false;
     };
     std::shared_ptr<ReplyGate> m_gate;
+    std::vector<ReadyAnswer> m_delivering; // I/O thread only
 };
 
 } // namespace taxicore

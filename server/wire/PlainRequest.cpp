@@ -87,13 +87,26 @@ bool setOnce(QByteArrayView &field, QByteArrayView value)
     return true;
 }
 
+// Where the line starting at `from` ends (its CR): -1 when its LF has not come, -2 for a bare LF. The framing check
+// passed only CRLF line ends, so the LF alone finds it (memchr: the cheapest search there is).
+qsizetype lineEndAt(QByteArrayView data, qsizetype from)
+{
+    if (from >= data.size())
+        return -1;
+    const void *lf = std::memchr(data.data() + from, '\n', std::size_t(data.size() - from));
+    if (lf == nullptr)
+        return -1;
+    const qsizetype at = static_cast<const char *>(lf) - data.data();
+    return at > from && data[at - 1] == '\r' ? at - 1 : -2;
+}
+
 } // namespace
 
 qsizetype readPlainRequest(QByteArrayView data, PlainRequest &request)
 {
     request = PlainRequest{};
     // The request line: METHOD SP TARGET SP HTTP/1.x CRLF, as the framing check passed it.
-    const qsizetype lineEnd = data.indexOf("\r\n");
+    const qsizetype lineEnd = lineEndAt(data, 0);
     if (lineEnd <= 0)
         return 0; // not whole, or a blank line first (Qt skips it)
     const QByteArrayView line = data.first(lineEnd);
@@ -120,9 +133,9 @@ qsizetype readPlainRequest(QByteArrayView data, PlainRequest &request)
     long long contentLength = 0;
     qsizetype pos = lineEnd + 2;
     for (;;) {
-        const qsizetype end = data.indexOf("\r\n", pos);
+        const qsizetype end = lineEndAt(data, pos);
         if (end < 0)
-            return 0;
+            return 0; // not whole (or a bare LF, which the check never passes)
         if (end == pos) {
             pos += 2;
             break;

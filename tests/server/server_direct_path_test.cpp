@@ -48,8 +48,8 @@ void DirectPathTest::plainRequestsAreReadAsQtReadsThem_data()
                                                    "Authorization: \tBearer abc \r\nAccept-Encoding: gzip\r\n\r\n"
                                                    "{\"a\"}")
                                      << int(HttpMethod::Post) << QByteArray("{\"a\"}") << QByteArray("Bearer abc");
-    QTest::newRow("unknown method") << QByteArray("BREW /pot HTTP/1.1\r\n\r\n") << int(HttpMethod::Other) << QByteArray()
-                                    << QByteArray();
+    QTest::newRow("unknown method") << QByteArray("BREW /pot HTTP/1.1\r\n\r\n") << int(HttpMethod::Other)
+                                    << QByteArray() << QByteArray();
 }
 
 void DirectPathTest::plainRequestsAreReadAsQtReadsThem()
@@ -147,8 +147,8 @@ void DirectPathTest::routesMatchWithoutCopies()
 
 void DirectPathTest::pipelinedDirectAndQtParsedRequestsKeepTheirOrder()
 {
-    ServerProcess server({QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--cars"),
-                          QStringLiteral("20")});
+    ServerProcess server(
+        {QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--cars"), QStringLiteral("20")});
     QVERIFY2(server.start(), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
     QVERIFY(http.connectToServer());
