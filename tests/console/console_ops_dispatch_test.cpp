@@ -1,11 +1,12 @@
 // The operations view end to end, in a real window (Xvfb + Mesa: the map's geometry is drawn):
 // the console's QML (Main.qml) over its embedded server, which serves real HTTP on loopback.
-// Rides booked over HTTP show in the KPI bar, a crowd of them makes a surge the heat layer shows, and, past a (lowered)
-// threshold, in the alert list; a car whose device stopped reporting is a stale-car alert. Manual dispatch: a booking
-// is picked, a real mouse click on an available car on the map reassigns it through POST
-// /admin/v1/bookings/{id}/reassign, and GET /api/v1/bookings/{id} shows the new car; a click on a taken car shows the
-// server's 409 in the dispatch bar. Screenshots (surge heat layer on) go to $TAXICORE_ARTIFACT_DIR:
-// console-operations.png, console-operations-refused.png.
+// Rides booked over HTTP show in the KPI bar and, past a (lowered) threshold, in the alert list;
+// a crowd of them makes a surge the heat layer shows; a car whose device stopped reporting is a
+// stale-car alert. Manual dispatch: a booking is picked, a real mouse click on an available car on
+// the map reassigns it through POST /admin/v1/bookings/{id}/reassign, and GET
+// /api/v1/bookings/{id} shows the new car; a click on a taken car shows the server's 409 in the
+// dispatch bar. Screenshots (surge heat layer on) go to $TAXICORE_ARTIFACT_DIR:
+// console-operations.png, console-operations-refused.png (1280×800), console-operations-1920.png.
 #include "ConsoleBackend.h"
 #include "ops/ManualDispatch.h"
 #include "ops/OperationsKpis.h"
@@ -284,6 +285,12 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
         chosen);
     QTest::qWait(300);
     saveScreenshot(QStringLiteral("console-operations-refused.png"));
+
+    // The same view on a large screen (the window may exceed Xvfb's screen; it renders whole).
+    m_window->resize(1920, 1080);
+    QTest::qWait(1200);
+    QCOMPARE(m_window->grabWindow().size(), QSize(1920, 1080));
+    saveScreenshot(QStringLiteral("console-operations-1920.png"));
 }
 
 int main(int argc, char *argv[])
