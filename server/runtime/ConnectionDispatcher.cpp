@@ -11,6 +11,14 @@
 
 namespace taxicore {
 
+namespace {
+// least-loaded: a worker with a request in flight whose loop has missed this many milliseconds of
+// beats is computing that request now; whatever it is given waits for the whole of it, so it
+// comes after every worker that is not, whatever the counts say (they lag: a connection's close
+// and its adoption reach the region and the dispatcher late on a loaded machine).
+constexpr int64_t kStuckAfterMs = 2 * kWorkerHeartbeatMs;
+} // namespace
+
 ConnectionDispatcher::ConnectionDispatcher(ConnectionGuard &inProcess, const FleetStore &fleet, QObject *parent)
     : QObject(parent)
     , m_inProcess(inProcess)
@@ -59,6 +67,7 @@ ConnectionDispatcher::Sent ConnectionDispatcher::sendToWorker(int connectionFd, 
 {
     struct Candidate {
         qsizetype position; // in m_workers
+        bool stuck;
         uint64_t load;
         qsizetype turn; // distance from m_next: round-robin order, and the tie-break
     };
@@ -73,7 +82,8 @@ ConnectionDispatcher::Sent ConnectionDispatcher::sendToWorker(int connectionFd, 
         if (link.index == skipIndex)
             continue;
         const WorkerSlot &slot = m_fleet.workerSlot(link.index);
-        if (now - slot.heartbeatMs.load(std::memory_order_relaxed) > kWorkerStaleHeartbeatMs)
+        const int64_t silentMs = now - slot.heartbeatMs.load(std::memory_order_relaxed);
+        if (silentMs > kWorkerStaleHeartbeatMs)
             continue;
         // Connections it holds: those it adopted (counted by the worker itself) and those on
         // their way to it. Right after an adoption both count one for a moment: the bound errs
@@ -86,12 +96,16 @@ ConnectionDispatcher::Sent ConnectionDispatcher::sendToWorker(int connectionFd, 
             continue;
         }
         // A request in flight weighs like a connection: the worker's loop is busy with it now.
-        const uint64_t load =
-            m_policy == DistributionPolicy::LeastLoaded ? held + slot.inFlight.load(std::memory_order_relaxed) : 0;
+        const bool leastLoaded = m_policy == DistributionPolicy::LeastLoaded;
+        const uint64_t inFlight = slot.inFlight.load(std::memory_order_relaxed);
+        const uint64_t load = leastLoaded ? held + inFlight : 0;
+        const bool stuck = leastLoaded && inFlight > 0 && silentMs > kStuckAfterMs;
         if (candidateCount < qsizetype(std::size(candidates)))
-            candidates[candidateCount++] = {position, load, turn};
+            candidates[candidateCount++] = {position, stuck, load, turn};
     }
     std::sort(candidates, candidates + candidateCount, [](const Candidate &a, const Candidate &b) {
+        if (a.stuck != b.stuck)
+            return !a.stuck;
         return a.load != b.load ? a.load < b.load : a.turn < b.turn;
     });
     for (qsizetype i = 0; i < candidateCount; ++i) {

@@ -27,16 +27,27 @@ constexpr int kHeartbeatTimeoutMs = 120'000;
 constexpr int kSlowAnswerTimeoutMs = 120'000;
 
 // The worker computing the slow request: one in flight and a loop that has not beaten for two
-// heartbeats (the worker answering this very call shows its own request in flight too); 0 if none.
+// heartbeats (the worker answering this very call shows its own request in flight too), once the
+// other workers hold no connection but this call's (the calls before it are closed), so the
+// clients below meet an idle worker; 0 until then.
 int busyWorker(const ServerProcess &server)
 {
-    for (const QJsonValue &v : getJson(server, "/admin/v1/workers").value(QStringLiteral("workers")).toArray()) {
+    const QJsonArray all = getJson(server, "/admin/v1/workers").value(QStringLiteral("workers")).toArray();
+    int busy = 0;
+    double busyAge = 0;
+    for (const QJsonValue &v : all) {
         const QJsonObject w = v.toObject();
-        if (w.value(QStringLiteral("in_flight")).toDouble() >= 1
-            && w.value(QStringLiteral("heartbeat_age_ms")).toDouble() > 2 * kWorkerHeartbeatMs)
-            return w.value(QStringLiteral("index")).toInt();
+        const double age = w.value(QStringLiteral("heartbeat_age_ms")).toDouble();
+        if (w.value(QStringLiteral("in_flight")).toDouble() >= 1 && age > 2 * kWorkerHeartbeatMs && age > busyAge) {
+            busy = w.value(QStringLiteral("index")).toInt();
+            busyAge = age;
+        }
     }
-    return 0;
+    for (const QJsonValue &v : all)
+        if (v.toObject().value(QStringLiteral("index")).toInt() != busy
+            && v.toObject().value(QStringLiteral("open_connections")).toDouble() > 1)
+            return 0;
+    return busy;
 }
 
 // True once the server sent anything on `fd` (the slow request's answer has begun).
@@ -93,8 +104,7 @@ void LeastLoadedTest::busyWorkerGetsNoNewConnection()
     const WorkerInfo busyNow = worker(server, busy);
     QVERIFY2(!answered(slow), "the slow request finished before the clients were checked: raise kSlowFib");
     QCOMPARE(busyNow.openConnections, qint64(1)); // the slow request's connection alone
-    qInfo("%d clients answered in %lld ms while worker %d computed fib(%d)", kClients, clock.elapsed(), busy,
-          kSlowFib);
+    qInfo("%d clients answered in %lld ms while worker %d computed fib(%d)", kClients, clock.elapsed(), busy, kSlowFib);
 
     pollfd p{slow, POLLIN, 0};
     QVERIFY2(::poll(&p, 1, kSlowAnswerTimeoutMs) > 0, "the slow request was never answered");
