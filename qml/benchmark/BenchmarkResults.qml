@@ -12,16 +12,18 @@ ColumnLayout {
     signal exportRequested()
     signal clearRequested()
 
+    // Each header a word with its unit; hovering it says what the column measures.
     readonly property var columns: [
-        { key: "mode", title: qsTr("mode"), width: 62 },
-        { key: "concurrency", title: qsTr("c"), width: 40 },
-        { key: "completed", title: qsTr("done"), width: 52 },
-        { key: "rps", title: qsTr("req/s"), width: 56 },
-        { key: "p50Ms", title: qsTr("p50"), width: 44 },
-        { key: "p99Ms", title: qsTr("p99"), width: 44 },
-        { key: "maxMs", title: qsTr("max"), width: 44 },
-        { key: "timeouts", title: qsTr("t/o"), width: 30 }
+        { key: "mode", title: qsTr("mode"), width: 60, tip: qsTr("The server's execution model during the run") },
+        { key: "concurrency", title: qsTr("connections"), width: 70, tip: qsTr("Concurrent client connections") },
+        { key: "completed", title: qsTr("requests"), width: 56, tip: qsTr("Requests answered") },
+        { key: "rps", title: qsTr("req/s"), width: 48, tip: qsTr("Requests answered per second") },
+        { key: "p50Ms", title: qsTr("p50 ms"), width: 46, tip: qsTr("Median latency, milliseconds") },
+        { key: "p99Ms", title: qsTr("p99 ms"), width: 46, tip: qsTr("99th percentile latency, milliseconds") },
+        { key: "maxMs", title: qsTr("max ms"), width: 46, tip: qsTr("Slowest answer, milliseconds") },
+        { key: "timeouts", title: qsTr("timeouts"), width: 52, tip: qsTr("Requests not answered in time") }
     ]
+    readonly property int columnGap: 3
 
     function cell(row, key) {
         const v = row[key]
@@ -38,14 +40,20 @@ ColumnLayout {
         ToolButton { text: qsTr("Clear"); enabled: table.results.length > 0; onClicked: table.clearRequested() }
     }
     Row {
+        spacing: table.columnGap
         Repeater {
             model: table.columns
             Label {
                 required property var modelData
+                objectName: "resultHeader"
                 width: modelData.width
                 text: modelData.title
                 font.bold: true
-                font.pixelSize: 12
+                font.pixelSize: 11
+                elide: Text.ElideRight
+                ToolTip.visible: headerHover.hovered
+                ToolTip.text: modelData.tip
+                HoverHandler { id: headerHover }
             }
         }
     }
@@ -58,6 +66,7 @@ ColumnLayout {
         ScrollBar.vertical: ScrollBar {}
         delegate: Row {
             id: resultRow
+            spacing: table.columnGap
             required property var modelData
             Repeater {
                 model: table.columns
