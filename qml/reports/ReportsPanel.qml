@@ -13,10 +13,18 @@ ColumnLayout {
     property string status: ""
     readonly property alias report: report
 
+    // The trips' currency, or the tariff's before there are any: never a bare "0.00".
+    readonly property string currency: report.currency !== "" ? report.currency : ConsoleBackend.tariff.currency
+    readonly property bool canExport: !report.loading && report.tripCount > 0
+
     function money(amount) {
-        return amount.toFixed(2) + (report.currency !== "" ? " " + report.currency : "")
+        return amount.toFixed(2) + (currency !== "" ? " " + currency : "")
     }
-    function exportCsv() { exportDialog.open() }
+    // File → Export report… and Ctrl+E: nothing to write without trips.
+    function exportCsv() {
+        if (canExport)
+            exportDialog.open()
+    }
     // The by-hour chart follows the model (24 rows, changed in place by each reading).
     function refreshChart() {
         const trips = []
@@ -93,9 +101,9 @@ ColumnLayout {
         Layout.fillWidth: true
         Repeater {
             model: [
-                { title: qsTr("Trips"), value: report.tripCount.toString() },
-                { title: qsTr("Revenue"), value: panel.money(report.revenue) },
-                { title: qsTr("Average fare"), value: panel.money(report.averageFare) }
+                { name: "trips", title: qsTr("Trips"), value: report.tripCount.toString() },
+                { name: "revenue", title: qsTr("Revenue"), value: panel.money(report.revenue) },
+                { name: "averageFare", title: qsTr("Average fare"), value: panel.money(report.averageFare) }
             ]
             ColumnLayout {
                 required property var modelData
@@ -103,7 +111,7 @@ ColumnLayout {
                 Layout.preferredWidth: panel.width / 3 // three equal columns
                 spacing: 0
                 Label { text: modelData.title; font.pixelSize: 11; opacity: 0.7 }
-                Label { text: modelData.value; font.pixelSize: 18; font.bold: true }
+                Label { objectName: modelData.name + "Value"; text: modelData.value; font.pixelSize: 18; font.bold: true }
             }
         }
     }
@@ -154,8 +162,13 @@ ColumnLayout {
         Button {
             objectName: "exportReport"
             text: qsTr("Export CSV…")
-            enabled: !report.loading
+            enabled: panel.canExport
             onClicked: panel.exportCsv()
+            // Hover works on a disabled button too: say why it is greyed out.
+            ToolTip.visible: exportHover.hovered
+            ToolTip.text: panel.canExport ? qsTr("Write the trips and the trips by hour as CSV (Ctrl+E)")
+                                          : qsTr("No completed trips in this range to export")
+            HoverHandler { id: exportHover }
         }
     }
     StackLayout {
@@ -167,8 +180,8 @@ ColumnLayout {
             spacing: 2
             Row {
                 Repeater {
-                    model: [[qsTr("ended"), 112], [qsTr("#"), 52], [qsTr("car"), 40], [qsTr("km"), 44],
-                            [qsTr("min"), 40], [qsTr("fare"), 64], [qsTr("rider"), 60]]
+                    model: [[qsTr("ended"), 112], [qsTr("booking"), 52], [qsTr("car"), 40], [qsTr("km"), 44],
+                            [qsTr("min"), 40], [qsTr("fare %1").arg(panel.currency), 64], [qsTr("rider"), 60]]
                     Label { required property var modelData; width: modelData[1]; text: modelData[0]; font.bold: true; font.pixelSize: 12 }
                 }
             }
@@ -218,7 +231,7 @@ ColumnLayout {
                 width: ListView.view.width
                 wrapMode: Text.Wrap
                 font.pixelSize: 12
-                text: qsTr("%1  %2 %3, c %4, %5 s: %6 req/s, p50 %7 ms, p99 %8 ms, %9 errors")
+                text: qsTr("%1  %2 %3, %4 connections, %5 s: %6 req/s, p50 %7 ms, p99 %8 ms, %9 errors")
                       .arg(new Date(modelData.atMs).toLocaleString(Qt.locale(), "yyyy-MM-dd HH:mm"))
                       .arg(modelData.mode ?? "")
                       .arg(modelData.scenario ?? modelData.url)
