@@ -14,16 +14,16 @@ ColumnLayout {
 
     // Each header a word with its unit; hovering it says what the column measures.
     readonly property var columns: [
-        { key: "mode", title: qsTr("mode"), width: 60, tip: qsTr("The server's execution model during the run") },
-        { key: "concurrency", title: qsTr("connections"), width: 70, tip: qsTr("Concurrent client connections") },
+        { key: "mode", title: qsTr("mode"), width: 58, tip: qsTr("The server's execution model during the run") },
+        { key: "concurrency", title: qsTr("connections"), width: 78, tip: qsTr("Concurrent client connections") },
         { key: "completed", title: qsTr("requests"), width: 56, tip: qsTr("Requests answered") },
-        { key: "rps", title: qsTr("req/s"), width: 48, tip: qsTr("Requests answered per second") },
+        { key: "rps", title: qsTr("req/s"), width: 40, tip: qsTr("Requests answered per second") },
         { key: "p50Ms", title: qsTr("p50 ms"), width: 46, tip: qsTr("Median latency, milliseconds") },
         { key: "p99Ms", title: qsTr("p99 ms"), width: 46, tip: qsTr("99th percentile latency, milliseconds") },
-        { key: "maxMs", title: qsTr("max ms"), width: 46, tip: qsTr("Slowest answer, milliseconds") },
-        { key: "timeouts", title: qsTr("timeouts"), width: 52, tip: qsTr("Requests not answered in time") }
+        { key: "maxMs", title: qsTr("max ms"), width: 48, tip: qsTr("Slowest answer, milliseconds") },
+        { key: "timeouts", title: qsTr("timeouts"), width: 56, tip: qsTr("Requests not answered in time") }
     ]
-    readonly property int columnGap: 3
+    readonly property int columnGap: 2
 
     function cell(row, key) {
         const v = row[key]

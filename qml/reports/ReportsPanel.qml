@@ -179,8 +179,9 @@ ColumnLayout {
         ColumnLayout {
             spacing: 2
             Row {
+                spacing: 4
                 Repeater {
-                    model: [[qsTr("ended"), 112], [qsTr("booking"), 52], [qsTr("car"), 40], [qsTr("km"), 44],
+                    model: [[qsTr("ended"), 112], [qsTr("booking"), 60], [qsTr("car"), 36], [qsTr("km"), 44],
                             [qsTr("min"), 40], [qsTr("fare %1").arg(panel.currency), 64], [qsTr("rider"), 60]]
                     Label { required property var modelData; width: modelData[1]; text: modelData[0]; font.bold: true; font.pixelSize: 12 }
                 }
@@ -194,6 +195,7 @@ ColumnLayout {
                 reuseItems: true
                 ScrollBar.vertical: ScrollBar {}
                 delegate: Row {
+                    spacing: 4
                     required property string endedText
                     required property var bookingId
                     required property int carId
@@ -202,7 +204,7 @@ ColumnLayout {
                     required property double fare
                     required property string rider
                     Repeater {
-                        model: [[endedText, 112], [bookingId, 52], [carId, 40], [distanceKm.toFixed(1), 44],
+                        model: [[endedText, 112], [bookingId, 60], [carId, 36], [distanceKm.toFixed(1), 44],
                                 [durationMin.toFixed(0), 40], [fare.toFixed(2), 64], [rider, 60]]
                         Label {
                             required property var modelData
