@@ -3,11 +3,13 @@
 #
 #   scripts/bench-c10k.sh [BUILD_DIR]            # default build/; needs wrk and python3
 #   HOLD=10000 DURATION=10s CONNECTIONS=64 MODES="single processes" WORKERS=2 scripts/bench-c10k.sh
+#   EVENT_LOOPS="qt epoll" scripts/bench-c10k.sh  # each mode once per --event-loop, in one run
 #
 # For each mode: start taxicore-server on a free port (idle timeout long enough to keep the held
 # connections), measure /hello with wrk alone (baseline), then have a small holder open HOLD
 # connections (each makes one real GET /hello and keeps its connection), measure again while they
-# are held, and check the holder still has them all. Prints one table line per mode and run.
+# are held, and check the holder still has them all. Prints one table line per mode and run,
+# with the server's CPU time per request (its processes' utime + stime over the wrk run).
 set -euo pipefail
 
 BUILD_DIR=${1:-build}
@@ -16,6 +18,7 @@ DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-64}
 MODES=${MODES:-single processes}
 WORKERS=${WORKERS:-2}
+EVENT_LOOPS=${EVENT_LOOPS:-default} # "default": no --event-loop flag, the server's default
 SERVER="$BUILD_DIR/bin/taxicore-server"
 
 [[ -x "$SERVER" ]] || { echo "bench-c10k: $SERVER not found (build it: cmake --build $BUILD_DIR --target taxicore-server)" >&2; exit 2; }
@@ -76,10 +79,24 @@ print("held %d" % len(held), flush=True)
 time.sleep(3600)  # until SIGTERM
 PY
 
-# wrk's latency distribution → "p50 p99 req/s" in milliseconds.
+# CPU time (utime + stime, clock ticks) of the server and its worker processes: a figure per
+# request that other load on a shared machine hardly moves, unlike req/s.
+server_cpu_ticks() {
+    local total=0 pid
+    for pid in "$SERVER_PID" $(pgrep -P "$SERVER_PID" || true); do
+        [[ -r /proc/$pid/stat ]] || continue
+        total=$((total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+    done
+    echo "$total"
+}
+
+# wrk's latency distribution → "p50 p99 req/s cpu_us_per_request" (milliseconds, microseconds).
 measure() {
+    local before after
+    before=$(server_cpu_ticks)
     wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency "$1" >"$WORK/wrk.txt"
-    python3 - "$WORK/wrk.txt" <<'PY'
+    after=$(server_cpu_ticks)
+    python3 - "$WORK/wrk.txt" "$((after - before))" "$(getconf CLK_TCK)" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 def ms(label):
@@ -87,14 +104,20 @@ def ms(label):
     value, unit = float(m.group(1)), m.group(2)
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 rps = re.search(r"Requests/sec:\s+([\d.]+)", text).group(1)
+requests = int(re.search(r"(\d+) requests in", text).group(1))
+cpu_us = int(sys.argv[2]) * 1e6 / int(sys.argv[3]) / max(1, requests)
 errors = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)", text)
-print("%.2f %.2f %s %s" % (ms("50%"), ms("99%"), rps, "errors:" + errors.group(0).replace(" ", "_") if errors else "ok"))
+print("%.2f %.2f %s %.1f %s" % (ms("50%"), ms("99%"), rps, cpu_us, "errors:" + errors.group(0).replace(" ", "_") if errors else "ok"))
 PY
 }
 
-printf '%-10s %-8s %8s %9s %9s %10s %s\n' mode held held_ok p50_ms p99_ms req_per_s wrk
+printf '%-10s %-8s %-8s %8s %9s %9s %10s %11s %s\n' mode loop held held_ok p50_ms p99_ms req_per_s cpu_us_req wrk
+for LOOP in $EVENT_LOOPS; do
 for MODE in $MODES; do
-    "$SERVER" --port 0 --mode "$MODE" --workers "$WORKERS" --cars 100 --idle-timeout-ms 600000 \
+    LOOP_ARGS=()
+    [[ "$LOOP" == default ]] || LOOP_ARGS=(--event-loop "$LOOP")
+    rm -rf "$WORK/data-$MODE"
+    "$SERVER" --port 0 --mode "$MODE" --workers "$WORKERS" --cars 100 --idle-timeout-ms 600000 "${LOOP_ARGS[@]}" \
         --data-dir "$WORK/data-$MODE" >"$WORK/server.out" 2>"$WORK/server.err" &
     SERVER_PID=$!
     for _ in $(seq 100); do grep -q '^listening on ' "$WORK/server.out" && break; sleep 0.1; done
@@ -102,8 +125,8 @@ for MODE in $MODES; do
     [[ -n "$URL" ]] || { echo "bench-c10k: the server did not start:" >&2; cat "$WORK/server.err" >&2; exit 1; }
     PORT=${URL##*:}
 
-    read -r P50 P99 RPS NOTE < <(measure "$URL/hello")
-    printf '%-10s %-8s %8s %9s %9s %10s %s\n' "$MODE" 0 - "$P50" "$P99" "$RPS" "$NOTE"
+    read -r P50 P99 RPS CPU NOTE < <(measure "$URL/hello")
+    printf '%-10s %-8s %-8s %8s %9s %9s %10s %11s %s\n' "$MODE" "$LOOP" 0 - "$P50" "$P99" "$RPS" "$CPU" "$NOTE"
 
     python3 "$WORK/holder.py" 127.0.0.1 "$PORT" "$HOLD" >"$WORK/holder.out" 2>&1 &
     HOLDER_PID=$!
@@ -111,11 +134,12 @@ for MODE in $MODES; do
         kill -0 "$HOLDER_PID" 2>/dev/null || { echo "bench-c10k: holder failed:" >&2; cat "$WORK/holder.out" >&2; exit 1; }
         sleep 0.2
     done
-    read -r P50 P99 RPS NOTE < <(measure "$URL/hello")
+    read -r P50 P99 RPS CPU NOTE < <(measure "$URL/hello")
     # Every held connection must still be open after the measurement: none may have been dropped.
     OPEN=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
-    printf '%-10s %-8s %8s %9s %9s %10s %s\n' "$MODE" "$HOLD" "$OPEN" "$P50" "$P99" "$RPS" "$NOTE"
+    printf '%-10s %-8s %-8s %8s %9s %9s %10s %11s %s\n' "$MODE" "$LOOP" "$HOLD" "$OPEN" "$P50" "$P99" "$RPS" "$CPU" "$NOTE"
 
     kill "$HOLDER_PID"; wait "$HOLDER_PID" 2>/dev/null || true; HOLDER_PID=""
     kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+done
 done
