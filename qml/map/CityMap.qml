@@ -3,7 +3,9 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// The live map with its legend, attribution and the clicked car's details.
+// The live map with its legend, scale bar, attribution and the clicked car's details.
+// Layers, bottom up: streets (cached texture), `overlays` (extra layers other features add,
+// e.g. a heat map), street names, cars and the selection (CityMapItem), then the controls.
 Rectangle {
     id: root
 
@@ -11,6 +13,15 @@ Rectangle {
     property alias selectedBookingId: mapItem.selectedBookingId
     readonly property alias carsShown: mapItem.carsShown
     readonly property bool dark: palette.window.hslLightness < 0.5
+    // The map's view, for overlays: map.toScreen(lat, lng), map.coordinateAt(x, y),
+    // map.showLocation(lat, lng), and map.viewChanged() when it pans or zooms.
+    readonly property alias map: mapItem
+    // Items drawn over the streets and under the cars (overlays: [HeatLayer {...}]); they fill
+    // the map and get no input (the map above takes it).
+    property alias overlays: overlaySlot.data
+
+    // A click on a car (after it is selected and its details open); carId > 0.
+    signal carClicked(int carId)
 
     function zoomIn() { mapItem.zoomAt(mapItem.width / 2, mapItem.height / 2, 1.5) }
     function zoomOut() { mapItem.zoomAt(mapItem.width / 2, mapItem.height / 2, 1 / 1.5) }
@@ -32,6 +43,28 @@ Rectangle {
         layer.samples: 4
     }
 
+    Item {
+        id: overlaySlot
+        objectName: "overlays"
+        anchors.fill: parent
+    }
+
+    StreetLabelsItem {
+        id: streetLabels
+        objectName: "streetLabels"
+        anchors.fill: parent
+        map: mapItem
+        textColor: root.dark ? "#d8d4cc" : "#3a3631"
+        haloColor: root.dark ? "#e61f2326" : "#e6f4f1ea"
+        // The controls drawn over the map: no name under them.
+        reservedAreas: [
+            Qt.rect(legend.x, legend.y, legend.width, legend.height),
+            Qt.rect(zoomButtons.x, zoomButtons.y, zoomButtons.width, zoomButtons.height),
+            Qt.rect(scaleBar.x, scaleBar.y, scaleBar.width, scaleBar.height),
+            Qt.rect(attribution.x, attribution.y, attribution.width, attribution.height)
+        ]
+    }
+
     CityMapItem {
         id: mapItem
         objectName: "cityMap"
@@ -42,6 +75,9 @@ Rectangle {
         toPickupColor: "#f08c10"
         onTripColor: root.dark ? "#5b9bff" : "#2f6fd6"
         highlightColor: "#d61f69"
+        markerHaloColor: root.dark ? "#cc101316" : "#e6ffffff"
+        clusterColor: root.dark ? "#e6dfe6ea" : "#e62b363d"
+        clusterTextColor: root.dark ? "#1b2024" : "#ffffff"
         // Pinch (touchpad, touch screen) zooms towards the fingers, like the wheel.
         PinchHandler {
             id: pinch
@@ -55,14 +91,17 @@ Rectangle {
         }
         onClicked: (carId, x, y) => {
             selectedCarId = carId
-            if (carId > 0)
+            if (carId > 0) {
                 carPopup.openFor(carId, x, y)
-            else
+                root.carClicked(carId)
+            } else {
                 carPopup.close()
+            }
         }
     }
 
     MapLegend {
+        id: legend
         anchors.left: parent.left
         anchors.top: parent.top
         anchors.margins: 10
@@ -72,6 +111,7 @@ Rectangle {
     }
 
     Column {
+        id: zoomButtons
         anchors.right: parent.right
         anchors.top: parent.top
         anchors.margins: 10
@@ -81,7 +121,18 @@ Rectangle {
         RoundButton { text: "⤢"; onClicked: root.fit(); ToolTip.text: qsTr("Whole city (Ctrl+0)"); ToolTip.visible: hovered }
     }
 
+    MapScaleBar {
+        id: scaleBar
+        objectName: "scaleBar"
+        anchors.left: parent.left
+        anchors.bottom: parent.bottom
+        anchors.margins: 10
+        map: mapItem
+        ink: root.dark ? "#e6e6e6" : "#333333"
+    }
+
     Label {
+        id: attribution
         anchors.right: parent.right
         anchors.bottom: parent.bottom
         padding: 3

@@ -17,7 +17,9 @@ Pane {
     ColumnLayout {
         spacing: 3
         Label {
-            text: qsTr("%n car(s)", "", legend.carsShown)
+            objectName: "carCount"
+            // Spelled out: "%n car(s)" shows as such without an English translation loaded.
+            text: legend.carsShown === 1 ? qsTr("1 car") : qsTr("%1 cars").arg(legend.carsShown.toLocaleString(Qt.locale(), "f", 0))
             font.bold: true
         }
         Repeater {

@@ -18,13 +18,16 @@ CarLayer::CarLayer()
     setFlag(OwnsMaterial);
 }
 
-void CarLayer::update(const std::vector<CarMarker> &cars, const MapViewport &viewport, const Palette &palette)
+void CarLayer::update(const std::vector<CarMarker> &cars, const MapViewport &viewport, const Palette &palette,
+                      QColor halo)
 {
     const QSizeF size = viewport.size();
     const double margin = kLengthPx;
-    // Smaller arrows when zoomed out, so that a dense fleet does not become one blot.
-    const double shrink = std::clamp(viewport.scale() / kFullSizeScale, kMinSizeFactor, 1.0);
-    const double length = kLengthPx * shrink, width = kWidthPx * shrink;
+    const double length = kLengthPx, width = kWidthPx;
+    // Premultiplied, as QSGVertexColorMaterial blends.
+    const int haloAlpha = halo.alpha();
+    const auto hr = uchar(halo.red() * haloAlpha / 255), hg = uchar(halo.green() * haloAlpha / 255),
+               hb = uchar(halo.blue() * haloAlpha / 255), ha = uchar(haloAlpha);
 
     QSGGeometry *g = geometry();
     // Count the visible cars first: allocate() discards what was written before it.
@@ -34,8 +37,8 @@ void CarLayer::update(const std::vector<CarMarker> &cars, const MapViewport &vie
         visible +=
             p.x() > -margin && p.y() > -margin && p.x() < size.width() + margin && p.y() < size.height() + margin;
     }
-    if (g->vertexCount() != visible * 3)
-        g->allocate(visible * 3);
+    if (g->vertexCount() != visible * 6)
+        g->allocate(visible * 6);
 
     auto *v = g->vertexDataAsColoredPoint2D();
     for (const auto &car : cars) {
@@ -51,6 +54,14 @@ void CarLayer::update(const std::vector<CarMarker> &cars, const MapViewport &vie
         const QPointF right = back - across * (width / 2);
         const QColor &c = palette[size_t(car.state) < palette.size() ? size_t(car.state) : 0];
         const auto r = uchar(c.red()), gr = uchar(c.green()), b = uchar(c.blue()), a = uchar(c.alpha());
+        // The halo: the same arrow grown by kHaloPx, so markers stand out from the streets.
+        const QPointF centroid = (tip + left + right) / 3;
+        for (const QPointF corner : {tip, left, right}) {
+            const QPointF out = corner - centroid;
+            const double len = std::hypot(out.x(), out.y());
+            const QPointF grown = corner + out / len * (kHaloPx * 2);
+            (v++)->set(float(grown.x()), float(grown.y()), hr, hg, hb, ha);
+        }
         (v++)->set(float(tip.x()), float(tip.y()), r, gr, b, a);
         (v++)->set(float(left.x()), float(left.y()), r, gr, b, a);
         (v++)->set(float(right.x()), float(right.y()), r, gr, b, a);

@@ -1,8 +1,10 @@
 #include "CityMapItem.h"
 
 #include "CarLayer.h"
+#include "ClusterLayer.h"
 #include "CityRoads.h"
 #include "ConsoleBackend.h"
+#include "MapScale.h"
 #include "StrokeGeometry.h"
 
 #include "city/City.h"
@@ -30,14 +32,22 @@ constexpr double kMaxExtrapolationMs = 300;
 constexpr qint64 kRouteRefreshMs = 1000;
 // Each wheel notch (120 units) zooms by this factor.
 constexpr double kWheelNotchZoom = 1.25;
+// The selected car's trail, half its width in px.
+constexpr double kTrailHalfWidthPx = 2;
+// A click on a counted circle zooms in by this factor, centred on it.
+constexpr double kClusterClickZoom = 3;
+// showLocation() zooms in at least this far (px per metre): a few blocks across the view.
+constexpr double kShowLocationScale = 0.5;
 
-// The scene, in pixels: cars, then the selection over them.
+// The scene, in pixels: counted circles, single cars, then the selection over them.
 struct MapNode : QSGNode {
+    ClusterLayer *clusters = new ClusterLayer;
     CarLayer *cars = new CarLayer;
     QSGGeometryNode *highlight = new QSGGeometryNode;
 
     MapNode()
     {
+        appendChildNode(clusters);
         appendChildNode(cars);
         auto *geometry = new QSGGeometry(QSGGeometry::defaultAttributes_ColoredPoint2D(), 0);
         geometry->setDrawingMode(QSGGeometry::DrawTriangles);
@@ -57,7 +67,8 @@ CityMapItem::CityMapItem(QQuickItem *parent)
     setAcceptedMouseButtons(Qt::LeftButton);
     m_frameTimer.setInterval(kFrameIntervalMs);
     connect(&m_frameTimer, &QTimer::timeout, this, [this] {
-        if (m_selectedBookingId > 0 && m_routeClock.elapsed() > kRouteRefreshMs)
+        const qint64 shown = shownBookingId();
+        if (shown != m_routedBookingId || (shown > 0 && m_routeClock.elapsed() > kRouteRefreshMs))
             routeSelection();
         update();
         // m_cars and m_stateCounts are only written during the sync, while this thread waits.
@@ -121,7 +132,7 @@ int CityMapItem::carAt(double x, double y) const
 {
     int best = 0;
     double bestDist = kHitRadiusPx * kHitRadiusPx;
-    for (const auto &car : m_cars) {
+    for (const auto &car : m_drawnCars) {
         const QPointF delta = m_viewport.toScreen(car.metres) - QPointF(x, y);
         const double dist = delta.x() * delta.x() + delta.y() * delta.y();
         if (dist <= bestDist) {
@@ -130,6 +141,22 @@ int CityMapItem::carAt(double x, double y) const
         }
     }
     return best;
+}
+
+const CarCluster *CityMapItem::clusterAt(QPointF pos) const
+{
+    for (const auto &cluster : m_clusters) {
+        const QPointF delta = cluster.screen - pos;
+        if (cluster.count > 1 && delta.x() * delta.x() + delta.y() * delta.y() <= cluster.radius * cluster.radius)
+            return &cluster;
+    }
+    return nullptr;
+}
+
+int CityMapItem::clusterCountAt(double x, double y) const
+{
+    const CarCluster *cluster = clusterAt({x, y});
+    return cluster ? cluster->count : 0;
 }
 
 void CityMapItem::panBy(double dx, double dy)
@@ -161,6 +188,35 @@ void CityMapItem::fitCity()
     }
     Q_EMIT viewChanged();
     update();
+}
+
+QPointF CityMapItem::toScreen(double lat, double lng) const
+{
+    return m_viewport.toScreen(m_projection.toMetres(lat, lng));
+}
+
+QVariantMap CityMapItem::coordinateAt(double x, double y) const
+{
+    const QPointF lngLat = m_projection.toLatLng(m_viewport.toMetres({x, y}));
+    return {{QStringLiteral("lat"), lngLat.y()}, {QStringLiteral("lng"), lngLat.x()}};
+}
+
+void CityMapItem::showLocation(double lat, double lng)
+{
+    m_userMoved = true;
+    if (m_viewport.scale() < kShowLocationScale)
+        m_viewport.zoomAt({width() / 2, height() / 2}, kShowLocationScale / m_viewport.scale());
+    const QPointF at = toScreen(lat, lng);
+    m_viewport.panBy(QPointF(width() / 2, height() / 2) - at);
+    Q_EMIT viewChanged();
+    update();
+}
+
+QVariantMap CityMapItem::scaleBarFor(double metresPerPixel, double maxWidthPx) const
+{
+    const ScaleBarChoice bar = MapScale::choose(metresPerPixel, maxWidthPx);
+    return {
+        {QStringLiteral("metres"), bar.metres}, {QStringLiteral("px"), bar.px}, {QStringLiteral("label"), bar.label}};
 }
 
 void CityMapItem::geometryChange(const QRectF &newGeometry, const QRectF &oldGeometry)
@@ -195,7 +251,15 @@ void CityMapItem::mouseReleaseEvent(QMouseEvent *event)
 {
     if (!m_dragging) {
         const QPointF pos = event->position();
-        Q_EMIT clicked(carAt(pos.x(), pos.y()), pos.x(), pos.y());
+        const int car = carAt(pos.x(), pos.y());
+        // A counted circle opens up: zoom in on it, as map viewers do.
+        if (const CarCluster *cluster = car ? nullptr : clusterAt(pos)) {
+            const QPointF centre = cluster->screen;
+            zoomAt(centre.x(), centre.y(), kClusterClickZoom);
+            panBy(width() / 2 - centre.x(), height() / 2 - centre.y());
+        } else {
+            Q_EMIT clicked(car, pos.x(), pos.y());
+        }
     }
     m_dragging = false;
 }
@@ -238,6 +302,16 @@ void CityMapItem::readFleet()
             ++m_stateCounts[size_t(car->state)];
     }
     m_cars.resize(n);
+    m_trails.record(m_cars, now);
+}
+
+qint64 CityMapItem::shownBookingId() const
+{
+    if (m_selectedBookingId > 0)
+        return m_selectedBookingId;
+    taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
+    const auto car = fleet && m_selectedCarId > 0 ? fleet->car(m_selectedCarId) : std::nullopt;
+    return car ? qint64(car->bookingId) : 0;
 }
 
 void CityMapItem::routeSelection()
@@ -245,10 +319,10 @@ void CityMapItem::routeSelection()
     m_approachRoute.clear();
     m_tripRoute.clear();
     m_routeClock.restart();
+    m_routedBookingId = shownBookingId();
     taxicore::FleetStore *fleet = m_backend ? m_backend->fleet() : nullptr;
     const auto city = m_backend ? m_backend->city() : nullptr;
-    const auto booking =
-        fleet && m_selectedBookingId > 0 ? fleet->booking(uint64_t(m_selectedBookingId)) : std::nullopt;
+    const auto booking = fleet && m_routedBookingId > 0 ? fleet->booking(uint64_t(m_routedBookingId)) : std::nullopt;
     if (!city || !booking)
         return;
     const auto car = fleet->car(booking->carId);
@@ -281,6 +355,20 @@ void CityMapItem::appendRoute(StrokeGeometry::Vertices &out, const std::vector<Q
                                       colour);
 }
 
+void CityMapItem::appendTrail(StrokeGeometry::Vertices &out, QPointF carScreen) const
+{
+    // Fades in from the oldest position to the car, so the direction of travel reads at a glance.
+    std::vector<QPointF> trail = m_trails.trailOf(m_selectedCarId);
+    for (auto &p : trail)
+        p = m_viewport.toScreen(p);
+    trail.push_back(carScreen);
+    QColor colour = m_highlightColor;
+    for (size_t i = 1; i < trail.size(); ++i) {
+        colour.setAlphaF(float(0.15 + 0.6 * double(i) / double(trail.size())));
+        StrokeGeometry::appendSegment(out, trail[i - 1], trail[i], kTrailHalfWidthPx, colour);
+    }
+}
+
 void CityMapItem::updateHighlight(QSGGeometryNode *node) const
 {
     StrokeGeometry::Vertices out;
@@ -292,8 +380,10 @@ void CityMapItem::updateHighlight(QSGGeometryNode *node) const
         return m_viewport.toScreen(m_projection.toMetres(car->position.lat, car->position.lng));
     };
 
-    if (fleet && m_selectedBookingId > 0) {
-        if (const auto booking = fleet->booking(uint64_t(m_selectedBookingId))) {
+    if (const auto car = carScreen(m_selectedCarId))
+        appendTrail(out, *car);
+    if (fleet && m_routedBookingId > 0) {
+        if (const auto booking = fleet->booking(uint64_t(m_routedBookingId))) {
             const QPointF pickup = m_viewport.toScreen(m_projection.toMetres(booking->pickup.lat, booking->pickup.lng));
             const auto car = carScreen(booking->carId);
             const bool toPickup = booking->state == taxicore::BookingState::Assigned
@@ -330,8 +420,25 @@ QSGNode *CityMapItem::updatePaintNode(QSGNode *oldNode, UpdatePaintNodeData *)
         root = new MapNode;
 
     readFleet();
-    root->cars->update(m_cars, m_viewport,
-                       {m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor, m_toPickupColor});
+    const CarLayer::Palette palette{m_offlineColor, m_availableColor, m_toPickupColor, m_onTripColor, m_toPickupColor};
+    m_clusters.clear();
+    if (clustered()) {
+        m_clusters = CarClusters::build(m_cars, m_viewport);
+        // Drawn singly: the only car of its cell, and the selected car wherever it is.
+        m_drawnCars.clear();
+        for (const auto &cluster : m_clusters) {
+            if (cluster.count == 1 && cluster.carId != m_selectedCarId)
+                m_drawnCars.push_back(m_cars[cluster.carIndex]);
+        }
+        for (const auto &car : m_cars) {
+            if (car.id == m_selectedCarId && m_selectedCarId > 0)
+                m_drawnCars.push_back(car);
+        }
+    } else {
+        m_drawnCars = m_cars;
+    }
+    root->clusters->update(m_clusters, {m_clusterColor, m_clusterTextColor, palette}, window());
+    root->cars->update(m_drawnCars, m_viewport, palette, m_markerHaloColor);
     updateHighlight(root->highlight);
     return root;
 }

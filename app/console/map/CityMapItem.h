@@ -1,6 +1,8 @@
 #pragma once
 
+#include "CarClusters.h"
 #include "CarMarker.h"
+#include "CarTrails.h"
 #include "MapProjection.h"
 #include "MapViewport.h"
 
@@ -10,6 +12,7 @@
 #include <QPointer>
 #include <QQuickItem>
 #include <QTimer>
+#include <QVariantMap>
 #include <array>
 #include <qqmlregistration.h>
 #include <vector>
@@ -38,6 +41,11 @@ class CityMapItem : public QQuickItem {
     Q_PROPERTY(QColor toPickupColor MEMBER m_toPickupColor NOTIFY styleChanged)
     Q_PROPERTY(QColor onTripColor MEMBER m_onTripColor NOTIFY styleChanged)
     Q_PROPERTY(QColor highlightColor MEMBER m_highlightColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor markerHaloColor MEMBER m_markerHaloColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor clusterColor MEMBER m_clusterColor NOTIFY styleChanged)
+    Q_PROPERTY(QColor clusterTextColor MEMBER m_clusterTextColor NOTIFY styleChanged)
+    // True while zoomed out so far that cars are counted per cell instead of drawn one by one.
+    Q_PROPERTY(bool clustered READ clustered NOTIFY viewChanged)
 
 public:
     explicit CityMapItem(QQuickItem *parent = nullptr);
@@ -54,12 +62,28 @@ public:
     double metresPerPixel() const { return 1.0 / m_viewport.scale(); }
     int carsShown() const { return m_carsShown; }
     QList<int> carsByState() const { return m_carsByState; }
+    bool clustered() const { return m_viewport.scale() < kClusterBelowScale; }
 
-    // The car drawn nearest to (x, y) within a few pixels, or 0.
+    // Below this zoom (px per metre, about 7 m a pixel) cars are counted per cell: single
+    // arrows would overlap into a blot, and shrunk ones are unreadable specks.
+    static constexpr double kClusterBelowScale = 0.15;
+
+    // The car drawn nearest to (x, y) within a few pixels, or 0 (cars inside a counted
+    // circle are not drawn, so not hit).
     Q_INVOKABLE int carAt(double x, double y) const;
+    // The number of cars in the counted circle under (x, y), or 0.
+    Q_INVOKABLE int clusterCountAt(double x, double y) const;
     Q_INVOKABLE void panBy(double dx, double dy);
     Q_INVOKABLE void zoomAt(double x, double y, double factor);
     Q_INVOKABLE void fitCity();
+    // For layers drawn over the map (QML): the screen point of a coordinate, and back.
+    Q_INVOKABLE QPointF toScreen(double lat, double lng) const;
+    Q_INVOKABLE QVariantMap coordinateAt(double x, double y) const; // {lat, lng}
+    // Centres the map on a coordinate, zoomed in to street level if it was further out.
+    Q_INVOKABLE void showLocation(double lat, double lng);
+    // The scale bar for a zoom: {metres, px, label}; metresPerPixel is an argument so that a
+    // QML binding passing the property re-evaluates when the zoom changes.
+    Q_INVOKABLE QVariantMap scaleBarFor(double metresPerPixel, double maxWidthPx) const;
 
     const MapViewport &viewport() const { return m_viewport; }
     const MapProjection &projection() const { return m_projection; }
@@ -84,8 +108,11 @@ protected:
 
 private:
     void readFleet();
-    // Routes the selected booking on the city's roads: car → pickup, pickup (or car) → drop-off.
+    // The booking whose roads are drawn: the one selected, else the selected car's.
+    qint64 shownBookingId() const;
+    // Routes the shown booking on the city's roads: car → pickup, pickup (or car) → drop-off.
     void routeSelection();
+    void appendTrail(std::vector<QSGGeometry::ColoredPoint2D> &out, QPointF carScreen) const;
     void appendRoute(std::vector<QSGGeometry::ColoredPoint2D> &out, const std::vector<QPointF> &route, double halfWidth,
                      const QColor &colour) const;
     void updateHighlight(QSGGeometryNode *node) const;
@@ -93,9 +120,15 @@ private:
     QPointer<ConsoleBackend> m_backend;
     MapProjection m_projection;
     MapViewport m_viewport;
+    const CarCluster *clusterAt(QPointF pos) const;
+
     std::vector<CarMarker> m_cars;        // written during sync (GUI thread blocked), read on the GUI thread
+    std::vector<CarCluster> m_clusters;   // likewise; empty unless clustered
+    std::vector<CarMarker> m_drawnCars;   // the cars drawn one by one (all when not clustered)
     std::vector<QPointF> m_approachRoute; // metres; written on the GUI thread, read during sync
     std::vector<QPointF> m_tripRoute;
+    qint64 m_routedBookingId = 0;
+    CarTrails m_trails; // written during sync, read during sync
     QElapsedTimer m_routeClock;
     bool m_userMoved = false;
     int m_carsShown = 0;
@@ -113,4 +146,7 @@ private:
     QColor m_toPickupColor{0xf0, 0x90, 0x10};
     QColor m_onTripColor{0x2f, 0x6f, 0xd6};
     QColor m_highlightColor{0xd6, 0x1f, 0x69};
+    QColor m_markerHaloColor{255, 255, 255, 220};
+    QColor m_clusterColor{0x2b, 0x36, 0x3d, 230};
+    QColor m_clusterTextColor{Qt::white};
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "RoadStroke.h"
+#include "StreetLabels.h"
 
 #include <vector>
 
@@ -21,4 +22,7 @@ public:
     static std::vector<RoadStroke> graticule(const MapProjection &projection);
     // Every road segment of the city, classed for drawing (motorway → Major, service → Service...).
     static std::vector<RoadStroke> streets(const taxicore::city::City &city, const MapProjection &projection);
+    // The named streets, each road piece joined to the next of the same name where they meet
+    // (so a label can run across intersections), for StreetLabels.
+    static std::vector<NamedStreet> namedStreets(const taxicore::city::City &city, const MapProjection &projection);
 };

@@ -10,8 +10,11 @@ namespace StrokeGeometry {
 namespace {
 void push(Vertices &out, QPointF p, QColor c)
 {
+    // QSGVertexColorMaterial blends premultiplied colours.
+    const int a = c.alpha();
     out.emplace_back();
-    out.back().set(float(p.x()), float(p.y()), uchar(c.red()), uchar(c.green()), uchar(c.blue()), uchar(c.alpha()));
+    out.back().set(float(p.x()), float(p.y()), uchar(c.red() * a / 255), uchar(c.green() * a / 255),
+                   uchar(c.blue() * a / 255), uchar(a));
 }
 
 QPointF onCircle(QPointF centre, double radius, int i, int sides)
@@ -33,6 +36,12 @@ void appendSegment(Vertices &out, QPointF a, QPointF b, double halfWidth, QColor
     const QPointF p[4] = {a - along + across, a - along - across, b + along + across, b + along - across};
     for (int i : {0, 1, 2, 2, 1, 3})
         push(out, p[i], colour);
+}
+
+void appendQuad(Vertices &out, QPointF a, QPointF b, QPointF c, QPointF d, QColor colour)
+{
+    for (const QPointF p : {a, b, c, c, b, d})
+        push(out, p, colour);
 }
 
 void appendDisc(Vertices &out, QPointF centre, double radius, QColor colour, int sides)

@@ -13,6 +13,8 @@ using Vertices = std::vector<QSGGeometry::ColoredPoint2D>;
 
 // A segment as two triangles, with square caps so that joints of a polyline have no gaps.
 void appendSegment(Vertices &out, QPointF a, QPointF b, double halfWidth, QColor colour);
+// Two triangles: (a, b, c) and (c, b, d).
+void appendQuad(Vertices &out, QPointF a, QPointF b, QPointF c, QPointF d, QColor colour);
 // A filled regular polygon approximating a disc.
 void appendDisc(Vertices &out, QPointF centre, double radius, QColor colour, int sides = 16);
 // A ring (disc outline) of the given thickness.
