@@ -121,12 +121,14 @@ Rectangle {
         RoundButton { text: "⤢"; onClicked: root.fit(); ToolTip.text: qsTr("Whole city (Ctrl+0)"); ToolTip.visible: hovered }
     }
 
+    // Bottom right, over the attribution: the bottom left is the operations view's (alerts).
     MapScaleBar {
         id: scaleBar
         objectName: "scaleBar"
-        anchors.left: parent.left
-        anchors.bottom: parent.bottom
-        anchors.margins: 10
+        anchors.right: parent.right
+        anchors.bottom: attribution.top
+        anchors.rightMargin: 10
+        anchors.bottomMargin: 4
         map: mapItem
         ink: root.dark ? "#e6e6e6" : "#333333"
     }

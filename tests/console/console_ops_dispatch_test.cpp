@@ -154,7 +154,8 @@ int ConsoleOpsDispatchTest::clickableCar(QPointF *scenePos) const
         const bool alone = std::none_of(drawn.begin(), drawn.end(), [&, id = id, at = at](const auto &other) {
             return other.first != id && QLineF(other.second, at).length() < kClearancePx;
         });
-        if (alone) {
+        // ... and drawn on its own (zoomed out, the map counts cars sharing a cell in a circle).
+        if (alone && m_map->carAt(at.x(), at.y()) == id) {
             *scenePos = m_map->mapToScene(at);
             return id;
         }
