@@ -5,6 +5,7 @@
 // bytes say: the verdict and the heads must not depend on where the reads end.
 
 #include "FuzzChecks.h"
+#include "wire/PlainRequest.h"
 #include "wire/RequestFraming.h"
 
 #include <algorithm>
@@ -29,6 +30,7 @@ struct Run {
     FramingError error;
     qsizetype consumed = 0;
     std::vector<RequestTraits> heads;
+    std::vector<long long> starts; // where each head starts in the stream
 };
 
 // Feeds `data` in reads ending at `cuts`, taking heads as a dispatcher would.
@@ -49,14 +51,17 @@ Run check(const ConnectionLimits &limits, const char *data, qsizetype size, std:
                 break;
             // Stopped early: only ever to wait for the dispatcher, which takes the oldest head.
             TAXICORE_FUZZ_CHECK(framing.hasPendingHead());
+            run.starts.push_back(framing.pendingHeadStart());
             run.heads.push_back(framing.takeHead());
         }
         if (framing.failed())
             break;
     }
     TAXICORE_FUZZ_CHECK(framing.headsAhead() >= 0 && framing.headsAhead() <= RequestFraming::kMaxHeadsAhead);
-    while (framing.hasPendingHead())
+    while (framing.hasPendingHead()) {
+        run.starts.push_back(framing.pendingHeadStart());
         run.heads.push_back(framing.takeHead());
+    }
     run.error = framing.error();
     return run;
 }
@@ -89,6 +94,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (std::size_t i = 0; i < whole.heads.size(); ++i) {
         TAXICORE_FUZZ_CHECK(whole.heads[i].http10 == pieces.heads[i].http10);
         TAXICORE_FUZZ_CHECK(whole.heads[i].wantsClose == pieces.heads[i].wantsClose);
+        TAXICORE_FUZZ_CHECK(whole.starts[i] == pieces.starts[i]);
+    }
+    // The guard's direct path reads a request the check passed from where its head starts: it
+    // stays inside the bytes, and a request it reads ends where the next one begins (blank lines
+    // between them aside), as the check framed it.
+    for (std::size_t i = 0; i < whole.starts.size(); ++i) {
+        const long long start = whole.starts[i];
+        TAXICORE_FUZZ_CHECK(start >= 0 && start < length && (i == 0 || start > whole.starts[i - 1]));
+        PlainRequest request;
+        const qsizetype read = readPlainRequest(QByteArrayView(bytes + start, length - start), request);
+        TAXICORE_FUZZ_CHECK(read >= 0 && read <= length - start);
+        if (read == 0 || i + 1 == whole.starts.size())
+            continue;
+        const long long next = whole.starts[i + 1];
+        TAXICORE_FUZZ_CHECK(start + read <= next);
+        for (long long at = start + read; at < next; ++at)
+            TAXICORE_FUZZ_CHECK(bytes[at] == '\r' || bytes[at] == '\n');
     }
     return 0;
 }
