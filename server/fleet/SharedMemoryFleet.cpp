@@ -26,6 +26,25 @@ constexpr int64_t kDevicePauseMs = 30'000;
 constexpr int kBookingCandidates = 16;
 constexpr int kBookingAttempts = 4;
 
+// The nearby grid's cells: 1/800 degree of latitude (~139 m) by 1/500 of longitude (~119 m at
+// Gothenburg's 57.7° N). Small enough that in the dense centre of 10,000 cars the 20 nearest come
+// from the first ring of 3 x 3 cells; a 1 km search reads at most ~16 x 18. Wrapped every
+// kGridSide cells (~71 x 61 km here): only cells that far apart share a list, and nearby()
+// filters by position anyway.
+constexpr double kGridCellsPerDegreeLat = 800;
+constexpr double kGridCellsPerDegreeLng = 500;
+// Positions beyond this are clamped before their cell is computed (a device may report anything).
+constexpr double kGridClampDeg = 1e6;
+// nearby()'s box is in floats (the packed copy) while a car's cell goes by its double position:
+// the cells read reach this far (~11 m) beyond the box, far more than float rounding moves it.
+constexpr double kGridMarginDeg = 1e-4;
+// A cell costs about as much to read as this many cars of a fleet scan: a box with more cells
+// than the fleet has cars (times this) is answered by the scan.
+constexpr int kGridCellCostInCars = 1;
+// Reads of one cell that a writer changed meanwhile before nearby() gives up on the grid for
+// this query and scans the fleet (a writer preempted or killed inside its update).
+constexpr int kGridReadTries = 64;
+
 BookingSnapshot snapshotOf(const BookingSlot &slot)
 {
     BookingSnapshot b;
@@ -124,6 +143,75 @@ CarState carStateFor(BookingState state)
                                              : CarState::ToPickup;
 }
 
+int64_t gridRow(double lat)
+{
+    return int64_t(std::floor(std::clamp(lat, -kGridClampDeg, kGridClampDeg) * kGridCellsPerDegreeLat));
+}
+
+int64_t gridColumn(double lng)
+{
+    return int64_t(std::floor(std::clamp(lng, -kGridClampDeg, kGridClampDeg) * kGridCellsPerDegreeLng));
+}
+
+int gridCellAt(int64_t row, int64_t column)
+{
+    constexpr uint64_t kWrap = kGridSide - 1;
+    return int(((uint64_t(row) & kWrap) << kGridSideBits) | (uint64_t(column) & kWrap));
+}
+
+// The cell a position is listed in; -1 for a position that is not finite (listed nowhere: no
+// nearby box contains it either).
+int gridCellOf(LatLng position)
+{
+    if (!std::isfinite(position.lat) || !std::isfinite(position.lng))
+        return -1;
+    return gridCellAt(gridRow(position.lat), gridColumn(position.lng));
+}
+
+// One writer's update of a cell's list, under the cell's seqlock. `abandoned`: the previous
+// writer died inside its update (its `writing` mark is still there), so the list may be torn.
+class CellUpdate {
+public:
+    explicit CellUpdate(GridCell &cell)
+        : m_cell(cell)
+        , m_seq(beginSeqlockWrite(cell.seq))
+    {
+        std::atomic_thread_fence(std::memory_order_release);
+        m_abandoned = cell.writing.exchange(1, std::memory_order_relaxed) != 0;
+    }
+    ~CellUpdate()
+    {
+        m_cell.writing.store(0, std::memory_order_relaxed);
+        m_cell.seq.store(m_seq + 1, std::memory_order_release);
+    }
+    CellUpdate(const CellUpdate &) = delete;
+    CellUpdate &operator=(const CellUpdate &) = delete;
+    bool abandoned() const { return m_abandoned; }
+
+private:
+    GridCell &m_cell;
+    uint32_t m_seq;
+    bool m_abandoned = false;
+};
+
+// Relinks every car whose link names `cell`, after a writer died inside an update of its list.
+// A car is named only while it is wholly in the list (unlinking clears the name first, linking
+// sets it last), so the rebuilt list holds exactly the cars listed there.
+void rebuildCell(GridCell &cell, GridLink *links, int cellIndex)
+{
+    int32_t head = 0;
+    for (int i = 0; i < kMaxCars; ++i) {
+        if (links[i].cell.load(std::memory_order_relaxed) != cellIndex + 1)
+            continue;
+        links[i].prev.store(0, std::memory_order_relaxed);
+        links[i].next.store(head, std::memory_order_relaxed);
+        if (head != 0)
+            links[head - 1].prev.store(i + 1, std::memory_order_relaxed);
+        head = i + 1;
+    }
+    cell.head.store(head, std::memory_order_relaxed);
+}
+
 CarSnapshot readCar(const CarSlot &slot, int id)
 {
     CarSnapshot c;
@@ -177,6 +265,159 @@ PackedPosition *SharedMemoryFleet::packedPositions() const
     return reinterpret_cast<PackedPosition *>(regionBase() + RegionOffsets::positions);
 }
 
+GridCell *SharedMemoryFleet::gridCells() const
+{
+    return reinterpret_cast<GridCell *>(regionBase() + RegionOffsets::grid);
+}
+
+GridLink *SharedMemoryFleet::gridLinks() const
+{
+    return reinterpret_cast<GridLink *>(regionBase() + RegionOffsets::gridLinks);
+}
+
+void SharedMemoryFleet::placeInGrid(int index, LatLng position)
+{
+    const int to = gridCellOf(position);
+    const int from = gridLinks()[index].cell.load(std::memory_order_relaxed) - 1;
+    if (from == to)
+        return;
+    if (from >= 0)
+        unlinkFromCell(from, index);
+    if (to >= 0)
+        linkIntoCell(to, index);
+}
+
+void SharedMemoryFleet::unlinkFromCell(int cellIndex, int index)
+{
+    GridCell &cell = gridCells()[cellIndex];
+    GridLink *links = gridLinks();
+    GridLink &link = links[index];
+    CellUpdate update(cell);
+    if (update.abandoned())
+        rebuildCell(cell, links, cellIndex);
+    if (link.cell.load(std::memory_order_relaxed) != cellIndex + 1)
+        return; // the rebuild found it half unlinked by the writer that died: out already
+    link.cell.store(0, std::memory_order_relaxed); // first: a rebuild leaves it out from here on
+    const int32_t prev = link.prev.load(std::memory_order_relaxed);
+    const int32_t next = link.next.load(std::memory_order_relaxed);
+    if (prev != 0)
+        links[prev - 1].next.store(next, std::memory_order_relaxed);
+    else
+        cell.head.store(next, std::memory_order_relaxed);
+    if (next != 0)
+        links[next - 1].prev.store(prev, std::memory_order_relaxed);
+    link.prev.store(0, std::memory_order_relaxed);
+    link.next.store(0, std::memory_order_relaxed);
+}
+
+void SharedMemoryFleet::linkIntoCell(int cellIndex, int index)
+{
+    GridCell &cell = gridCells()[cellIndex];
+    GridLink *links = gridLinks();
+    GridLink &link = links[index];
+    CellUpdate update(cell);
+    if (update.abandoned())
+        rebuildCell(cell, links, cellIndex);
+    const int32_t head = cell.head.load(std::memory_order_relaxed);
+    link.prev.store(0, std::memory_order_relaxed);
+    link.next.store(head, std::memory_order_relaxed);
+    if (head != 0)
+        links[head - 1].prev.store(index + 1, std::memory_order_relaxed);
+    cell.head.store(index + 1, std::memory_order_relaxed);
+    link.cell.store(cellIndex + 1, std::memory_order_relaxed); // last: named only once wholly in
+}
+
+template <typename Consider>
+bool SharedMemoryFleet::visitGrid(const NearbyArea &area, int limit, int count,
+                                  std::vector<NearbyCandidate> &candidates, Consider consider) const
+{
+    if (!std::isfinite(area.south) || !std::isfinite(area.north) || !std::isfinite(area.west)
+        || !std::isfinite(area.east))
+        return false;
+    // The cells of the box, with a margin: the box is in floats, a car's cell goes by its double.
+    const int64_t rowFrom = gridRow(double(area.south) - kGridMarginDeg);
+    const int64_t rowTo = gridRow(double(area.north) + kGridMarginDeg);
+    const int64_t columnFrom = gridColumn(double(area.west) - kGridMarginDeg);
+    const int64_t columnTo = gridColumn(double(area.east) + kGridMarginDeg);
+    const int64_t rows = rowTo - rowFrom + 1;
+    const int64_t columns = columnTo - columnFrom + 1;
+    // A box as wide as the wrapped grid would read cells twice; one of more cells than the fleet
+    // has cars is cheaper to scan.
+    if (rows >= kGridSide || columns >= kGridSide || rows * columns * kGridCellCostInCars > count)
+        return false;
+    const GridCell *cells = gridCells();
+    const GridLink *links = gridLinks();
+    const auto readCell = [&](int64_t row, int64_t column) {
+        const GridCell &cell = cells[gridCellAt(row, column)];
+        const std::size_t kept = candidates.size();
+        for (int tries = 0; tries < kGridReadTries; ++tries) {
+            const uint32_t before = cell.seq.load(std::memory_order_acquire);
+            if (before & 1) {
+                cpuRelax();
+                continue;
+            }
+            // Bounded: a list read while it changes may be cut or looped; the check below throws
+            // such a read away.
+            int32_t at = cell.head.load(std::memory_order_relaxed);
+            for (int steps = 0; at > 0 && at <= kMaxCars && steps < kMaxCars; ++steps) {
+                if (at <= count) // cars past the count (a smaller fleet since) are not answered
+                    consider(at - 1);
+                at = links[at - 1].next.load(std::memory_order_relaxed);
+            }
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (cell.seq.load(std::memory_order_relaxed) == before)
+                return true;
+            candidates.resize(kept); // the list changed while it was read: read it again
+        }
+        return false;
+    };
+    // Rings of cells around the centre's, clipped to the box. After each, no car outside the
+    // rings read is nearer (planar, as approxM) than the nearest side with box beyond it, less a
+    // margin for the float copy; once `limit` candidates and the keepBeyondM band past the
+    // limit-th lie within that, the candidates hold every car nearby() can keep.
+    const int64_t row0 = std::clamp(gridRow(area.centre.lat), rowFrom, rowTo);
+    const int64_t column0 = std::clamp(gridColumn(area.centre.lng), columnFrom, columnTo);
+    const double marginM = kGridMarginDeg * std::max(area.metresPerLatDeg, area.metresPerLngDeg);
+    for (int64_t ring = 0;; ++ring) {
+        const int64_t top = row0 - ring, bottom = row0 + ring, left = column0 - ring, right = column0 + ring;
+        for (int64_t row = std::max(top, rowFrom); row <= std::min(bottom, rowTo); ++row) {
+            if (row == top || row == bottom) {
+                for (int64_t column = std::max(left, columnFrom); column <= std::min(right, columnTo); ++column)
+                    if (!readCell(row, column))
+                        return false;
+            } else {
+                if (left >= columnFrom && !readCell(row, left))
+                    return false;
+                if (right <= columnTo && !readCell(row, right))
+                    return false;
+            }
+        }
+        double side = INFINITY; // to the nearest side of the rings read that has box beyond it
+        if (top > rowFrom)
+            side = std::min(side, (area.centre.lat - double(top) / kGridCellsPerDegreeLat) * area.metresPerLatDeg);
+        if (bottom < rowTo)
+            side =
+                std::min(side, (double(bottom + 1) / kGridCellsPerDegreeLat - area.centre.lat) * area.metresPerLatDeg);
+        if (left > columnFrom)
+            side = std::min(side, (area.centre.lng - double(left) / kGridCellsPerDegreeLng) * area.metresPerLngDeg);
+        if (right < columnTo)
+            side =
+                std::min(side, (double(right + 1) / kGridCellsPerDegreeLng - area.centre.lng) * area.metresPerLngDeg);
+        if (side == INFINITY)
+            return true; // the whole box is read
+        side -= marginM;
+        if (side >= area.reachM)
+            return true; // no car beyond could be in reach
+        if (static_cast<int>(candidates.size()) >= limit) {
+            const auto nth = candidates.begin() + (limit - 1);
+            std::nth_element(candidates.begin(), nth, candidates.end(),
+                             [](const NearbyCandidate &a, const NearbyCandidate &b) { return a.approxM < b.approxM; });
+            if (nth->approxM + area.keepBeyondM < side)
+                return true;
+        }
+    }
+}
+
 BookingSlot &SharedMemoryFleet::bookingSlot(uint64_t id) const
 {
     return reinterpret_cast<BookingSlot *>(regionBase() + RegionOffsets::bookings)[id % kBookingCapacity];
@@ -220,9 +461,11 @@ void SharedMemoryFleet::writePosition(CarSlot &slot, LatLng position, float head
     slot.heading.store(heading, std::memory_order_relaxed);
     slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
     slot.updatedMs.store(clock::wallMs(), std::memory_order_relaxed);
-    PackedPosition &packed = packedPositions()[&slot - reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars)];
+    const auto index = int(&slot - reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars));
+    PackedPosition &packed = packedPositions()[index];
     packed.lat.store(float(position.lat), std::memory_order_relaxed);
     packed.lng.store(float(position.lng), std::memory_order_relaxed);
+    placeInGrid(index, position);
     slot.seq.store(seq + 2, std::memory_order_release);
 }
 
@@ -314,37 +557,64 @@ std::vector<NearbyCar> SharedMemoryFleet::nearby(LatLng centre, double radiusM, 
     const auto *carSlots = reinterpret_cast<const CarSlot *>(regionBase() + RegionOffsets::cars);
     const PackedPosition *packed = packedPositions();
 
-    struct Candidate {
-        double approxM;
-        int index;
-    };
+    using Candidate = NearbyCandidate;
     std::vector<Candidate> candidates;
-    for (int i = 0; i < count; ++i) {
+    const auto consider = [&](int i) {
         const float lat = packed[i].lat.load(std::memory_order_relaxed);
         const float lng = packed[i].lng.load(std::memory_order_relaxed);
         // One well-predicted branch rather than four: most cars are outside the box.
         const bool inBox = (lat >= south) & (lat <= north) & (lng >= west) & (lng <= east);
         if (!inBox)
-            continue;
-        const auto state = static_cast<CarState>(carSlots[i].state.load(std::memory_order_relaxed));
-        if (state == CarState::Offline || (availableOnly && state != CarState::Available))
-            continue;
+            return;
         const double dy = (double(lat) - centre.lat) * kMetresPerDegree;
         const double dx = (double(lng) - centre.lng) * metresPerLngDeg;
         const double approx = std::sqrt(dx * dx + dy * dy);
-        if (approx <= reachM)
-            candidates.push_back({approx, i});
-    }
+        if (approx > reachM)
+            return;
+        const auto state = static_cast<CarState>(carSlots[i].state.load(std::memory_order_relaxed));
+        if (state == CarState::Offline || (availableOnly && state != CarState::Available))
+            return;
+        candidates.push_back({approx, i});
+    };
+    const auto scanFleet = [&] {
+        candidates.clear();
+        for (int i = 0; i < count; ++i)
+            consider(i);
+    };
     // Keep every car whose approximate distance is within the tolerance of the limit-th nearest:
     // the exact ranking below can only reorder those.
-    if (static_cast<int>(candidates.size()) > limit) {
+    constexpr double kKeepBeyondM = 2 * kApproxToleranceM;
+    const auto keepNearest = [&] {
+        if (static_cast<int>(candidates.size()) <= limit)
+            return;
         const auto nth = candidates.begin() + (limit - 1);
         std::nth_element(candidates.begin(), nth, candidates.end(),
                          [](const Candidate &a, const Candidate &b) { return a.approxM < b.approxM; });
-        const double cutoff = nth->approxM + 2 * kApproxToleranceM;
+        const double cutoff = nth->approxM + kKeepBeyondM;
         candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                         [cutoff](const Candidate &c) { return c.approxM > cutoff; }),
                          candidates.end());
+    };
+    // The cars of the grid cells around the centre, or the whole fleet when the box is too large
+    // for the grid to pay (or a cell could not be read): the same cars are kept either way.
+    const NearbyArea area{centre, south, north, west, east, kMetresPerDegree, metresPerLngDeg, reachM, kKeepBeyondM};
+    if (visitGrid(area, limit, count, candidates, consider)) {
+        keepNearest();
+        // A car that moved from a cell read to one read later is there twice, and the kept ones
+        // are where a second copy matters (it would push another car out): then scan instead.
+        std::sort(candidates.begin(), candidates.end(),
+                  [](const Candidate &a, const Candidate &b) { return a.index < b.index; });
+        const bool repeated =
+            std::adjacent_find(candidates.begin(), candidates.end(),
+                               [](const Candidate &a, const Candidate &b) { return a.index == b.index; })
+            != candidates.end();
+        if (repeated) {
+            scanFleet();
+            keepNearest();
+        }
+    } else {
+        scanFleet();
+        keepNearest();
     }
     found.reserve(candidates.size());
     for (const Candidate &c : candidates) {
@@ -686,6 +956,7 @@ void SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote)
     PackedPosition &packed = packedPositions()[remote.id - 1];
     packed.lat.store(float(remote.position.lat), std::memory_order_relaxed);
     packed.lng.store(float(remote.position.lng), std::memory_order_relaxed);
+    placeInGrid(remote.id - 1, remote.position);
     slot->seq.store(seq + 2, std::memory_order_release);
 }
 

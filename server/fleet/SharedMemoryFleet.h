@@ -61,6 +61,35 @@ private:
     bool releaseIfHeld(CarSlot &car);
     CarSlot *carSlot(int id) const;
     PackedPosition *packedPositions() const;
+    GridCell *gridCells() const;
+    GridLink *gridLinks() const;
+    // Lists car `index` (id - 1) in the grid cell of `position`, out of the one it was in. Called
+    // inside the car's seqlock, so one writer at a time places a car.
+    void placeInGrid(int index, LatLng position);
+    void unlinkFromCell(int cell, int index);
+    void linkIntoCell(int cell, int index);
+    // A car nearby() may answer with: its planar distance (approximate) and slot index.
+    struct NearbyCandidate {
+        double approxM;
+        int index;
+    };
+    // What nearby() searches: the box of the packed float positions and the planar metric.
+    struct NearbyArea {
+        LatLng centre;
+        float south, north, west, east;
+        double metresPerLatDeg, metresPerLngDeg;
+        double reachM;      // radius + tolerance: farther candidates are never kept
+        double keepBeyondM; // a candidate is kept up to this far beyond the limit-th nearest
+    };
+    // Calls `consider(index)` (which may append to `candidates`) for the cars listed in the grid
+    // cells of the box, ring by ring outwards from the centre's cell, until every car that can
+    // be kept is among the candidates: once `limit` of them are nearer than any car outside the
+    // rings read can be (plus keepBeyondM), the rest of the box is not read. False when the box
+    // spans too many cells to beat a scan of the fleet, or a cell could not be read consistently
+    // (a writer stuck inside it): the caller scans the fleet instead.
+    template <typename Consider>
+    bool visitGrid(const NearbyArea &area, int limit, int count, std::vector<NearbyCandidate> &candidates,
+                   Consider consider) const;
     BookingSlot &bookingSlot(uint64_t id) const;
     void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
     void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);

@@ -13,8 +13,10 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 5;
-inline constexpr int kMaxCars = 16384;
+inline constexpr uint32_t kRegionVersion = 6;        // 6: the nearby grid (GridCell, GridLink)
+// Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
+// never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
+inline constexpr int kMaxCars = 100'000;
 inline constexpr int kBookingCapacity = 32768; // a ring; open bookings are never overwritten
 inline constexpr int kMaxWorkers = 32;         // slot 0 is the primary / in-process server
 inline constexpr int kRiderIdBytes = 64;
@@ -196,6 +198,30 @@ struct PackedPosition {
     std::atomic<float> lng;
 };
 
+// The nearby grid (fleet/SharedMemoryFleet): every car is listed in the cell of its position, so
+// nearby() reads the cars of the cells around the query, not the whole fleet. Cells wrap around
+// (a torus of kGridSide x kGridSide) so any position on Earth has one. A cell's list is changed
+// under its seqlock `seq` (readers retry, never block a writer); `writing` stays 1 while a writer
+// is inside, so the next writer knows one died there and rebuilds the list.
+inline constexpr int kGridSideBits = 9;
+inline constexpr int kGridSide = 1 << kGridSideBits;
+inline constexpr int kGridCells = kGridSide * kGridSide;
+
+struct GridCell {
+    std::atomic<uint32_t> seq;
+    std::atomic<uint32_t> writing;
+    std::atomic<int32_t> head; // first car's index + 1; 0 = empty
+    uint32_t unused;
+};
+
+// A car's place in its cell's list (index + 1 of its neighbours; 0 = none) and the cell it is
+// listed in (+ 1; 0 = none), all changed only under that cell's seqlock.
+struct GridLink {
+    std::atomic<int32_t> next;
+    std::atomic<int32_t> prev;
+    std::atomic<int32_t> cell;
+};
+
 struct RegionHeader {
     uint32_t magic;
     uint32_t version;
@@ -219,7 +245,9 @@ struct RegionOffsets {
     static constexpr std::size_t workers = bookings + alignToPage(sizeof(BookingSlot) * kBookingCapacity);
     static constexpr std::size_t pricing = workers + alignToPage(sizeof(WorkerSlot) * kMaxWorkers);
     static constexpr std::size_t positions = pricing + alignToPage(sizeof(PricingBlock));
-    static constexpr std::size_t total = positions + alignToPage(sizeof(PackedPosition) * kMaxCars);
+    static constexpr std::size_t grid = positions + alignToPage(sizeof(PackedPosition) * kMaxCars);
+    static constexpr std::size_t gridLinks = grid + alignToPage(sizeof(GridCell) * kGridCells);
+    static constexpr std::size_t total = gridLinks + alignToPage(sizeof(GridLink) * kMaxCars);
 };
 
 } // namespace taxicore

@@ -319,7 +319,7 @@ void ReassignTest::adminRouteRefusesBadRequests()
     TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":"7"})"), 400, "");
     TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":1.5})"), 400, "invalid_car_id");
     TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":0})"), 400, "");
-    TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":20000})"), 400, "");
+    TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":200000})"), 400, "");
     TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":21})"), 404, "car_not_found");
     TC_VERIFY_STATUS(http.request("GET", reassignPath(id)), 405);
     // Nothing moved.
