@@ -68,14 +68,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t length)
     const qsizetype size = qsizetype(length);
     const Checked checked = check(limits, data, size);
 
-    qsizetype at = 0;
-    for (std::size_t head = 0; head < checked.headStarts.size() && checked.headStarts[head] == at; ++head) {
-        PlainRequest request;
-        const qsizetype n = readPlainRequest(QByteArrayView(data + at, size - at), request);
-        TAXICORE_FUZZ_CHECK(n >= 0 && n <= size - at);
-        if (n == 0 || at + n > checked.passed)
-            break; // Qt's to read (the guard stops here too)
+    // From every head the check found, as the guard reads one whose start it has reached.
+    for (std::size_t head = 0; head < checked.headStarts.size(); ++head) {
+        const long long at = checked.headStarts[head];
+        TAXICORE_FUZZ_CHECK(at >= 0 && at < size && (head == 0 || at > checked.headStarts[head - 1]));
         const char *begin = data + at;
+        PlainRequest request;
+        const qsizetype n = readPlainRequest(QByteArrayView(begin, size - at), request);
+        TAXICORE_FUZZ_CHECK(n >= 0 && n <= size - at);
+        if (n == 0)
+            continue; // Qt's to read
         TAXICORE_FUZZ_CHECK(inside(request.target, begin, n) && inside(request.path, begin, n));
         TAXICORE_FUZZ_CHECK(inside(request.acceptEncoding, begin, n) && inside(request.ifNoneMatch, begin, n));
         TAXICORE_FUZZ_CHECK(inside(request.authorization, begin, n) && inside(request.forwardedFor, begin, n));
@@ -88,12 +90,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t length)
         TAXICORE_FUZZ_CHECK(readPlainRequest(QByteArrayView(begin, n), alone) == n);
         TAXICORE_FUZZ_CHECK(alone.method == request.method && alone.body.size() == request.body.size());
         TAXICORE_FUZZ_CHECK(readPlainRequest(QByteArrayView(begin, n - 1), alone) == 0);
-        at += n;
-        // The framing check's next head starts here, after blank lines at most.
+        // The check's next head starts where this request ends, after blank lines at most.
         if (head + 1 < checked.headStarts.size()) {
             const long long next = checked.headStarts[head + 1];
-            TAXICORE_FUZZ_CHECK(next >= at);
-            for (long long i = at; i < next; i += 2)
+            TAXICORE_FUZZ_CHECK(next >= at + n);
+            for (long long i = at + n; i < next; i += 2)
                 TAXICORE_FUZZ_CHECK(i + 1 < next && data[i] == '\r' && data[i + 1] == '\n');
         }
     }

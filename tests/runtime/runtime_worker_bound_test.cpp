@@ -126,9 +126,9 @@ void WorkerBoundTest::boundHonouredWaitingServedOldestFirst()
     QElapsedTimer waited;
     waited.start();
     QCOMPARE(readStatus(c, kMaxConnectionWaitMs + kAnswerTimeoutMs), QByteArray("HTTP/1.1 200 OK"));
-    QVERIFY2(waited.elapsed() >= kMaxConnectionWaitMs - 500,
-             qPrintable(QStringLiteral("C was answered after %1 ms, with every worker at its bound")
-                            .arg(waited.elapsed())));
+    QVERIFY2(
+        waited.elapsed() >= kMaxConnectionWaitMs - 500,
+        qPrintable(QStringLiteral("C was answered after %1 ms, with every worker at its bound").arg(waited.elapsed())));
 
     closeA.dismiss();
     ::close(a); // room for the admin call below
@@ -150,10 +150,14 @@ void WorkerBoundTest::boundHonouredWaitingServedOldestFirst()
 void WorkerBoundTest::burstOfSlowRequestsAllAnswered_data()
 {
     QTest::addColumn<QStringList>("args");
-    QTest::newRow("processes least-loaded, bound 8")
-        << QStringList{QStringLiteral("--mode"),   QStringLiteral("processes"),          QStringLiteral("--workers"),
-                       QStringLiteral("2"),        QStringLiteral("--policy"),           QStringLiteral("least-loaded"),
-                       QStringLiteral("--worker-connections"), QStringLiteral("8")};
+    QTest::newRow("processes least-loaded, bound 8") << QStringList{QStringLiteral("--mode"),
+                                                                    QStringLiteral("processes"),
+                                                                    QStringLiteral("--workers"),
+                                                                    QStringLiteral("2"),
+                                                                    QStringLiteral("--policy"),
+                                                                    QStringLiteral("least-loaded"),
+                                                                    QStringLiteral("--worker-connections"),
+                                                                    QStringLiteral("8")};
     QTest::newRow("pool") << QStringList{QStringLiteral("--mode"), QStringLiteral("pool"), QStringLiteral("--threads"),
                                          QStringLiteral("2")};
 }
@@ -161,8 +165,9 @@ void WorkerBoundTest::burstOfSlowRequestsAllAnswered_data()
 void WorkerBoundTest::burstOfSlowRequestsAllAnswered()
 {
     QFETCH(QStringList, args);
-    ServerProcess server(args + QStringList{QStringLiteral("--cars"), QStringLiteral("50"),
-                                            QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
+    ServerProcess server(args
+                         + QStringList{QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--sim-speed"),
+                                       QStringLiteral("0.001")});
     QVERIFY2(server.start(), qPrintable(server.error()));
     if (args.contains(QStringLiteral("processes")))
         QVERIFY2(waitForWorkersTakingConnections(server, 2, 20'000), qPrintable(describeEvents(server)));
