@@ -12,6 +12,7 @@
 #        PIN=1 (default with 2+ cores): server on CPU 0, clients on CPU 1, so a client that spends
 #        less CPU than the other does not simply leave more of a shared core to the server.
 set -euo pipefail
+. "$(dirname "$(readlink -f "$0")")/reference-nginx.sh"
 
 BUILD_DIR=${BUILD_DIR:-build}
 ROUNDS=${ROUNDS:-7}
@@ -59,23 +60,7 @@ start_taxicore() {
 start_nginx() {
   command -v nginx >/dev/null || { echo "bench-accuracy: nginx not installed (apt-get install -y nginx-light)" >&2; exit 2; }
   local port; port=$(free_port)
-  mkdir -p "$WORK/nginx/logs"
-  cat >"$WORK/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$port backlog=4096;
-    location /hello { default_type text/plain; return 200 "Hello World\n"; }
-    location = /status { stub_status; }
-  }
-}
-CONF
+  reference_nginx_conf "$WORK/nginx" "$port"
   nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" &
   SERVER_PIDS=($!)
   for _ in $(seq $((START_TIMEOUT * 10))); do

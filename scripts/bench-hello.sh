@@ -13,6 +13,7 @@
 set -euo pipefail
 self=$(readlink -f "$0")
 cd "$(dirname "$self")/.."
+. "$(dirname "$self")/reference-nginx.sh"
 rounds=3
 seconds=5
 path=/hello
@@ -57,22 +58,7 @@ tree_ticks() { # pid: utime+stime of it and its children
 declare -A url pid
 start_nginx() {
   local port; port=$(free_port)
-  mkdir -p "$work/nginx/logs"
-  cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$port backlog=4096;
-    location /hello { default_type text/plain; return 200 "Hello World\n"; }
-  }
-}
-CONF
+  reference_nginx_conf "$work/nginx" "$port"
   nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
   pid[nginx]=$!; pids+=("$!")
   url[nginx]=http://127.0.0.1:$port
