@@ -7,7 +7,7 @@
 namespace taxicore {
 
 namespace {
-constexpr EventLoopKind kDefaultEventLoop = EventLoopKind::Qt;
+constexpr EventLoopKind kDefaultEventLoop = EventLoopKind::Epoll;
 }
 
 EventLoopKind defaultEventLoop()
