@@ -1,5 +1,7 @@
 #include "SuiteReport.h"
 
+#include "PeerComparison.h"
+
 #include <QFile>
 #include <QSysInfo>
 #include <QTextStream>
@@ -52,6 +54,41 @@ QStringList processesConfigurations(const QList<ResultRow> &rows)
             result << c;
     }
     return result;
+}
+
+QString cpuCell(double us)
+{
+    return us > 0 ? fixed(us, 1) : QStringLiteral("–");
+}
+
+QString ratioCell(double ratio)
+{
+    return ratio > 0 ? fixed(ratio, 2) + QStringLiteral("×") : QStringLiteral("–");
+}
+
+// Issue 18's "ahead of Node http and Express on every seed workload", one row per peer stage.
+void writePeerComparisons(QTextStream &out, const QList<PeerComparison> &comparisons)
+{
+    if (comparisons.isEmpty())
+        return;
+    qsizetype ahead = 0;
+    for (const PeerComparison &c : comparisons)
+        ahead += c.ahead() ? 1 : 0;
+    out << "\n## TaxiCore against the Node.js peers\n\n";
+    out << "TaxiCore is **ahead on " << ahead << " of " << comparisons.size()
+        << "** peer workloads (ahead: at least the peer's req/s and, where both were measured, no more server "
+           "CPU per request). A one-process peer is compared with `single`, a cluster with `processes`; "
+           "ratios are TaxiCore's req/s over the peer's and the peer's CPU per request over TaxiCore's "
+           "(above 1: TaxiCore better).\n\n";
+    out << "| workload | peer | TaxiCore | req/s TaxiCore / peer | req/s ratio | p99 ms TaxiCore / peer | CPU µs/req "
+           "TaxiCore / peer | CPU advantage | ahead |\n|---|---|---|---|---|---|---|---|---|\n";
+    for (const PeerComparison &c : comparisons) {
+        out << "| " << c.scenario << " " << c.stage << " | " << c.peer << " | " << c.taxicore << " | "
+            << fixed(c.taxicoreRps, 0) << " / " << fixed(c.peerRps, 0) << " | " << ratioCell(c.rpsRatio()) << " | "
+            << ms(c.taxicoreP99Ms) << " / " << ms(c.peerP99Ms) << " | " << cpuCell(c.taxicoreCpuUs) << " / "
+            << cpuCell(c.peerCpuUs) << " | " << ratioCell(c.cpuAdvantage()) << " | " << (c.ahead() ? "yes" : "**no**")
+            << " |\n";
+    }
 }
 
 } // namespace
@@ -178,6 +215,7 @@ QString reportMarkdown(const QList<ResultRow> &rows, const QMap<QString, QString
         out << "| " << c.target << " | " << c.subject << " | "
             << (c.measured ? (c.pass ? "**PASS**" : "**MISS**") : "n/a") << " | " << c.figures << " |\n";
     }
+    writePeerComparisons(out, peerComparisons(rows));
     out << "\n![req/s](requests-per-second.png)\n\n![latency](latency.png)\n\n";
 
     for (const QString &key : stageKeys(rows)) {

@@ -1,5 +1,6 @@
 // report.md of the comparison suite: the machine and the run's conditions, issue 3's target
-// checks computed from the numbers, then a table per scenario stage and the memory table.
+// checks computed from the numbers, TaxiCore beside the Node.js peers (PeerComparison.h), then a
+// table per scenario stage and the memory table.
 #pragma once
 
 #include "SuiteResults.h"

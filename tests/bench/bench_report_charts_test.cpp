@@ -1,5 +1,7 @@
 // taxicore-bench-charts: from a small fixed results.csv, the two PNGs have the expected size and
-// something drawn on them; the CSV round-trips; the issue-3 target checks are computed.
+// something drawn on them; the CSV round-trips; the issue-3 target checks are computed; each Node.js
+// peer stage is set beside the TaxiCore configuration of its model.
+#include "PeerComparison.h"
 #include "SuiteCharts.h"
 #include "SuiteReport.h"
 #include "SuiteResults.h"
@@ -99,6 +101,52 @@ private slots:
         const QString md = reportMarkdown(rows, {{QStringLiteral("cores"), QStringLiteral("2")}}, {});
         QVERIFY(md.contains(QStringLiteral("| processes:kernel | 64 | 5800 |")));
         QVERIFY(md.contains(QStringLiteral("**MISS**")));
+        QVERIFY(!md.contains(QStringLiteral("Node.js peers\n"))); // no peer ran: no section
+    }
+
+    void peersBesideTheirModel()
+    {
+        const QString csv =
+            QString::fromLatin1(kCsv)
+            + "processes:round-robin,taxicore,loadtest-fib25,c64,GET /fib?n=25,64,6000,0,0,64,3000,20,17,57,90,200,300,"
+              "140,false,28,33.5,2\n"
+              "express,node,hello-c64,c64,GET /hello,64,20000,0,0,64,10000,6,5,8,9,12,40,60,false,60,0,0\n"
+              "express,node,loadtest-fib25,c64,GET /fib?n=25,64,3200,0,0,64,1600,40,38,50,60,90,120,140,false,60,0,0\n"
+              "express-cluster-2,node,loadtest-fib25,c64,GET /fib?n=25,64,5000,0,0,64,2500,25,24,30,35,60,80,150,false,"
+              "60,60,2\n"
+              "express-cluster-2,node,siege-taxi,c10,GET /x,10,100,0,0,10,50,5,5,5,5,5,5,100,false,60,60,2\n";
+        QString error;
+        const QList<ResultRow> rows = fromCsv(csv, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QList<PeerComparison> comparisons = peerComparisons(rows);
+        QCOMPARE(comparisons.size(), 3); // siege-taxi: TaxiCore did not run it, nothing to set beside
+
+        const PeerComparison &hello = comparisons.at(0); // express (one process) beside single
+        QCOMPARE(hello.taxicore, QStringLiteral("single"));
+        QCOMPARE(hello.rpsRatio(), 3.0);     // 30000 / 10000
+        QCOMPARE(hello.cpuAdvantage(), 4.0); // 60 / 15
+        QVERIFY(hello.ahead());
+
+        const PeerComparison &fib = comparisons.at(1); // 1500 req/s against express's 1600
+        QCOMPARE(fib.taxicore, QStringLiteral("single"));
+        QVERIFY(!fib.ahead());
+
+        const PeerComparison &cluster = comparisons.at(2); // a cluster beside the default policy
+        QCOMPARE(cluster.taxicore, QStringLiteral("processes:round-robin"));
+        QCOMPARE(cluster.rpsRatio(), 1.2); // 3000 / 2500
+        QVERIFY(cluster.ahead());
+
+        const QString md = reportMarkdown(rows, {{QStringLiteral("cores"), QStringLiteral("2")}}, {});
+        QVERIFY(md.contains(QStringLiteral("TaxiCore is **ahead on 2 of 3**")));
+        QVERIFY(md.contains(QStringLiteral("| loadtest-fib25 c64 | express | single | 1500 / 1600 | 0.94× |")));
+    }
+
+    void counterpartNeedsTheModel()
+    {
+        QCOMPARE(counterpartOf(QStringLiteral("node-http"), {QStringLiteral("pool")}), QString());
+        QCOMPARE(counterpartOf(QStringLiteral("express-cluster-2"),
+                               {QStringLiteral("single"), QStringLiteral("processes:kernel")}),
+                 QStringLiteral("processes:kernel"));
     }
 };
 
