@@ -84,7 +84,8 @@ void writePeerComparisons(QTextStream &out, const QList<PeerComparison> &compari
            "TaxiCore / peer | CPU advantage | ahead |\n|---|---|---|---|---|---|---|---|---|\n";
     for (const PeerComparison &c : comparisons) {
         out << "| " << c.scenario << " " << c.stage << " | " << c.peer << " | " << c.taxicore << " | "
-            << fixed(c.taxicoreRps, 0) << " / " << fixed(c.peerRps, 0) << " | " << ratioCell(c.rpsRatio()) << " | "
+            << fixed(c.taxicoreRps, 1) << " / " << fixed(c.peerRps, 1) << " | "
+            << (c.peerRps > 0 ? ratioCell(c.rpsRatio()) : QStringLiteral("peer answered none")) << " | "
             << ms(c.taxicoreP99Ms) << " / " << ms(c.peerP99Ms) << " | " << cpuCell(c.taxicoreCpuUs) << " / "
             << cpuCell(c.peerCpuUs) << " | " << ratioCell(c.cpuAdvantage()) << " | " << (c.ahead() ? "yes" : "**no**")
             << " |\n";

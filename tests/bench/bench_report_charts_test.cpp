@@ -114,12 +114,16 @@ private slots:
               "express,node,loadtest-fib25,c64,GET /fib?n=25,64,3200,0,0,64,1600,40,38,50,60,90,120,140,false,60,0,0\n"
               "express-cluster-2,node,loadtest-fib25,c64,GET /fib?n=25,64,5000,0,0,64,2500,25,24,30,35,60,80,150,false,"
               "60,60,2\n"
-              "express-cluster-2,node,siege-taxi,c10,GET /x,10,100,0,0,10,50,5,5,5,5,5,5,100,false,60,60,2\n";
+              "express-cluster-2,node,siege-taxi,c10,GET /x,10,100,0,0,10,50,5,5,5,5,5,5,100,false,60,60,2\n"
+              "single,taxicore,autocannon-fib40,c50,GET "
+              "/fib?n=40,50,25,0,0,50,5,9000,9000,9000,9000,9900,9900,-1,false,"
+              "40,0,0\n"
+              "express,node,autocannon-fib40,c50,GET /fib?n=40,50,0,0,0,50,0,0,0,0,0,0,0,-1,false,60,0,0\n";
         QString error;
         const QList<ResultRow> rows = fromCsv(csv, error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const QList<PeerComparison> comparisons = peerComparisons(rows);
-        QCOMPARE(comparisons.size(), 3); // siege-taxi: TaxiCore did not run it, nothing to set beside
+        QCOMPARE(comparisons.size(), 4); // siege-taxi: TaxiCore did not run it, nothing to set beside
 
         const PeerComparison &hello = comparisons.at(0); // express (one process) beside single
         QCOMPARE(hello.taxicore, QStringLiteral("single"));
@@ -136,9 +140,14 @@ private slots:
         QCOMPARE(cluster.rpsRatio(), 1.2); // 3000 / 2500
         QVERIFY(cluster.ahead());
 
+        const PeerComparison &slow = comparisons.at(3); // the peer answered nothing: TaxiCore is ahead
+        QCOMPARE(slow.scenario, QStringLiteral("autocannon-fib40"));
+        QVERIFY(slow.ahead());
+
         const QString md = reportMarkdown(rows, {{QStringLiteral("cores"), QStringLiteral("2")}}, {});
-        QVERIFY(md.contains(QStringLiteral("TaxiCore is **ahead on 2 of 3**")));
-        QVERIFY(md.contains(QStringLiteral("| loadtest-fib25 c64 | express | single | 1500 / 1600 | 0.94× |")));
+        QVERIFY(md.contains(QStringLiteral("TaxiCore is **ahead on 3 of 4**")));
+        QVERIFY(md.contains(QStringLiteral("| loadtest-fib25 c64 | express | single | 1500.0 / 1600.0 | 0.94× |")));
+        QVERIFY(md.contains(QStringLiteral("| 5.0 / 0.0 | peer answered none |")));
     }
 
     void counterpartNeedsTheModel()
