@@ -16,6 +16,9 @@ configs=${TAXICORE_BENCH_MODES:-"single pool processes:round-robin processes:lea
 tree_pids() { echo "$1"; pgrep -P "$1" || true; }
 tree_ticks() { local t=0; for p in $(tree_pids "$1"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null; }
+# Per worker (processes mode): "requests open_connections" lines from GET /admin/v1/workers
+# (loopback needs no token by default).
+worker_counts() { curl -s "$1/admin/v1/workers" | jq -r '.workers[] | "\(.requests) \(.open_connections)"' 2>/dev/null || true; }
 
 measure() { # config url path connections
   local config=$1 url=$2 path=$3 c=$4 pid=$5 before after report
@@ -45,7 +48,20 @@ run_config() {
   sleep 2 # workers up
   measure "$config" "$url" /hello 64 "$pid"
   measure "$config" "$url" "/fib?n=25" 64 "$pid"
+  # At c=1000 a processes-mode tail is per worker: which worker served how many of the requests,
+  # and how many of the 1,000 connections each held halfway through.
+  local before mid sampler
+  before=$(worker_counts "$url")
+  (sleep $((duration / 2 + 2)); worker_counts "$url" >"$out/modes-mid.txt") &
+  sampler=$!
   measure "$config" "$url" "/fib?n=25" 1000 "$pid"
+  wait "$sampler" || true
+  mid=$(cat "$out/modes-mid.txt" 2>/dev/null || true)
+  if [ -n "$before" ]; then
+    paste -d' ' <(echo "$before") <(worker_counts "$url") <(echo "$mid") |
+      awk -v cfg="$config" '{served = served sep ($3 - $1); held = held sep $6; sep = " : "}
+        END {print cfg ": requests " served ", connections held mid-run " held}' >>"$out/modes-split.txt"
+  fi
   measure "$config" "$url" "/api/v1/cars/nearby?lat=57.70&lng=11.97" 64 "$pid"
   local mem="primary $(rss_mb "$pid") MB"
   for w in $(pgrep -P "$pid" || true); do mem="$mem, worker $(rss_mb "$w") MB"; done
@@ -55,6 +71,7 @@ run_config() {
 }
 
 : >"$out/modes-memory.txt"
+: >"$out/modes-split.txt"
 {
   echo "# Execution modes, wrk -t1 -d${duration}s, $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
   echo
@@ -64,4 +81,9 @@ run_config() {
   echo
   echo "Memory (RSS after the run):"
   sed 's/^/- /' "$out/modes-memory.txt"
+  if [ -s "$out/modes-split.txt" ]; then
+    echo
+    echo "Per worker at /fib?n=25 c=1000 (worker 1 : worker 2 ...):"
+    sed 's/^/- /' "$out/modes-split.txt"
+  fi
 } | tee "$out/modes.md"
