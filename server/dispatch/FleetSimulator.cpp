@@ -38,6 +38,9 @@ FleetSimulator::FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::Ci
     m_surge = std::make_unique<SurgePublisher>(m_fleet, grid);
     m_demand = std::make_unique<DemandGenerator>(m_fleet, m_city, seed, nullptr);
     m_expiry = std::make_unique<BookingExpiry>(m_fleet, nullptr);
+    // Every position the fleet is given is located on these roads as it is written, so nearby's
+    // road ETAs start from each car's stored place instead of snapping it again.
+    m_fleet.locateOnRoads(m_city);
     m_timer.setInterval(kTickMs);
     connect(&m_timer, &QTimer::timeout, this, [this] { step(kTickMs / 1000.0 * m_speedFactor); });
 }

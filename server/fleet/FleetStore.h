@@ -15,6 +15,10 @@ namespace taxicore {
 
 class SharedRegion;
 
+namespace city {
+class City;
+}
+
 // The fleet and its bookings: the seam between what serves riders (http/, dispatch/) and where the
 // fleet lives. The embedded default is SharedMemoryFleet (every process of this machine maps one
 // region); a cluster backend keeps the truth elsewhere (a database) behind the same calls. All
@@ -40,6 +44,11 @@ public:
 
     // Primary only, once: places `count` available cars with positions from `place(id)`.
     virtual void initialiseCars(int count, const std::function<LatLng(int id)> &place) = 0;
+
+    // Every position written from now on is also located on `roads` (CarSnapshot::road: its
+    // snap, so nearby's road ETAs need not snap each car again); null: none is. Safe while other
+    // threads write positions. A process without it (no city) stores positions unlocated.
+    virtual void locateOnRoads(std::shared_ptr<const city::City> roads) = 0;
 
     virtual int carCount() const = 0;
     virtual std::optional<CarSnapshot> car(int id) const = 0;

@@ -10,6 +10,14 @@
 
 namespace taxicore {
 
+// Where a car's position lies on the road network: the segment and offset of the city's snap of
+// that very position (city::RoadPoint's), stored with it so road ETAs need not snap it again.
+struct RoadPlace {
+    bool located = false; // false: no city located it (none loaded, or not snappable)
+    uint32_t segment = 0;
+    double offsetM = 0;
+};
+
 // A consistent copy of one car's slot.
 struct CarSnapshot {
     int id = 0;
@@ -20,6 +28,7 @@ struct CarSnapshot {
     uint64_t bookingId = 0;
     int64_t updatedMs = 0;
     double odometerM = 0;
+    RoadPlace road; // of `position`, read with it
 };
 
 struct NearbyCar {

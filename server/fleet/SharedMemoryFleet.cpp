@@ -2,6 +2,7 @@
 
 #include "region/SharedRegion.h"
 #include "region/SlotLock.h"
+#include "city/City.h"
 #include "city/Geo.h"
 
 #include <algorithm>
@@ -212,7 +213,7 @@ void rebuildCell(GridCell &cell, GridLink *links, int cellIndex)
     cell.head.store(head, std::memory_order_relaxed);
 }
 
-CarSnapshot readCar(const CarSlot &slot, int id)
+CarSnapshot readCarSlot(const CarSlot &slot, const RoadPlaceSlot &road, int id)
 {
     CarSnapshot c;
     c.id = id;
@@ -223,6 +224,9 @@ CarSnapshot readCar(const CarSlot &slot, int id)
         c.heading = slot.heading.load(std::memory_order_relaxed);
         c.speedKmh = slot.speedKmh.load(std::memory_order_relaxed);
         c.odometerM = slot.odometerM.load(std::memory_order_relaxed);
+        const uint32_t roadSegment = road.segment.load(std::memory_order_relaxed);
+        c.road = {roadSegment != 0, roadSegment != 0 ? roadSegment - 1 : 0,
+                  road.offsetM.load(std::memory_order_relaxed)};
         std::atomic_thread_fence(std::memory_order_acquire);
         if ((before & 1) == 0 && slot.seq.load(std::memory_order_relaxed) == before)
             break;
@@ -273,6 +277,16 @@ GridCell *SharedMemoryFleet::gridCells() const
 GridLink *SharedMemoryFleet::gridLinks() const
 {
     return reinterpret_cast<GridLink *>(regionBase() + RegionOffsets::gridLinks);
+}
+
+RoadPlaceSlot *SharedMemoryFleet::roadPlaces() const
+{
+    return reinterpret_cast<RoadPlaceSlot *>(regionBase() + RegionOffsets::roadPlaces);
+}
+
+CarSnapshot SharedMemoryFleet::readCar(const CarSlot &slot, int id) const
+{
+    return readCarSlot(slot, roadPlaces()[id - 1], id);
 }
 
 void SharedMemoryFleet::placeInGrid(int index, LatLng position)
@@ -447,25 +461,55 @@ std::optional<CarSnapshot> SharedMemoryFleet::car(int id) const
     return readCar(*slot, id);
 }
 
+void SharedMemoryFleet::locateOnRoads(std::shared_ptr<const city::City> roads)
+{
+    m_roads.store(std::move(roads), std::memory_order_release);
+}
+
+RoadPlace SharedMemoryFleet::locate(const CarSlot &slot, int id, LatLng position) const
+{
+    const std::shared_ptr<const city::City> roads = m_roads.load(std::memory_order_acquire);
+    if (!roads)
+        return {};
+    // Read consistently with the position it belongs to, so it is that position's snap.
+    const CarSnapshot stored = readCar(slot, id);
+    if (stored.road.located && stored.position.lat == position.lat && stored.position.lng == position.lng)
+        return stored.road;
+    const city::RoadPoint snapped = roads->snap({position.lat, position.lng});
+    if (!snapped.valid)
+        return {};
+    return {true, snapped.segment, snapped.offsetM};
+}
+
+void SharedMemoryFleet::storePosition(CarSlot &slot, LatLng position, const RoadPlace &road)
+{
+    slot.lat.store(position.lat, std::memory_order_relaxed);
+    slot.lng.store(position.lng, std::memory_order_relaxed);
+    const auto index = int(&slot - reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars));
+    RoadPlaceSlot &place = roadPlaces()[index];
+    place.segment.store(road.located ? road.segment + 1 : 0, std::memory_order_relaxed);
+    place.offsetM.store(road.offsetM, std::memory_order_relaxed);
+    PackedPosition &packed = packedPositions()[index];
+    packed.lat.store(float(position.lat), std::memory_order_relaxed);
+    packed.lng.store(float(position.lng), std::memory_order_relaxed);
+    placeInGrid(index, position);
+}
+
 void SharedMemoryFleet::writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved)
 {
-    const uint32_t seq = beginSeqlockWrite(slot.seq) - 1; // the update ends at seq + 2 (even)
+    const auto index = int(&slot - reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars));
+    const RoadPlace road = locate(slot, index + 1, position); // before the seqlock: a snap takes a while
+    const uint32_t seq = beginSeqlockWrite(slot.seq) - 1;     // the update ends at seq + 2 (even)
     std::atomic_thread_fence(std::memory_order_release);
     if (moved) {
         const LatLng previous{slot.lat.load(std::memory_order_relaxed), slot.lng.load(std::memory_order_relaxed)};
         const double step = city::haversineMeters(previous, position);
         slot.odometerM.store(slot.odometerM.load(std::memory_order_relaxed) + step, std::memory_order_relaxed);
     }
-    slot.lat.store(position.lat, std::memory_order_relaxed);
-    slot.lng.store(position.lng, std::memory_order_relaxed);
     slot.heading.store(heading, std::memory_order_relaxed);
     slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
     slot.updatedMs.store(clock::wallMs(), std::memory_order_relaxed);
-    const auto index = int(&slot - reinterpret_cast<CarSlot *>(regionBase() + RegionOffsets::cars));
-    PackedPosition &packed = packedPositions()[index];
-    packed.lat.store(float(position.lat), std::memory_order_relaxed);
-    packed.lng.store(float(position.lng), std::memory_order_relaxed);
-    placeInGrid(index, position);
+    storePosition(slot, position, road);
     slot.seq.store(seq + 2, std::memory_order_release);
 }
 
@@ -944,19 +988,16 @@ void SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote)
     CarSlot *slot = carSlot(remote.id);
     if (!slot || remote.updatedMs < slot->updatedMs.load(std::memory_order_relaxed))
         return;
+    // Located here: the sender's place is on its own city file, which need not be this node's.
+    const RoadPlace road = locate(*slot, remote.id, remote.position);
     const uint32_t seq = beginSeqlockWrite(slot->seq) - 1;
     std::atomic_thread_fence(std::memory_order_release);
-    slot->lat.store(remote.position.lat, std::memory_order_relaxed);
-    slot->lng.store(remote.position.lng, std::memory_order_relaxed);
     slot->heading.store(remote.heading, std::memory_order_relaxed);
     slot->speedKmh.store(remote.speedKmh, std::memory_order_relaxed);
     // The odometer of the node that moved the car: trips are metered on it wherever they end.
     slot->odometerM.store(remote.odometerM, std::memory_order_relaxed);
     slot->updatedMs.store(remote.updatedMs, std::memory_order_relaxed);
-    PackedPosition &packed = packedPositions()[remote.id - 1];
-    packed.lat.store(float(remote.position.lat), std::memory_order_relaxed);
-    packed.lng.store(float(remote.position.lng), std::memory_order_relaxed);
-    placeInGrid(remote.id - 1, remote.position);
+    storePosition(*slot, remote.position, road);
     slot->seq.store(seq + 2, std::memory_order_release);
 }
 

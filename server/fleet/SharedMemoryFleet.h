@@ -2,6 +2,8 @@
 
 #include "fleet/FleetStore.h"
 
+#include <atomic>
+
 namespace taxicore {
 
 // The embedded default fleet: cars and bookings in the shared-memory region every process of this
@@ -12,6 +14,7 @@ public:
     explicit SharedMemoryFleet(SharedRegion &region);
 
     void initialiseCars(int count, const std::function<LatLng(int id)> &place) override;
+    void locateOnRoads(std::shared_ptr<const city::City> roads) override;
     int carCount() const override;
     std::optional<CarSnapshot> car(int id) const override;
     std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
@@ -39,8 +42,9 @@ public:
     void setIdSource(IdSource source) { m_idSource = std::move(source); }
 
     // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
-    // A car's position, odometer and heading, when newer (updatedMs) than the one held. It never
-    // marks an arrival: the node that moved the car does, and announces the booking.
+    // A car's position, odometer and heading, when newer (updatedMs) than the one held, located
+    // on this node's roads (locateOnRoads) as it arrives. It never marks an arrival: the node that
+    // moved the car does, and announces the booking.
     void applyRemotePosition(const CarSnapshot &car);
     // Another node's device reported this car: the simulator leaves it alone here too.
     void markDeviceDriven(int id);
@@ -63,6 +67,9 @@ private:
     PackedPosition *packedPositions() const;
     GridCell *gridCells() const;
     GridLink *gridLinks() const;
+    RoadPlaceSlot *roadPlaces() const;
+    // A consistent copy of car `id`'s slot and road place.
+    CarSnapshot readCar(const CarSlot &slot, int id) const;
     // Lists car `index` (id - 1) in the grid cell of `position`, out of the one it was in. Called
     // inside the car's seqlock, so one writer at a time places a car.
     void placeInGrid(int index, LatLng position);
@@ -92,6 +99,12 @@ private:
                    Consider consider) const;
     BookingSlot &bookingSlot(uint64_t id) const;
     void writePosition(CarSlot &slot, LatLng position, float heading, float speedKmh, bool moved);
+    // Where `position` lies on the roads: the slot's stored place when it holds that very
+    // position already (a car standing still is not snapped again), else a fresh snap.
+    RoadPlace locate(const CarSlot &slot, int id, LatLng position) const;
+    // Stores the position, its road place, its packed copy and its grid cell; inside the car's
+    // seqlock.
+    void storePosition(CarSlot &slot, LatLng position, const RoadPlace &road);
     void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
     void releaseCar(int carId, uint64_t bookingId);
     // Takes (CAS Available → ToPickup) the available car with the smallest ETA to `pickup`, as
@@ -107,6 +120,7 @@ private:
     uint64_t nextBookingId();
 
     IdSource m_idSource;
+    std::atomic<std::shared_ptr<const city::City>> m_roads;
 };
 
 } // namespace taxicore

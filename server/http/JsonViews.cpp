@@ -165,11 +165,11 @@ QJsonObject bookingJson(const BookingSnapshot &b)
     return o;
 }
 
-QByteArray nearbyJson(const std::vector<NearbyCar> &found, const std::vector<double> &etas)
+namespace {
+// Nearby's cars array, [carJson + distance_m + eta_s, ...], into a buffer with room for it.
+void writeNearbyCars(BodyWriter &w, const std::vector<NearbyCar> &found, const std::vector<double> &etas)
 {
-    QByteArray out(16 + qsizetype(found.size()) * BodyWriter::kMaxBytesPerCar, Qt::Uninitialized);
-    BodyWriter w(out.data());
-    w.literal("{\"cars\":[");
+    w.literal("[");
     for (std::size_t i = 0; i < found.size(); ++i) {
         const CarSnapshot &car = found[i].car;
         if (i > 0)
@@ -203,9 +203,32 @@ QByteArray nearbyJson(const std::vector<NearbyCar> &found, const std::vector<dou
         w.integer(car.updatedMs);
         w.literal("}");
     }
-    w.literal("]}");
+    w.literal("]");
+}
+
+// A buffer for `cars` cars and `extra` bytes around them; `write` fills it, the rest is cut.
+template <typename Write> QByteArray writtenBody(std::size_t cars, qsizetype extra, Write write)
+{
+    QByteArray out(extra + 2 + qsizetype(cars) * BodyWriter::kMaxBytesPerCar, Qt::Uninitialized);
+    BodyWriter w(out.data());
+    write(w);
     out.truncate(w.end() - out.constData());
     return out;
+}
+} // namespace
+
+QByteArray nearbyJson(const std::vector<NearbyCar> &found, const std::vector<double> &etas)
+{
+    return writtenBody(found.size(), 16, [&](BodyWriter &w) {
+        w.literal("{\"cars\":");
+        writeNearbyCars(w, found, etas);
+        w.literal("}");
+    });
+}
+
+QByteArray nearbyCarsJson(const std::vector<NearbyCar> &found, const std::vector<double> &etas)
+{
+    return writtenBody(found.size(), 0, [&](BodyWriter &w) { writeNearbyCars(w, found, etas); });
 }
 
 } // namespace taxicore

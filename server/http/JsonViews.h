@@ -21,5 +21,7 @@ QJsonObject bookingJson(const BookingSnapshot &booking);
 // sorted order, numbers as Qt writes them), because building and serialising QJsonObjects was over
 // half of a nearby request's CPU (docs/benchmarks.md). `etas[i]` is car i's ETA (non-finite: null).
 QByteArray nearbyJson(const std::vector<NearbyCar> &found, const std::vector<double> &etas);
+// Its cars array alone, [...]: what the live feed's updates carry (http/LiveFeed), written alike.
+QByteArray nearbyCarsJson(const std::vector<NearbyCar> &found, const std::vector<double> &etas);
 
 } // namespace taxicore

@@ -13,7 +13,6 @@
 
 #include <QAbstractHttpServer>
 #include <QHttpServerRequest>
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QWebSocket>
@@ -60,11 +59,6 @@ bool originAllowed(const QWebSocket &socket)
     if (!from.isValid() || from.host().isEmpty())
         return false;
     return from.host().compare(to.host(), Qt::CaseInsensitive) == 0 && effectivePort(from) == effectivePort(to);
-}
-
-double round1(double v)
-{
-    return std::round(v * 10) / 10;
 }
 
 // Whether a rider following this car would see anything new: any write to the slot moves
@@ -414,21 +408,9 @@ QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
         cache.byRoad = false;
     const LatLng centre{lat, lng};
     const std::vector<NearbyCar> found = m_fleet.nearby(centre, client.radiusM, client.limit);
-    std::vector<LatLng> positions;
-    positions.reserve(found.size());
-    for (const NearbyCar &n : found)
-        positions.push_back(n.car.position);
     const TripEstimator &estimator = m_estimator && cache.byRoad ? *m_estimator : *m_fallbackEstimator;
-    const std::vector<double> etas = positions.empty() ? std::vector<double>{} : estimator.etasTo(centre, positions);
-    QJsonArray cars;
-    for (std::size_t i = 0; i < found.size(); ++i) {
-        QJsonObject car = carJson(found[i].car);
-        car.insert(QStringLiteral("distance_m"), round1(found[i].distanceM));
-        const bool known = i < etas.size() && std::isfinite(etas[i]);
-        car.insert(QStringLiteral("eta_s"), known ? QJsonValue(std::round(etas[i])) : QJsonValue());
-        cars.append(car);
-    }
-    QByteArray bytes = QJsonDocument(cars).toJson(QJsonDocument::Compact);
+    const std::vector<double> etas = found.empty() ? std::vector<double>{} : estimator.carEtasTo(centre, found);
+    QByteArray bytes = nearbyCarsJson(found, etas); // the cars as GET /api/v1/cars/nearby writes them
     cache.cars.insert(key, bytes);
     return bytes;
 }

@@ -121,12 +121,8 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
     const double radius = queryNumber(request, "radius_m", 1, kMaxNearbyRadiusM, kDefaultNearbyRadiusM);
     const int limit = int(queryNumber(request, "limit", 1, kMaxNearbyLimit, kDefaultNearbyLimit));
     const std::vector<NearbyCar> found = m_fleet.nearby(centre, radius, limit);
-    std::vector<LatLng> positions;
-    positions.reserve(found.size());
-    for (const NearbyCar &n : found)
-        positions.push_back(n.car.position);
     ApiResponse response;
-    response.body = nearbyJson(found, m_estimator.etasTo(centre, positions));
+    response.body = nearbyJson(found, m_estimator.carEtasTo(centre, found));
     return response;
 }
 

@@ -25,4 +25,25 @@ std::vector<double> RoadTripEstimator::etasTo(LatLng target, const std::vector<L
     return m_city.etaTo(m_city.snap({target.lat, target.lng}), snapped, kMaxEtaS);
 }
 
+std::vector<double> RoadTripEstimator::carEtasTo(LatLng target, const std::vector<NearbyCar> &cars) const
+{
+    const std::size_t segments = m_city.data().segments.size();
+    std::vector<city::RoadPoint> located;
+    located.reserve(cars.size());
+    for (const NearbyCar &n : cars) {
+        const RoadPlace &road = n.car.road;
+        if (!road.located || road.segment >= segments) {
+            located.push_back(m_city.snap({n.car.position.lat, n.car.position.lng}));
+            continue;
+        }
+        // The ETA search starts from the segment and offset alone; the rest of a snap is not needed.
+        city::RoadPoint point;
+        point.valid = true;
+        point.segment = road.segment;
+        point.offsetM = road.offsetM;
+        located.push_back(point);
+    }
+    return m_city.etaTo(m_city.snap({target.lat, target.lng}), located, kMaxEtaS);
+}
+
 } // namespace taxicore

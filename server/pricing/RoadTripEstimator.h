@@ -18,6 +18,7 @@ public:
     }
     TripEstimate estimate(LatLng from, LatLng to) const override;
     std::vector<double> etasTo(LatLng target, const std::vector<LatLng> &sources) const override;
+    std::vector<double> carEtasTo(LatLng target, const std::vector<NearbyCar> &cars) const override;
 
     // Cars further than this by road are not offered.
     static constexpr double kMaxEtaS = 3600;

@@ -13,6 +13,15 @@ std::vector<double> TripEstimator::etasTo(LatLng target, const std::vector<LatLn
     return etas;
 }
 
+std::vector<double> TripEstimator::carEtasTo(LatLng target, const std::vector<NearbyCar> &cars) const
+{
+    std::vector<LatLng> positions;
+    positions.reserve(cars.size());
+    for (const NearbyCar &n : cars)
+        positions.push_back(n.car.position);
+    return etasTo(target, positions);
+}
+
 TripEstimate StraightLineEstimator::estimate(LatLng from, LatLng to) const
 {
     TripEstimate e;

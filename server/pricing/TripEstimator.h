@@ -20,6 +20,9 @@ public:
     // Seconds from each source to one target (infinity when it cannot get there); by road this
     // is one reverse search, not one route per source.
     virtual std::vector<double> etasTo(LatLng target, const std::vector<LatLng> &sources) const;
+    // The same from each car's position; by road from where the fleet located it
+    // (CarSnapshot::road), so no car is snapped again (nearby's ETAs, docs/benchmarks.md §13).
+    virtual std::vector<double> carEtasTo(LatLng target, const std::vector<NearbyCar> &cars) const;
 };
 
 class StraightLineEstimator final : public TripEstimator {

@@ -13,7 +13,7 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 6;        // 6: the nearby grid (GridCell, GridLink)
+inline constexpr uint32_t kRegionVersion = 7;        // 6: the nearby grid; 7: each car's road place
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -222,6 +222,15 @@ struct GridLink {
     std::atomic<int32_t> cell;
 };
 
+// Where each car's position lies on the road network (fleet/SharedMemoryFleet): the segment and
+// offset of the city's snap of it, written and read with the position under the car's seqlock,
+// so nearby's road ETAs start here instead of snapping each car again. Beside CarSlot, not in it:
+// nearby's pass over the slots keeps one cache line a car.
+struct RoadPlaceSlot {
+    std::atomic<uint32_t> segment; // + 1; 0 = not located (no city, or not yet)
+    std::atomic<double> offsetM;   // along the segment from its `from` node
+};
+
 struct RegionHeader {
     uint32_t magic;
     uint32_t version;
@@ -247,7 +256,8 @@ struct RegionOffsets {
     static constexpr std::size_t positions = pricing + alignToPage(sizeof(PricingBlock));
     static constexpr std::size_t grid = positions + alignToPage(sizeof(PackedPosition) * kMaxCars);
     static constexpr std::size_t gridLinks = grid + alignToPage(sizeof(GridCell) * kGridCells);
-    static constexpr std::size_t total = gridLinks + alignToPage(sizeof(GridLink) * kMaxCars);
+    static constexpr std::size_t roadPlaces = gridLinks + alignToPage(sizeof(GridLink) * kMaxCars);
+    static constexpr std::size_t total = roadPlaces + alignToPage(sizeof(RoadPlaceSlot) * kMaxCars);
 };
 
 } // namespace taxicore

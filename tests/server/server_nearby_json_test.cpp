@@ -2,7 +2,8 @@
 // for byte what the QJsonObject construction it replaced gives through QJsonDocument: the same
 // keys in the same order, every number written as Qt writes it (integral doubles as integers,
 // the shortest form that reads back exactly, 1e-05 and 1.7e+12 style exponents, null for
-// non-finite ETAs), for random cars and for the awkward values.
+// non-finite ETAs), for random cars and for the awkward values. The live feed's cars array
+// (nearbyCarsJson, the same writer) is what the feed's own QJsonArray construction gave.
 
 #include "http/JsonViews.h"
 
@@ -35,6 +36,20 @@ QByteArray viaQJsonDocument(const std::vector<NearbyCar> &found, const std::vect
     return QJsonDocument(QJsonObject{{QStringLiteral("cars"), cars}}).toJson(QJsonDocument::Compact);
 }
 
+// The construction LiveFeed's updates used before nearbyCarsJson: the reference for the array.
+QByteArray arrayViaQJsonDocument(const std::vector<NearbyCar> &found, const std::vector<double> &etas)
+{
+    QJsonArray cars;
+    for (std::size_t i = 0; i < found.size(); ++i) {
+        QJsonObject car = carJson(found[i].car);
+        car.insert(QStringLiteral("distance_m"), std::round(found[i].distanceM * 10) / 10);
+        const bool known = i < etas.size() && std::isfinite(etas[i]);
+        car.insert(QStringLiteral("eta_s"), known ? QJsonValue(std::round(etas[i])) : QJsonValue());
+        cars.append(car);
+    }
+    return QJsonDocument(cars).toJson(QJsonDocument::Compact);
+}
+
 } // namespace
 
 class NearbyJsonTest : public QObject {
@@ -45,6 +60,7 @@ private Q_SLOTS:
     void awkwardNumbersMatchQJsonDocument();
     void numbersOfEveryMagnitudeMatchQJsonDocument();
     void emptyAnswer();
+    void feedCarsArrayMatchesQJsonDocument();
 };
 
 void NearbyJsonTest::randomAnswersMatchQJsonDocument()
@@ -147,6 +163,35 @@ void NearbyJsonTest::emptyAnswer()
 {
     QCOMPARE(nearbyJson({}, {}), QByteArray("{\"cars\":[]}"));
     QCOMPARE(nearbyJson({}, {}), viaQJsonDocument({}, {}));
+}
+
+void NearbyJsonTest::feedCarsArrayMatchesQJsonDocument()
+{
+    std::mt19937_64 random(2);
+    std::uniform_real_distribution<double> lat(57.6, 57.8), lng(11.8, 12.1), speed(0, 90), eta(0, 4000), unit(0, 1);
+    std::uniform_int_distribution<int> count(0, kMaxCarsPerAnswer), state(0, 4), id(1, 100'000);
+    for (int answer = 0; answer < kRandomAnswers; ++answer) {
+        std::vector<NearbyCar> found(std::size_t(count(random)));
+        std::vector<double> etas;
+        for (NearbyCar &n : found) {
+            n.car.id = id(random);
+            n.car.position = {lat(random), lng(random)};
+            n.car.heading = float(unit(random) * 360);
+            n.car.speedKmh = float(speed(random));
+            n.car.state = static_cast<CarState>(state(random));
+            n.car.bookingId = unit(random) < 0.5 ? 0 : uint64_t(id(random));
+            n.car.updatedMs = 1'764'000'000'000 + int64_t(id(random));
+            n.distanceM = unit(random) * 5000;
+            etas.push_back(unit(random) < 0.1 ? std::numeric_limits<double>::infinity() : eta(random));
+        }
+        // The feed without road ETAs for a tick still answers every car (fewer ETAs than cars: null).
+        if (answer % 7 == 0 && !etas.empty())
+            etas.pop_back();
+        const QByteArray written = nearbyCarsJson(found, etas);
+        QCOMPARE(written, arrayViaQJsonDocument(found, etas));
+        QCOMPARE(nearbyJson(found, etas), "{\"cars\":" + written + "}");
+    }
+    QCOMPARE(nearbyCarsJson({}, {}), QByteArray("[]"));
 }
 
 QTEST_GUILESS_MAIN(NearbyJsonTest)

@@ -1,12 +1,15 @@
 // taxicore-fleet-bench [CITY] [--cars N] [--queries N]: fleet micro-benchmark on one core, on the
 // shared region the server uses. Measures GET /api/v1/cars/nearby's search (FleetStore::nearby,
-// radius 1 km, 20 nearest) with N cars spread over the city's roads, and the surge update the
-// primary runs once per simulated second (count per cell + smoothing + publish). Not a test.
+// radius 1 km, 20 nearest) with N cars spread over the city's roads, the road ETAs of its answer
+// (from the cars' stored road places, and from fresh snaps as before they were stored), and the
+// surge update the primary runs once per simulated second (count per cell + smoothing + publish).
+// Not a test.
 
 #include "city/City.h"
 #include "dispatch/FleetSimulator.h"
 #include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
+#include "pricing/RoadTripEstimator.h"
 #include "pricing/SurgePublisher.h"
 
 #include <QCoreApplication>
@@ -27,6 +30,7 @@ namespace {
 constexpr int kDefaultCars = 10'000;
 constexpr int kDefaultQueries = 20'000;
 constexpr int kSurgeUpdates = 200;
+constexpr int kEtaQueries = 2000; // each costs ~20 ETA searches: fewer than the searches alone
 constexpr double kRadiusM = 1000;
 constexpr int kLimit = 20;
 constexpr uint64_t kSeed = 2016;
@@ -82,6 +86,7 @@ int main(int argc, char *argv[])
         return 1;
     }
     SharedMemoryFleet fleet(*region);
+    fleet.locateOnRoads(loaded.city); // as the server's simulator has it: each car's road place stored
     std::mt19937_64 random(kSeed);
     fleet.initialiseCars(cars, [&](int) { return FleetSimulator::randomPointIn(loaded.city.get(), random); });
     std::printf("%d cars on %s\n", cars, qPrintable(cityPath));
@@ -101,6 +106,25 @@ int main(int argc, char *argv[])
     report("nearby (1 km, 20 nearest)", nearby);
     report("nearby, thread CPU time", nearbyCpu);
     std::printf("  %.1f cars found per query on average\n", double(found) / queries);
+
+    // Nearby's road ETAs for the answer, as GET /api/v1/cars/nearby computes them.
+    const RoadTripEstimator estimator(*loaded.city);
+    std::vector<double> fromPlaces, fromSnaps;
+    for (int i = 0; i < std::min(queries, kEtaQueries); ++i) {
+        const LatLng at = FleetSimulator::randomPointIn(loaded.city.get(), random);
+        const std::vector<NearbyCar> answer = fleet.nearby(at, kRadiusM, kLimit);
+        std::vector<LatLng> positions;
+        for (const NearbyCar &n : answer)
+            positions.push_back(n.car.position);
+        double cpu = threadCpuMicros();
+        estimator.carEtasTo(at, answer);
+        fromPlaces.push_back(threadCpuMicros() - cpu);
+        cpu = threadCpuMicros();
+        estimator.etasTo(at, positions);
+        fromSnaps.push_back(threadCpuMicros() - cpu);
+    }
+    report("road ETAs from stored places, CPU", fromPlaces);
+    report("road ETAs snapping each car, CPU", fromSnaps);
 
     const city::GeoBounds b = loaded.city->bounds();
     SurgePublisher surge(
