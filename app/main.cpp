@@ -19,6 +19,18 @@ Q_IMPORT_QML_PLUGIN(TaxiCoreConsolePlugin)
 
 namespace {
 
+// The window draws without a depth or stencil buffer: every clip in the console is a rectangle
+// (scissor), and a software rasteriser (Mesa llvmpipe, as under Xvfb) only takes its fast paths for
+// textured and flat quads when the framebuffer has no depth/stencil attached. Set unless the user
+// set them (QSG_NO_DEPTH_BUFFER=, QSG_NO_STENCIL_BUFFER= in the environment).
+void drawWithoutDepthAndStencil()
+{
+    for (const char *name : {"QSG_NO_DEPTH_BUFFER", "QSG_NO_STENCIL_BUFFER"}) {
+        if (!qEnvironmentVariableIsSet(name))
+            qputenv(name, "1");
+    }
+}
+
 // Exit status of a bad command line (as taxicore-server), and of a server that cannot start.
 constexpr int kExitUsage = 2;
 constexpr int kExitStartupFailed = 1;
@@ -115,6 +127,7 @@ int main(int argc, char *argv[])
     if (const int rc = parseCommandLine(argc, argv, parser, options); rc >= 0)
         return rc;
 
+    drawWithoutDepthAndStencil(); // read when the first window is made
     // QApplication, not QGuiApplication: QtCharts draws through QGraphicsScene.
     QApplication app(argc, argv);
 

@@ -55,7 +55,8 @@ private:
     // POST /api/v1/bookings; the 201's JSON, or an empty object.
     QJsonObject book(QNetworkAccessManager &network, const QUrl &base, const QString &rider, double lat, double lng);
     // Starts taxicore in the Xvfb window; returns its base URL (empty on failure).
-    QUrl startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs);
+    QUrl startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs,
+                      const QProcessEnvironment &extraEnv = {});
     QNetworkReply *send(QNetworkAccessManager &network, const QNetworkRequest &request, const QByteArray &verb,
                         const QByteArray &body = {});
 
@@ -93,7 +94,10 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
             console.waitForFinished(kExitTimeoutMs);
         }
     });
-    const QUrl base = startConsole(console, kScreenshotAfterMs, {QStringLiteral("--screenshot"), shot});
+    // QSG_INFO: the scene graph logs the OpenGL context it made (checked below).
+    QProcessEnvironment info;
+    info.insert(QStringLiteral("QSG_INFO"), QStringLiteral("1"));
+    const QUrl base = startConsole(console, kScreenshotAfterMs, {QStringLiteral("--screenshot"), shot}, info);
     QVERIFY(!base.isEmpty());
 
     // Two rides in the centre: their cars turn "to pickup" (orange) on the map.
@@ -104,6 +108,14 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
     QVERIFY(console.waitForFinished(kExitTimeoutMs));
     QCOMPARE(console.exitStatus(), QProcess::NormalExit);
     QCOMPARE(console.exitCode(), 0);
+
+    // The window has no depth or stencil buffer: llvmpipe's fast paths for quads need neither.
+    const QString log = QString::fromUtf8(console.readAllStandardError());
+    const qsizetype context = log.indexOf(QLatin1String("Created OpenGL context"));
+    QVERIFY2(context >= 0, "QSG_INFO logged no OpenGL context");
+    const QString format = log.mid(context, log.indexOf(QLatin1Char('\n'), context) - context);
+    QVERIFY2(format.contains(QLatin1String("depthBufferSize 0")), qPrintable(format));
+    QVERIFY2(format.contains(QLatin1String("stencilBufferSize 0")), qPrintable(format));
 
     QImage image(shot);
     QVERIFY2(!image.isNull(), qPrintable(shot));
@@ -123,11 +135,14 @@ void ConsoleScreenshotTest::mapShowsStreetsAndCars()
     QVERIFY2(toPickup > 10, "the booked cars are not drawn in the to-pickup colour");
 }
 
-QUrl ConsoleScreenshotTest::startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs)
+QUrl ConsoleScreenshotTest::startConsole(QProcess &console, int quitAfterMs, const QStringList &extraArgs,
+                                         const QProcessEnvironment &extraEnv)
 {
     // Clean settings for each run: default layout, empty benchmark history.
     m_config = std::make_unique<QTemporaryDir>();
-    console.setProcessEnvironment(windowedEnvironment(m_config->path()));
+    QProcessEnvironment env = windowedEnvironment(m_config->path());
+    env.insert(extraEnv);
+    console.setProcessEnvironment(env);
     console.start(consoleBinary(),
                   QStringList{QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
                               QStringLiteral("0"), QStringLiteral("--cars"), QStringLiteral("500"),
