@@ -19,6 +19,8 @@ Rectangle {
     // Items drawn over the streets and under the cars (overlays: [HeatLayer {...}]); they fill
     // the map and get no input (the map above takes it).
     property alias overlays: overlaySlot.data
+    // The same slot as an item, for a layer declared elsewhere (parent: map.overlayItem).
+    readonly property alias overlayItem: overlaySlot
 
     // A click on a car (after it is selected and its details open); carId > 0.
     signal carClicked(int carId)

@@ -3,8 +3,9 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import TaxiCore.Console
 
-// The operations view over the city map: the surge heat layer (toggle), the alert list, and
-// manual dispatch (pick a booking, click a car). Put inside CityMap, filling it.
+// The operations view over the city map: the surge heat layer (toggle; drawn in the map's overlay
+// slot, under the names and cars), the alert list, and manual dispatch (pick a booking, click a
+// car). Put inside CityMap, filling it.
 Item {
     id: overlay
 
@@ -31,9 +32,11 @@ Item {
         }
     }
 
+    // Drawn in the map's overlay slot: over the streets, under the street names and the cars.
     SurgeHeatLayer {
         id: surge
         objectName: "surgeLayer"
+        parent: overlay.map.overlayItem
         anchors.fill: parent
         backend: ConsoleBackend
         map: overlay.map

@@ -25,6 +25,7 @@
 #include <QNetworkReply>
 #include <QQmlApplicationEngine>
 #include <QQmlExtensionPlugin>
+#include <QQuickItem>
 #include <QQuickWindow>
 #include <QSettings>
 #include <QSignalSpy>
@@ -259,8 +260,24 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     QObject *surgeToggle = m_window->findChild<QObject *>(QStringLiteral("surgeToggle"));
     QVERIFY(surgeToggle);
     surgeToggle->setProperty("checked", true);
-    QObject *surge = m_window->findChild<QObject *>(QStringLiteral("surgeLayer"));
+    auto *surge = m_window->findChild<QQuickItem *>(QStringLiteral("surgeLayer"));
     QVERIFY(surge);
+    // In the map's overlay slot: over the streets, under the street names and the cars.
+    QQuickItem *slot = surge->parentItem();
+    QVERIFY(slot);
+    QCOMPARE(slot->objectName(), QStringLiteral("overlays"));
+    const QList<QQuickItem *> mapLayers = slot->parentItem()->childItems();
+    const auto layerIndex = [&mapLayers](const QString &name) {
+        for (qsizetype i = 0; i < mapLayers.size(); ++i)
+            if (mapLayers[i]->objectName() == name)
+                return i;
+        return qsizetype(-1);
+    };
+    QVERIFY(layerIndex(QStringLiteral("streets")) >= 0);
+    QVERIFY(layerIndex(QStringLiteral("streets")) < layerIndex(QStringLiteral("overlays")));
+    QVERIFY(layerIndex(QStringLiteral("overlays")) < layerIndex(QStringLiteral("streetLabels")));
+    QVERIFY(layerIndex(QStringLiteral("streetLabels")) < layerIndex(QStringLiteral("cityMap")));
+    QCOMPARE(surge->size(), m_map->size());
     QVERIFY2(waitUntil([surge] { return surge->property("surgingCells").toInt() > 0; }, kShownWithinMs),
              "no pricing cell surges around the crowd");
     QTest::qWait(1200); // a KPI sample and a few frames
