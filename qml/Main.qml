@@ -141,6 +141,7 @@ ApplicationWindow {
                     currentIndex: tabs.currentIndex
                     BookingsPanel {
                         id: bookingsPanel
+                        objectName: "bookingsPanel"
                         onSelectedCarIdChanged: cityMap.selectedCarId = selectedCarId
                     }
                     ServerPanel {

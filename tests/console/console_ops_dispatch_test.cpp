@@ -236,6 +236,12 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     // Manual dispatch: pick the booking, then click an available car on the map.
     auto *dispatch = m_window->findChild<ManualDispatch *>();
     QVERIFY(dispatch);
+    // As an operator does: the booking selected in the list (its car ringed), then picked.
+    QObject *bookingsPanel = m_window->findChild<QObject *>(QStringLiteral("bookingsPanel"));
+    QVERIFY(bookingsPanel);
+    QMetaObject::invokeMethod(bookingsPanel, "select", Q_ARG(QVariant, bookingId), Q_ARG(QVariant, firstCar));
+    QCOMPARE(m_map->selectedBookingId(), bookingId);
+    QCOMPARE(m_map->selectedCarId(), firstCar);
     dispatch->pick(bookingId);
     if (m_map->viewport().scale() < kClickScale)
         m_map->zoomAt(m_map->width() / 2, m_map->height() / 2, kClickScale / m_map->viewport().scale());
@@ -254,6 +260,9 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     QCOMPARE(after.value(QStringLiteral("car_id")).toInt(), chosen);
     QVERIFY(chosen != firstCar);
     QCOMPARE(dispatch->bookingId(), 0); // done: the next click selects again
+    // The booking stays selected with the car it now has (its roads and the car ringed on the map).
+    QCOMPARE(m_map->selectedBookingId(), bookingId);
+    QCOMPARE(m_map->selectedCarId(), chosen);
     QVERIFY2(dispatch->message().contains(QStringLiteral("#%1").arg(chosen)), qPrintable(dispatch->message()));
 
     // The surge heat layer on, then the view as the operator sees it.
