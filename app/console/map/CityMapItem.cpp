@@ -94,11 +94,21 @@ void CityMapItem::setBackend(ConsoleBackend *backend)
 {
     if (m_backend == backend)
         return;
+    if (m_backend)
+        disconnect(m_backend, &ConsoleBackend::servingChanged, this, &CityMapItem::cityChanged);
     m_backend = backend;
+    if (m_backend)
+        connect(m_backend, &ConsoleBackend::servingChanged, this, &CityMapItem::cityChanged);
     if (!m_userMoved && width() > 0 && height() > 0)
         fitCity(); // the city's own bounds
     Q_EMIT backendChanged();
+    Q_EMIT cityChanged();
     update();
+}
+
+std::shared_ptr<const taxicore::city::City> CityMapItem::city() const
+{
+    return m_backend ? m_backend->city() : nullptr;
 }
 
 void CityMapItem::setSelectedCarId(int id)

@@ -14,11 +14,15 @@
 #include <QTimer>
 #include <QVariantMap>
 #include <array>
+#include <memory>
 #include <qqmlregistration.h>
 #include <vector>
 
 class ConsoleBackend;
 class QSGGeometryNode;
+namespace taxicore::city {
+class City;
+}
 
 // The live city map's view and its moving parts: every car (one node, rewritten each frame
 // straight from the fleet's shared memory) and the selection; StreetsItem draws the streets
@@ -53,6 +57,9 @@ public:
 
     ConsoleBackend *backend() const;
     void setBackend(ConsoleBackend *backend);
+    // The city shown, from the backend's server (it arrives when the server starts, goes when it
+    // stops); null without one. The layers drawn in the map's view follow it (cityChanged).
+    std::shared_ptr<const taxicore::city::City> city() const;
     int selectedCarId() const { return m_selectedCarId; }
     void setSelectedCarId(int id);
     qint64 selectedBookingId() const { return m_selectedBookingId; }
@@ -90,6 +97,8 @@ public:
 
 Q_SIGNALS:
     void backendChanged();
+    // The backend changed, or its server started or stopped: city() may be another.
+    void cityChanged();
     void selectionChanged();
     void liveChanged();
     void viewChanged();

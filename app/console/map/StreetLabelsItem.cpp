@@ -2,7 +2,6 @@
 
 #include "CityMapItem.h"
 #include "CityRoads.h"
-#include "ConsoleBackend.h"
 
 #include <QElapsedTimer>
 #include <QFontMetricsF>
@@ -43,7 +42,7 @@ void StreetLabelsItem::setMap(CityMapItem *map)
     m_map = map;
     if (m_map) {
         connect(m_map, &CityMapItem::viewChanged, this, &QQuickItem::polish);
-        connect(m_map, &CityMapItem::backendChanged, this, &StreetLabelsItem::loadStreets);
+        connect(m_map, &CityMapItem::cityChanged, this, &StreetLabelsItem::loadStreets);
     }
     loadStreets();
     Q_EMIT mapChanged();
@@ -51,10 +50,7 @@ void StreetLabelsItem::setMap(CityMapItem *map)
 
 void StreetLabelsItem::loadStreets()
 {
-    ConsoleBackend *backend = m_map ? m_map->backend() : nullptr;
-    if (backend) // the city arrives with the server (and goes with it)
-        connect(backend, &ConsoleBackend::servingChanged, this, &StreetLabelsItem::loadStreets, Qt::UniqueConnection);
-    const auto city = backend ? backend->city() : nullptr;
+    const auto city = m_map ? m_map->city() : nullptr;
     if (city.get() == m_streetsOf)
         return;
     m_streetsOf = city.get();

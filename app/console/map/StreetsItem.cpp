@@ -2,7 +2,6 @@
 
 #include "CityMapItem.h"
 #include "CityRoads.h"
-#include "ConsoleBackend.h"
 #include "RoadLayer.h"
 
 #include <QElapsedTimer>
@@ -41,7 +40,7 @@ void StreetsItem::setMap(CityMapItem *map)
     m_map = map;
     if (m_map) {
         connect(m_map, &CityMapItem::viewChanged, this, &QQuickItem::update);
-        connect(m_map, &CityMapItem::backendChanged, this, &StreetsItem::loadStreets);
+        connect(m_map, &CityMapItem::cityChanged, this, &StreetsItem::loadStreets);
     }
     loadStreets();
     Q_EMIT mapChanged();
@@ -49,10 +48,7 @@ void StreetsItem::setMap(CityMapItem *map)
 
 void StreetsItem::loadStreets()
 {
-    ConsoleBackend *backend = m_map ? m_map->backend() : nullptr;
-    if (backend) // the city arrives with the server (and goes with it)
-        connect(backend, &ConsoleBackend::servingChanged, this, &StreetsItem::loadStreets, Qt::UniqueConnection);
-    const auto city = backend ? backend->city() : nullptr;
+    const auto city = m_map ? m_map->city() : nullptr;
     if (city && city.get() == m_strokesOf)
         return;
     m_strokesOf = city.get();
