@@ -89,6 +89,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     int handled = 0;
     ++m_counters.waits;
     if (includeSockets) {
+        applyPendingWatches();
         epoll_event events[kMaxEventsPerWait];
         const int count = ::epoll_wait(m_epollFd, events, kMaxEventsPerWait, timeoutMs);
         if (count < 0 && errno != EINTR)
@@ -227,7 +228,7 @@ void EpollEventDispatcher::registerSocketNotifier(QSocketNotifier *notifier)
     if (*slot && *slot != notifier)
         qWarning("EpollEventDispatcher: several socket notifiers of one type for descriptor %d", fd);
     *slot = notifier;
-    updateWatch(fd);
+    scheduleWatch(fd);
 }
 
 void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
@@ -239,7 +240,45 @@ void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
     for (QSocketNotifier **slot : {&watch.read, &watch.write, &watch.exception})
         if (*slot == notifier)
             *slot = nullptr;
-    updateWatch(fd);
+    scheduleWatch(fd);
+}
+
+quint32 EpollEventDispatcher::maskOf(const Watch &watch)
+{
+    return (watch.read ? quint32(EPOLLIN) : 0u) | (watch.write ? quint32(EPOLLOUT) : 0u)
+           | (watch.exception ? quint32(EPOLLPRI) : 0u);
+}
+
+// A socket's write notifier is enabled by every QAbstractSocket::write and disabled again by the
+// flush() that follows (ConnectionGuard::deliver), so each answer switched EPOLLOUT on and off:
+// two epoll_ctl calls per request. A change between two non-empty masks therefore waits for the
+// next wait and collapses into what the notifiers want then, usually nothing. Entering and
+// leaving the set stay immediate: a descriptor that leaves may be closed and its number reused,
+// and the new generation is what tells its stale events apart.
+void EpollEventDispatcher::scheduleWatch(int fd)
+{
+    Watch &watch = m_watches[std::size_t(fd)];
+    if (watch.events == 0 || maskOf(watch) == 0) {
+        updateWatch(fd);
+        return;
+    }
+    if (!watch.pending) {
+        watch.pending = true;
+        m_pending.push_back(fd);
+    }
+}
+
+void EpollEventDispatcher::applyPendingWatches()
+{
+    for (const int fd : m_pending) {
+        Watch &watch = m_watches[std::size_t(fd)];
+        if (!watch.pending)
+            continue;
+        watch.pending = false;
+        if (watch.events != 0 && maskOf(watch) != 0) // else it entered or left the set meanwhile
+            updateWatch(fd);
+    }
+    m_pending.clear();
 }
 
 bool EpollEventDispatcher::addToEpoll(int epollFd, int fd, const Watch &watch)
@@ -255,8 +294,7 @@ bool EpollEventDispatcher::addToEpoll(int epollFd, int fd, const Watch &watch)
 void EpollEventDispatcher::updateWatch(int fd)
 {
     Watch &watch = m_watches[std::size_t(fd)];
-    const quint32 events = (watch.read ? quint32(EPOLLIN) : 0u) | (watch.write ? quint32(EPOLLOUT) : 0u)
-                           | (watch.exception ? quint32(EPOLLPRI) : 0u);
+    const quint32 events = maskOf(watch);
     if (events == watch.events)
         return;
     const auto alwaysReady = std::find(m_alwaysReady.begin(), m_alwaysReady.end(), fd);
@@ -284,6 +322,7 @@ void EpollEventDispatcher::updateWatch(int fd)
     if (added) {
         ok = addToEpoll(m_epollFd, fd, watch);
     } else {
+        ++m_counters.maskChanges;
         // ENOENT: the descriptor was closed and reopened under the same number meanwhile.
         ok = ::epoll_ctl(m_epollFd, EPOLL_CTL_MOD, fd, &event) == 0
              || (errno == ENOENT && ::epoll_ctl(m_epollFd, EPOLL_CTL_ADD, fd, &event) == 0);

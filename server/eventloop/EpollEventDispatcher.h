@@ -44,6 +44,7 @@ public:
         quint64 activations = 0;   // QEvent::SockAct sent to a notifier
         quint64 staleEvents = 0;   // entries for a descriptor no longer registered as it was
         quint64 epollRebuilds = 0; // times the epoll set was built anew (see rebuildEpollSet)
+        quint64 maskChanges = 0;   // epoll_ctl calls that changed the mask of a descriptor in the set
     };
     Counters counters() const { return m_counters; }
     // Descriptors in the epoll set (the wake-up eventfd excluded).
@@ -58,22 +59,27 @@ private:
         QSocketNotifier *exception = nullptr;
         quint32 generation = 0; // changes whenever the descriptor enters the set anew
         quint32 events = 0;     // the mask the kernel has (0: not in the set)
+        bool pending = false;   // its notifiers changed; the kernel hears before the next wait
     };
 
     int dispatchReady(const epoll_event *events, int count);
     bool activate(int fd, quint32 generation, int type, quint32 events);
     int activateAlwaysReady();
     void updateWatch(int fd);
+    void scheduleWatch(int fd);
+    void applyPendingWatches();
     bool addToEpoll(int epollFd, int fd, const Watch &watch);
     void rebuildEpollSet();
     void drainWakeUp();
     Watch *watchOf(int fd);
+    static quint32 maskOf(const Watch &watch);
 
     int m_epollFd = -1;
     int m_wakeFd = -1;
     std::vector<Watch> m_watches; // by descriptor: O(1) lookup on every ready event
     int m_watchedCount = 0;
     quint32 m_nextGeneration = 1;
+    std::vector<int> m_pending;         // descriptors whose Watch::pending is set
     std::vector<int> m_alwaysReady;     // descriptors epoll refuses (regular files)
     std::vector<quint64> m_recentStale; // tags seen stale lately (see dispatchReady)
     std::atomic<bool> m_wakeUpPending{false};

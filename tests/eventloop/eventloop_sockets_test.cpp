@@ -2,7 +2,7 @@
 // ask of them: enable/disable, a read and a write notifier on one descriptor (one epoll entry),
 // a notifier deleted by another's handler in the same batch, a hang-up, posted and deferred-delete
 // events, wakeUp from another thread ending a blocked processEvents, interrupt(), and a
-// QTcpServer/QTcpSocket echo over loopback.
+// QTcpServer/QTcpSocket echo over loopback, and write() + flush() per answer changing no epoll mask.
 
 #include "EpollTestMain.h"
 
@@ -376,6 +376,44 @@ private slots:
         QCOMPARE(received, sent);
         client.disconnectFromHost();
         QTRY_COMPARE_WITH_TIMEOUT(client.state(), QAbstractSocket::UnconnectedState, kWakeWithinMs);
+    }
+
+    // A server answering with write() + flush(), as ConnectionGuard::deliver does: the write
+    // notifier goes on and off within one handler, which must not cost the kernel a mask change
+    // per answer (it cost two epoll_ctl calls per request before changes were collapsed).
+    void writeAndFlushPerAnswerChangesNoMask()
+    {
+        QTcpServer server;
+        QVERIFY(server.listen(QHostAddress::LocalHost));
+        connect(&server, &QTcpServer::newConnection, this, [&server] {
+            while (QTcpSocket *peer = server.nextPendingConnection()) {
+                connect(peer, &QTcpSocket::readyRead, peer, [peer] {
+                    peer->write(peer->readAll());
+                    peer->flush();
+                });
+                connect(peer, &QTcpSocket::disconnected, peer, &QObject::deleteLater);
+            }
+        });
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, server.serverPort());
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), QAbstractSocket::ConnectedState, kWakeWithinMs);
+        int answers = 0;
+        connect(&client, &QTcpSocket::readyRead, this, [&] {
+            client.readAll();
+            ++answers;
+            if (answers < 200) {
+                client.write("ping");
+                client.flush();
+            }
+        });
+        const quint64 before = test::epollDispatcher()->counters().maskChanges;
+        client.write("ping");
+        client.flush();
+        QTRY_COMPARE_WITH_TIMEOUT(answers, 200, 30'000);
+        // A few are allowed (an answer the kernel could not take at once keeps its notifier on).
+        QVERIFY2(test::epollDispatcher()->counters().maskChanges - before < 20,
+                 qPrintable(QStringLiteral("%1 mask changes for 400 writes")
+                                .arg(test::epollDispatcher()->counters().maskChanges - before)));
     }
 };
 
