@@ -2,19 +2,6 @@
 
 namespace taxicore::bench::suite {
 
-namespace {
-
-const ResultRow *stageOf(const QList<ResultRow> &rows, const QString &configuration, const ResultRow &like)
-{
-    for (const ResultRow &r : rows) {
-        if (r.configuration == configuration && r.scenario == like.scenario && r.stage == like.stage)
-            return &r;
-    }
-    return nullptr;
-}
-
-} // namespace
-
 QString counterpartOf(const QString &peer, const QStringList &taxicoreConfigurations)
 {
     if (!peer.contains(QLatin1String("cluster")))
@@ -41,7 +28,7 @@ QList<PeerComparison> peerComparisons(const QList<ResultRow> &rows)
         if (peer.kind == QLatin1String("taxicore"))
             continue;
         const QString counterpart = counterpartOf(peer.configuration, ours);
-        const ResultRow *mine = counterpart.isEmpty() ? nullptr : stageOf(rows, counterpart, peer);
+        const ResultRow *mine = counterpart.isEmpty() ? nullptr : findRow(rows, counterpart, peer.scenario, peer.stage);
         if (!mine)
             continue;
         PeerComparison c;

@@ -13,16 +13,6 @@ namespace taxicore::bench::suite {
 
 namespace {
 
-const ResultRow *find(const QList<ResultRow> &rows, const QString &configuration, const QString &scenario,
-                      const QString &stage)
-{
-    for (const ResultRow &r : rows) {
-        if (r.configuration == configuration && r.scenario == scenario && r.stage == stage)
-            return &r;
-    }
-    return nullptr;
-}
-
 QString fixed(double value, int decimals)
 {
     return QString::number(value, 'f', decimals);
@@ -98,10 +88,10 @@ QList<TargetCheck> targetChecks(const QList<ResultRow> &rows)
 {
     QList<TargetCheck> checks;
     const QString fib = QStringLiteral("loadtest-fib25");
-    const ResultRow *singleFib = find(rows, QStringLiteral("single"), fib, QStringLiteral("c64"));
+    const ResultRow *singleFib = findRow(rows, QStringLiteral("single"), fib, QStringLiteral("c64"));
     for (const QString &config : processesConfigurations(rows)) {
         TargetCheck check{QStringLiteral("processes/single req/s on /fib?n=25 at c=64 ≥ 1.8"), config, {}, false, true};
-        const ResultRow *p = find(rows, config, fib, QStringLiteral("c64"));
+        const ResultRow *p = findRow(rows, config, fib, QStringLiteral("c64"));
         if (!p || !singleFib || singleFib->requestsPerSecond <= 0) {
             check.measured = false;
             check.figures = QStringLiteral("not measured");
@@ -115,7 +105,7 @@ QList<TargetCheck> targetChecks(const QList<ResultRow> &rows)
         checks << check;
     }
     for (const QString &config : configurations(rows)) {
-        const ResultRow *r = find(rows, config, fib, QStringLiteral("c1000"));
+        const ResultRow *r = findRow(rows, config, fib, QStringLiteral("c1000"));
         if (!r || r->kind != QLatin1String("taxicore"))
             continue;
         TargetCheck check{QStringLiteral("/fib?n=25 at c=1000: p99 ≤ 1.5× p50, no timeouts"), config, {}, false, true};
@@ -131,11 +121,11 @@ QList<TargetCheck> targetChecks(const QList<ResultRow> &rows)
         checks << check;
     }
     const ResultRow *singleHello =
-        find(rows, QStringLiteral("single"), QStringLiteral("hello-c64"), QStringLiteral("c64"));
+        findRow(rows, QStringLiteral("single"), QStringLiteral("hello-c64"), QStringLiteral("c64"));
     for (const QString &config : processesConfigurations(rows)) {
         TargetCheck check{
             QStringLiteral("/hello (keep-alive, c=64) CPU/request ≤ 1.3× single"), config, {}, false, true};
-        const ResultRow *p = find(rows, config, QStringLiteral("hello-c64"), QStringLiteral("c64"));
+        const ResultRow *p = findRow(rows, config, QStringLiteral("hello-c64"), QStringLiteral("c64"));
         if (!p || !singleHello || p->serverCpuUsPerRequest <= 0 || singleHello->serverCpuUsPerRequest <= 0) {
             check.measured = false;
             check.figures = QStringLiteral("not measured");

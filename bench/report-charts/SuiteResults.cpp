@@ -268,6 +268,16 @@ QList<ResultRow> fromManifest(const QString &manifestPath, QStringList &warnings
     return rows;
 }
 
+const ResultRow *findRow(const QList<ResultRow> &rows, const QString &configuration, const QString &scenario,
+                         const QString &stage)
+{
+    for (const ResultRow &r : rows) {
+        if (r.configuration == configuration && r.scenario == scenario && r.stage == stage)
+            return &r;
+    }
+    return nullptr;
+}
+
 QStringList configurations(const QList<ResultRow> &rows)
 {
     return distinct(rows, [](const ResultRow &r) { return r.configuration; });

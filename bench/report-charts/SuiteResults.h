@@ -51,6 +51,10 @@ QList<ResultRow> fromManifest(const QString &manifestPath, QStringList &warnings
 // each second and at its end): ns of CPU per stage, -1 where unknown.
 QList<double> stageCpuNs(const QString &cpuLog);
 
+// The row of one configuration's scenario stage, or nullptr.
+const ResultRow *findRow(const QList<ResultRow> &rows, const QString &configuration, const QString &scenario,
+                         const QString &stage);
+
 // Distinct values in first-seen order.
 QStringList configurations(const QList<ResultRow> &rows);
 QStringList stageKeys(const QList<ResultRow> &rows);
