@@ -3,15 +3,20 @@
 // PostgreSQL; kill -9 and a restart on the same database restore it; with PostgreSQL stopped a
 // booking is 503 ledger_unavailable naming the database while the live view still answers; once
 // PostgreSQL is back bookings succeed again without a restart. Single process and processes mode
-// (the workers append to the same database).
+// (the workers append to the same database). A hung PostgreSQL (frozen, answering nothing) stalls no
+// request that does not need it: a booking only the ledger knows is looked up off the event loop,
+// a bounded number at a time.
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "PostgresKit.h"
 #include "RequireTool.h"
 #include "ServerProcess.h"
 #include "Wait.h"
+#include "http/LedgerLookups.h"
 
+#include <QElapsedTimer>
 #include <QJsonObject>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 #include <csignal>
@@ -25,6 +30,9 @@ const QJsonObject kPickup{{"lat", 57.7003}, {"lng", 11.9668}};
 constexpr int kStartMs = 20'000;
 constexpr int kRecoverMs = 15'000;        // PostgreSQL back → a booking commits again
 constexpr int kBookingsAfterRecovery = 6; // spread over the workers in processes mode
+// Far under the ledger's 5 s statement timeout, far over a nearby search on a loaded machine.
+constexpr int kUnstalledMs = 1500;
+constexpr int kLookupsOverBound = 8;
 
 HttpResponse book(HttpClient &http, const QString &rider)
 {
@@ -45,6 +53,7 @@ private Q_SLOTS:
     void initTestCase();
     void bookingsLiveInPostgresAndSurviveItsOutage_data();
     void bookingsLiveInPostgresAndSurviveItsOutage();
+    void aHungLedgerStallsOnlyWhatNeedsIt();
     void unknownLedgerSchemeIsRefused();
 
 private:
@@ -126,6 +135,69 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
     QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'pg-down'")),
              QStringLiteral("0"));
     QVERIFY2(second.isRunning(), second.stderrText().constData());
+}
+
+void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
+{
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
+    QTemporaryDir dir;
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"), dir.path(),
+                          QStringLiteral("--ledger"), m_pg.url()});
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port());
+    TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-hang")), 201);
+    TC_VERIFY_ERROR(http.get("/api/v1/bookings/999999"), 404, "booking_not_found"); // asked the ledger
+
+    // PostgreSQL hangs. Riders ask for bookings this node's fleet does not hold (ended ones,
+    // made-up ids): each needs the ledger. More of them than the lookups may queue.
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    const int riders = taxicore::LedgerLookups::kMaxWaiting + kLookupsOverBound;
+    std::vector<std::unique_ptr<HttpClient>> waiting;
+    for (int i = 0; i < riders; ++i) {
+        auto rider = std::make_unique<HttpClient>(server.host(), server.port(), 30'000);
+        QVERIFY(rider->connectToServer());
+        QVERIFY(
+            rider->sendRaw("GET /api/v1/bookings/" + QByteArray::number(900000 + i) + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+        waiting.push_back(std::move(rider));
+    }
+    QTest::qWait(300); // the server has read them and waits on the ledger
+
+    // What does not need the ledger answers at once; one lookup more than the queue holds is
+    // refused at once.
+    QElapsedTimer clock;
+    clock.start();
+    TC_VERIFY_STATUS(http.get("/api/v1/cars/nearby?lat=57.7003&lng=11.9668"), 200);
+    QVERIFY2(clock.elapsed() < kUnstalledMs,
+             qPrintable(QStringLiteral("the live view waited %1 ms on the hung ledger").arg(clock.elapsed())));
+    const HttpResponse busy = http.get("/api/v1/bookings/899999");
+    TC_VERIFY_ERROR(busy, 503, "ledger_busy");
+    QVERIFY(!busy.header("Retry-After").isEmpty());
+    QVERIFY2(clock.elapsed() < kUnstalledMs,
+             qPrintable(QStringLiteral("a refused lookup took %1 ms").arg(clock.elapsed())));
+
+    // Every rider is answered, none left hanging: the queued ones get the ledger's verdict after
+    // its timeout (one waits it out, the ones after it are told at once), the excess was refused.
+    int unavailable = 0;
+    int refused = 0;
+    for (const auto &rider : waiting) {
+        const QList<HttpResponse> answers = rider->readResponses(1);
+        QCOMPARE(answers.size(), 1);
+        QCOMPARE(answers.first().status, 503);
+        const QString code = answers.first().json().value("error").toString();
+        unavailable += code == QStringLiteral("ledger_unavailable");
+        refused += code == QStringLiteral("ledger_busy");
+    }
+    QCOMPARE(refused, kLookupsOverBound);
+    QCOMPARE(unavailable, taxicore::LedgerLookups::kMaxWaiting);
+
+    // PostgreSQL thaws: lookups work again, without a restart.
+    thaw.dismiss();
+    m_pg.freeze(false);
+    QVERIFY2(waitUntil([&] { return http.get("/api/v1/bookings/999999").status == 404; }, kRecoverMs, 200),
+             "the ledger was not asked again after PostgreSQL came back");
+    QVERIFY2(server.isRunning(), server.stderrText().constData());
 }
 
 void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()

@@ -288,6 +288,30 @@ void PostgresKit::stop()
     }
 }
 
+void PostgresKit::freeze(bool frozen)
+{
+    if (!running())
+        return;
+    const pid_t server = pid_t(m_server->processId());
+    const int signal = frozen ? SIGSTOP : SIGCONT;
+    ::kill(server, signal);
+    // The backends and helper processes are the postmaster's children (/proc/PID/stat field 4).
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &entry : entries) {
+        bool numeric = false;
+        const pid_t pid = pid_t(entry.toInt(&numeric));
+        if (!numeric)
+            continue;
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(entry));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = stat.readAll();
+        const QList<QByteArray> after = line.mid(line.lastIndexOf(')') + 2).split(' ');
+        if (after.size() > 1 && after.at(1).toInt() == server)
+            ::kill(pid, signal);
+    }
+}
+
 QString PostgresKit::logTail() const
 {
     QFile log(m_log);

@@ -46,6 +46,9 @@ public:
     // after kStopTimeoutMs. (SIGTERM is PostgreSQL's smart shutdown: it waits for every client.)
     void stop();
     bool running() const { return m_server && m_server->state() != QProcess::NotRunning; }
+    // SIGSTOP (true) or SIGCONT (false) to the server and every backend: a database that hangs
+    // without refusing or closing anything (a stuck disk, a frozen VM), unlike stop().
+    void freeze(bool frozen);
 
     int port() const { return m_port; }
     QString url(const QString &database = QStringLiteral("taxicore")) const;
