@@ -219,19 +219,35 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
     return deferredResponse();
 }
 
+bool TaxiApi::needsLedgerLookup(uint64_t id) const
+{
+    return m_ledger && !LedgerLookups::inLookup() && !m_fleet.booking(id);
+}
+
+std::optional<StoredBooking> TaxiApi::storedBooking(uint64_t id) const
+{
+    if (const auto failed = m_lookups.recentFailure())
+        throwApiError(503, "ledger_unavailable", *failed);
+    auto stored = m_ledger->reader().booking(id);
+    if (!stored.ok()) {
+        m_lookups.noteFailure(stored.error);
+        throwApiError(503, "ledger_unavailable", stored.error);
+    }
+    return std::move(stored.value);
+}
+
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
 {
     const auto id = pathId(request, 0, "booking");
+    if (needsLedgerLookup(id))
+        return m_lookups.defer(request, [this, request] { return getBooking(request); });
     const auto booking = m_fleet.booking(id);
     if (booking)
         return jsonResponse(bookingView(m_fleet, m_estimator, *booking));
     // Not in the fleet: it ended before a restart (or long ago); the ledger still has it.
     if (m_ledger) {
-        const auto stored = m_ledger->reader().booking(id);
-        if (!stored.ok())
-            throwApiError(503, "ledger_unavailable", stored.error);
-        if (stored.value)
-            return jsonResponse(storedBookingView(*stored.value));
+        if (const auto stored = storedBooking(id))
+            return jsonResponse(storedBookingView(*stored));
     }
     throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
 }
@@ -245,13 +261,13 @@ std::optional<BookingSnapshot> TaxiApi::openBookingAnywhere(uint64_t id) const
     // Booked through another node of a cluster, whose announcement has not reached this node's
     // copy (the rider is faster than the feed, or Redis is away): the ledger has it, and the copy
     // takes it in as a restart would.
-    const auto stored = m_ledger->reader().booking(id);
-    if (!stored.ok() || !stored.value)
+    const auto stored = storedBooking(id);
+    if (!stored)
         return std::nullopt;
-    const BookingSnapshot booking = bookingSnapshotOf(stored.value->booking);
+    const BookingSnapshot booking = bookingSnapshotOf(stored->booking);
     if (!isOpen(booking.state) || !m_fleet.restoreBooking(booking))
         return std::nullopt;
-    PricingBoard(m_fleet.pricing()).recordBookingPrice(id, bookingPriceOf(stored.value->booking));
+    PricingBoard(m_fleet.pricing()).recordBookingPrice(id, bookingPriceOf(stored->booking));
     return m_fleet.booking(id);
 }
 
@@ -287,6 +303,8 @@ ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const
 ApiResponse TaxiApi::pickup(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
+    if (needsLedgerLookup(id))
+        return m_lookups.defer(request, [this, request] { return pickup(request); });
     requireOwner(request, id);
     const BookingTransitionView moved{m_fleet.beginPickup(id), id, "arriving (the car must have arrived)"};
     ApiResponse response = transitionResponse(moved, "pickup");
@@ -296,6 +314,8 @@ ApiResponse TaxiApi::pickup(const ApiRequest &request)
 ApiResponse TaxiApi::cancel(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
+    if (needsLedgerLookup(id))
+        return m_lookups.defer(request, [this, request] { return cancel(request); });
     requireOwner(request, id);
     const BookingTransitionView moved{m_fleet.beginCancel(id), id, "assigned or arriving"};
     ApiResponse response = transitionResponse(moved, "cancel");
@@ -305,6 +325,8 @@ ApiResponse TaxiApi::cancel(const ApiRequest &request)
 ApiResponse TaxiApi::complete(const ApiRequest &request)
 {
     const auto id = pathId(request, 0, "booking");
+    if (needsLedgerLookup(id))
+        return m_lookups.defer(request, [this, request] { return complete(request); });
     requireOwner(request, id);
     const CompletedRide completed = beginCompleteRide(m_fleet, id);
     const auto &transition = completed.transition;

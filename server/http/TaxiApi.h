@@ -2,6 +2,7 @@
 
 #include "fleet/FleetTypes.h"
 #include "http/BookingRateLimiter.h"
+#include "http/LedgerLookups.h"
 #include "wire/HttpTypes.h"
 #include "ledger/LedgerRecords.h"
 #include "pricing/PricedRide.h"
@@ -46,6 +47,11 @@ private:
     ApiResponse complete(const ApiRequest &request);
     ApiResponse cancel(const ApiRequest &request);
     ApiResponse quote(const ApiRequest &request) const;
+    // True when booking `id` is not in this node's fleet and the ledger must be asked: the handler
+    // then runs again on the lookup thread (m_lookups), not on the event loop.
+    bool needsLedgerLookup(uint64_t id) const;
+    // The ledger's record of booking `id` (on the lookup thread); 503 when the ledger cannot say.
+    std::optional<StoredBooking> storedBooking(uint64_t id) const;
     // The booking from this node's fleet, or, when only the ledger has it open (made through another
     // node of a cluster moments ago), taken into the fleet from there; none when neither has it open.
     std::optional<BookingSnapshot> openBookingAnywhere(uint64_t id) const;
@@ -65,6 +71,8 @@ private:
     Ledger *m_ledger;
     BookingRateLimiter m_rateLimiter; // POST /api/v1/bookings per client, shared by every process
     BookingLimiter *m_limiter = &m_rateLimiter;
+    // Last: destroyed first, it waits for a running lookup while what that uses still exists.
+    mutable LedgerLookups m_lookups;
 };
 
 } // namespace taxicore
