@@ -5,7 +5,10 @@
 #include "redis/RedisEndpoint.h"
 #include "redis/RedisSubscriber.h"
 
+#include <QAbstractEventDispatcher>
 #include <QDebug>
+#include <QMetaMethod>
+#include <QThread>
 
 #include <algorithm>
 
@@ -19,11 +22,24 @@ using redis::RedisSubscriber;
 
 namespace {
 
-// Positions waiting to go out: beyond this a flush starts at once instead of waiting kFlushMs.
-constexpr std::size_t kFlushCars = 512;
 // How long open() waits for Redis to answer before refusing to start.
 constexpr int kStartTimeoutMs = 2000;
+// The flusher looks at least this often for positions whose posted flush never ran.
+constexpr int kLookMs = 1000;
+// ... and takes a flush as lost once its positions waited this long (a loop turn is far shorter).
+constexpr int kLostPostMs = 100;
 
+} // namespace
+
+// The flush a thread posted to its event loop: the loop may run it after this fleet is gone.
+struct ClusterFleet::FlushPost {
+    std::mutex mutex;
+    ClusterFleet *fleet = nullptr; // null once the fleet is being destroyed
+};
+
+namespace {
+// The fleets whose flush this thread has posted to its event loop and not yet run (one per turn).
+thread_local std::vector<const void *> t_posted;
 } // namespace
 
 std::unique_ptr<ClusterFleet> ClusterFleet::open(SharedRegion &region, const Options &options, QString *error)
@@ -54,7 +70,11 @@ ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
     , m_local(region)
     , m_ids(options.ledgerUrl)
     , m_origin(options.origin)
+    , m_primary(options.primary)
+    , m_fleetUrl(options.fleetUrl)
+    , m_post(std::make_shared<FlushPost>())
 {
+    m_post->fleet = this;
     const RedisEndpoint endpoint = *parseRedisUrl(options.fleetUrl, nullptr);
     m_redis = std::make_unique<RedisClient>(endpoint);
     m_local.setIdSource([this] { return m_ids.next(); });
@@ -68,12 +88,18 @@ ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
 ClusterFleet::~ClusterFleet()
 {
     {
+        std::lock_guard lock(m_post->mutex);
+        m_post->fleet = nullptr;
+    }
+    {
         std::lock_guard lock(m_pendingMutex);
         m_stopping = true;
     }
     m_flushWake.notify_all();
     m_flusher.join();
     m_feed.reset();
+    std::lock_guard hints(m_hintsMutex);
+    m_hints.reset();
 }
 
 void ClusterFleet::initialiseCars(int count, const std::function<LatLng(int id)> &place)
@@ -186,8 +212,11 @@ void ClusterFleet::announce(uint64_t bookingId)
 void ClusterFleet::carTakenElsewhere(int carId)
 {
     m_local.holdCar(carId);
-    std::lock_guard lock(m_pendingMutex);
-    m_resyncWanted = true;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_resyncWanted = true;
+    }
+    m_flushWake.notify_one();
 }
 
 void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
@@ -195,21 +224,63 @@ void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
+        if (m_pending.empty())
+            m_pendingSince = std::chrono::steady_clock::now();
         m_pending[car.id] = car;
         if (fromDevice)
             m_pendingDevices.insert(car.id);
-        full = m_pending.size() >= kFlushCars;
+        full = m_pending.size() >= std::size_t(kFlushCars);
     }
     if (full)
-        m_flushWake.notify_one();
+        askFlush();
+    else
+        scheduleFlush();
+}
+
+void ClusterFleet::scheduleFlush()
+{
+    // In a running event loop: once this turn of it is over, so that every change it makes goes out
+    // in one batch; one post per thread and turn. A post lost with its thread (a mode switch ends
+    // an I/O thread) delays its changes only until the next change or the flusher's next look.
+    const void *key = m_post.get();
+    if (std::find(t_posted.begin(), t_posted.end(), key) != t_posted.end())
+        return;
+    QThread *thread = QThread::currentThread();
+    QAbstractEventDispatcher *dispatcher = thread ? QAbstractEventDispatcher::instance(thread) : nullptr;
+    if (!dispatcher || thread->loopLevel() == 0) {
+        askFlush();
+        return;
+    }
+    t_posted.push_back(key);
+    QMetaObject::invokeMethod(
+        dispatcher,
+        [post = m_post] {
+            t_posted.erase(std::remove(t_posted.begin(), t_posted.end(), post.get()), t_posted.end());
+            std::lock_guard lock(post->mutex);
+            if (post->fleet)
+                post->fleet->askFlush();
+        },
+        Qt::QueuedConnection);
+}
+
+void ClusterFleet::askFlush()
+{
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_flushAsked = true;
+    }
+    m_flushWake.notify_one();
 }
 
 void ClusterFleet::setResync(Resync resync)
 {
-    std::lock_guard running(m_resyncRunning);
-    std::lock_guard lock(m_pendingMutex);
-    m_resync = std::move(resync);
-    m_resyncWanted = true;
+    {
+        std::lock_guard running(m_resyncRunning);
+        std::lock_guard lock(m_pendingMutex);
+        m_resync = std::move(resync);
+        m_resyncWanted = true;
+    }
+    m_flushWake.notify_one();
 }
 
 std::vector<BookingSnapshot> ClusterFleet::openBookings() const
@@ -222,20 +293,30 @@ std::vector<BookingSnapshot> ClusterFleet::openBookings() const
 
 void ClusterFleet::flushLoop()
 {
+    using std::chrono::milliseconds;
     std::unordered_map<int, CarSnapshot> batch;
     auto lastResync = std::chrono::steady_clock::now();
     std::unique_lock lock(m_pendingMutex);
     while (!m_stopping) {
-        m_flushWake.wait_for(lock, std::chrono::milliseconds(kFlushMs),
-                             [this] { return m_stopping || m_pending.size() >= kFlushCars; });
+        // Asleep until a flush is asked for, a resync is due or kLookMs passed (then anything
+        // pending goes out: its thread's posted flush was lost), so idle costs one wake-up a second.
+        auto due =
+            std::min(lastResync + milliseconds(kResyncMs), std::chrono::steady_clock::now() + milliseconds(kLookMs));
+        if (m_resync && m_resyncWanted)
+            due = std::min(due, lastResync + milliseconds(kMinResyncGapMs));
+        bool looked = false;
+        if (!m_flushAsked && m_pending.size() < std::size_t(kFlushCars))
+            looked = m_flushWake.wait_until(lock, due) == std::cv_status::timeout && !m_pending.empty()
+                     && std::chrono::steady_clock::now() - m_pendingSince >= milliseconds(kLostPostMs);
         const auto now = std::chrono::steady_clock::now();
         const auto sinceResync = now - lastResync;
         if (m_resync
-            && ((m_resyncWanted && sinceResync >= std::chrono::milliseconds(kMinResyncGapMs))
-                || sinceResync >= std::chrono::milliseconds(kResyncMs))) {
+            && ((m_resyncWanted && sinceResync >= milliseconds(kMinResyncGapMs))
+                || sinceResync >= milliseconds(kResyncMs))) {
             m_resyncWanted = false;
             lastResync = now;
             lock.unlock();
+            bool ran = false;
             {
                 std::lock_guard running(m_resyncRunning);
                 Resync resync;
@@ -246,10 +327,16 @@ void ClusterFleet::flushLoop()
                 if (resync) {
                     resync(*this);
                     m_resyncs.fetch_add(1, std::memory_order_relaxed);
+                    ran = true;
                 }
             }
+            if (ran && m_signalled.load(std::memory_order_relaxed))
+                Q_EMIT fleetReloaded();
             lock.lock();
         }
+        if (!m_flushAsked && !looked && m_pending.size() < std::size_t(kFlushCars))
+            continue;
+        m_flushAsked = false;
         if (m_pending.empty())
             continue;
         batch.swap(m_pending);
@@ -264,9 +351,11 @@ void ClusterFleet::flushLoop()
             delta.cars.push_back(car);
             view << QByteArray::number(id) << encodeCar(car);
         }
+        // One write to the Redis connection for both (its thread sends them as one pipeline).
         publish(encodeFleetDelta(delta));
         m_redis->command(view);
         m_published.fetch_add(batch.size(), std::memory_order_relaxed);
+        m_flushes.fetch_add(1, std::memory_order_relaxed);
         batch.clear();
         lock.lock();
     }
@@ -286,8 +375,10 @@ void ClusterFleet::apply(const QByteArray &payload)
         m_unreadable.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    if (delta->origin == m_origin)
-        return; // this node's own change: its copy has it
+    if (delta->origin == m_origin) {
+        signalChanges(*delta); // this node's own change: its copy has it
+        return;
+    }
     if (delta->kind == FleetDelta::Kind::Cars) {
         for (const CarSnapshot &car : delta->cars)
             m_local.applyRemotePosition(car);
@@ -302,6 +393,58 @@ void ClusterFleet::apply(const QByteArray &payload)
     else if (delta->price)
         PricingBoard(m_local.pricing()).recordBookingPrice(delta->booking.id, *delta->price);
     m_applied.fetch_add(1, std::memory_order_relaxed);
+    signalChanges(*delta);
+}
+
+void ClusterFleet::signalChanges(const FleetDelta &delta)
+{
+    if (!m_signalled.load(std::memory_order_relaxed))
+        return;
+    QList<int> cars;
+    QList<qint64> versions;
+    QList<quint64> bookings;
+    if (delta.kind == FleetDelta::Kind::Cars) {
+        cars.reserve(qsizetype(delta.cars.size()));
+        versions.reserve(qsizetype(delta.cars.size()));
+        for (const CarSnapshot &car : delta.cars) {
+            cars << car.id;
+            versions << car.updatedMs;
+        }
+    } else if (delta.kind == FleetDelta::Kind::Booking) {
+        bookings << delta.booking.id;
+        if (delta.booking.carId > 0) {
+            cars << delta.booking.carId;
+            versions << 0; // the booking's state, not a position: no version to wait for
+        }
+    } else {
+        return; // a claim holds or frees a free car: no booking follows it
+    }
+    Q_EMIT fleetChanged(cars, versions, bookings);
+}
+
+void ClusterFleet::connectNotify(const QMetaMethod &signal)
+{
+    if (signal != QMetaMethod::fromSignal(&ClusterFleet::fleetChanged))
+        return;
+    m_signalled.store(true, std::memory_order_relaxed);
+    if (!m_primary)
+        startHints();
+}
+
+void ClusterFleet::startHints()
+{
+    // A worker does not apply the channel (its primary does, into the region they share); it only
+    // listens, to know when to look.
+    std::lock_guard lock(m_hintsMutex);
+    if (m_hints)
+        return;
+    m_hints = std::make_unique<RedisSubscriber>(
+        *parseRedisUrl(m_fleetUrl, nullptr), QList<QByteArray>{QByteArray(kChannel)},
+        [this](const QByteArray &, const QByteArray &payload) {
+            if (const auto delta = decodeFleetDelta(payload))
+                signalChanges(*delta);
+        },
+        [this] { Q_EMIT fleetReloaded(); });
 }
 
 void ClusterFleet::reloadLiveView()
@@ -310,19 +453,23 @@ void ClusterFleet::reloadLiveView()
         std::lock_guard lock(m_pendingMutex);
         m_resyncWanted = true; // bookings announced while this node was not listening
     }
+    m_flushWake.notify_one();
     m_redis->command({QByteArrayLiteral("HGETALL"), QByteArray(kCarsKey)}, [this](const RedisReply &reply) {
         if (reply.type != RedisReply::Type::Array)
             return;
         for (std::size_t i = 1; i < reply.elements.size(); i += 2)
             if (const auto car = decodeCar(reply.elements[i].text))
                 m_local.applyRemotePosition(*car);
+        if (m_signalled.load(std::memory_order_relaxed))
+            Q_EMIT fleetReloaded();
     });
 }
 
 ClusterFleet::Stats ClusterFleet::stats() const
 {
     return {m_applied.load(std::memory_order_relaxed), m_unreadable.load(std::memory_order_relaxed),
-            m_published.load(std::memory_order_relaxed), m_resyncs.load(std::memory_order_relaxed)};
+            m_published.load(std::memory_order_relaxed), m_resyncs.load(std::memory_order_relaxed),
+            m_flushes.load(std::memory_order_relaxed)};
 }
 
 } // namespace taxicore

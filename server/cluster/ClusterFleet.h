@@ -4,7 +4,10 @@
 #include "cluster/FleetDelta.h"
 #include "fleet/SharedMemoryFleet.h"
 
+#include <QList>
+#include <QObject>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -23,16 +26,33 @@ class RedisSubscriber;
 // so nearby, ETAs and the live feed stay local scans), the truth in PostgreSQL (the ledger claims
 // each booked car in its commit: ledger/PostgresLedger), and what every node changed travels on a
 // Redis channel to the others' copies:
-//   - positions, batched every kFlushMs, also kept in the Redis hash taxicore:cars (the shared
-//     live view a node reloads on every (re)subscribe: messages sent while it was away are lost);
+//   - positions, batched: the changes a thread makes in one iteration of its event loop go out in
+//     one PUBLISH + HSET when that iteration ends (a thread without a running event loop wakes the
+//     flusher at once), so a lone report leaves within the loop's turn and a burst of a thousand
+//     handled in one iteration is one message; also kept in the Redis hash taxicore:cars (the
+//     shared live view a node reloads on every (re)subscribe: messages sent while it was away are
+//     lost);
 //   - bookings as they committed (announce()), whose states only move forward in a copy;
 //   - the car a booking claims, as it is booked and before it commits (held in the other copies
 //     until the booking's announcement, its Unclaim, or a resync frees it).
 // Booking ids come from a PostgreSQL sequence (ClusterIds): unique across nodes. Every process of
 // the node publishes what it changed; only the primary subscribes and applies the others'.
-class ClusterFleet final : public FleetStore {
+//
+// Change signals (the live feed's wake-up, http/LiveFeed, which finds them by name: the http layer
+// does not link this one): fleetChanged names the cars and bookings of a message on the channel,
+// emitted by the primary once it applied the message (the other nodes' changes, and this node's
+// own, whose copy had them already) and, in a process that does not apply the channel (a worker),
+// as soon as the message arrives: the node's primary applies it about then, so a receiver waits
+// for the car's version (carVersions, CarSnapshot::updatedMs) to appear in its copy. A worker
+// subscribes for that only once something connects to fleetChanged. fleetReloaded: anything may
+// have changed (a reload of the live view, a resync, a resubscribe). Both are emitted on
+// ClusterFleet's own threads; connect them queued.
+class ClusterFleet final : public QObject, public FleetStore {
+    Q_OBJECT
 public:
-    static constexpr int kFlushMs = 10;
+    // Positions waiting to go out are flushed at once past this many cars (a loop iteration that
+    // changed more than this sends several messages).
+    static constexpr int kFlushCars = 4096;
     static constexpr int kResyncMs = 30'000;
     static constexpr int kMinResyncGapMs = 1000; // asked-for resyncs run at most this often
     static constexpr uint32_t kEtaStepS = 10;    // an ETA travels when it changed by this much
@@ -117,13 +137,28 @@ public:
         quint64 unreadable = 0;
         quint64 published = 0;
         quint64 resyncs = 0;
+        quint64 flushes = 0; // batches of positions sent (one PUBLISH + one HSET each)
     };
     Stats stats() const;
 
+Q_SIGNALS:
+    void fleetChanged(const QList<int> &cars, const QList<qint64> &carVersions, const QList<quint64> &bookings);
+    void fleetReloaded();
+
+protected:
+    void connectNotify(const QMetaMethod &signal) override;
+
 private:
+    struct FlushPost;
     ClusterFleet(SharedRegion &region, const Options &options);
     void queueCar(const CarSnapshot &car, bool fromDevice);
+    // The positions queued go out when this thread's event loop turn ends (or at once without one).
+    void scheduleFlush();
+    void askFlush();
     void flushLoop();
+    // What a message on the channel changed, to fleetChanged's receivers.
+    void signalChanges(const FleetDelta &delta);
+    void startHints();
     void publish(const QByteArray &delta);
     void publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int carId);
     // Remembers (or forgets, once it is no longer waiting for its car) a committed booking whose
@@ -137,14 +172,22 @@ private:
     quint64 m_origin;
     std::unique_ptr<redis::RedisClient> m_redis;
     std::unique_ptr<redis::RedisSubscriber> m_feed; // primary only
+    bool m_primary;
+    QString m_fleetUrl;
+    std::mutex m_hintsMutex;
+    std::unique_ptr<redis::RedisSubscriber> m_hints; // a worker whose fleetChanged is connected
+    std::atomic<bool> m_signalled{false};            // something is connected to fleetChanged
 
     std::mutex m_etaMutex;
     std::unordered_map<uint64_t, uint32_t> m_sharedEta; // committed, assigned bookings → ETA sent
 
     std::mutex m_pendingMutex;
     std::condition_variable m_flushWake;
-    std::unordered_map<int, CarSnapshot> m_pending; // newest position per car since the last flush
-    std::unordered_set<int> m_pendingDevices;       // of those, the ones a device reported
+    std::unordered_map<int, CarSnapshot> m_pending;       // newest position per car since the last flush
+    std::unordered_set<int> m_pendingDevices;             // of those, the ones a device reported
+    std::chrono::steady_clock::time_point m_pendingSince; // when m_pending last became non-empty
+    bool m_flushAsked = false;
+    std::shared_ptr<FlushPost> m_post; // the flush posted to an event loop: outlives this fleet
     bool m_stopping = false;
     bool m_resyncWanted = false; // set on every (re)subscribe
     Resync m_resync;             // under m_pendingMutex
@@ -155,6 +198,7 @@ private:
     std::atomic<quint64> m_unreadable{0};
     std::atomic<quint64> m_published{0};
     std::atomic<quint64> m_resyncs{0};
+    std::atomic<quint64> m_flushes{0};
 };
 
 } // namespace taxicore
