@@ -12,12 +12,15 @@
 #include "pricing/TripEstimator.h"
 
 #include <QAbstractHttpServer>
+#include <QCoreApplication>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMetaMethod>
 #include <QWebSocket>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace taxicore {
 
@@ -102,6 +105,31 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
     m_followTimer.setInterval(kFollowIntervalMs);
     connect(&m_followTimer, &QTimer::timeout, this, &LiveFeed::followTick);
     connect(&server, &QAbstractHttpServer::newWebSocketConnection, this, &LiveFeed::acceptPending);
+    // A fleet that signals its changes (cluster/ClusterFleet is also a QObject): no follow tick.
+    if (const auto *source = dynamic_cast<const QObject *>(&m_fleet)) {
+        const QMetaObject *theirs = source->metaObject();
+        const QMetaObject *mine = metaObject();
+        const auto find = [](const QMetaObject *meta, const char *signature, bool signal) {
+            const QByteArray normal = QMetaObject::normalizedSignature(signature);
+            const int index = signal ? meta->indexOfSignal(normal) : meta->indexOfSlot(normal);
+            return index < 0 ? QMetaMethod() : meta->method(index);
+        };
+        const QMetaMethod changed =
+            find(theirs, "fleetChanged(const QList<int> &, const QList<qint64> &, const QList<quint64> &)", true);
+        const QMetaMethod reloaded = find(theirs, "fleetReloaded()", true);
+        const QMetaMethod onChanged =
+            find(mine, "onFleetChanged(const QList<int> &, const QList<qint64> &, const QList<quint64> &)", false);
+        const QMetaMethod onReloaded = find(mine, "onFleetReloaded()", false);
+        if (changed.isValid() && reloaded.isValid()) {
+            m_eventDriven = connect(source, changed, this, onChanged, Qt::QueuedConnection)
+                            && connect(source, reloaded, this, onReloaded, Qt::QueuedConnection);
+            if (!m_eventDriven)
+                disconnect(source, nullptr, this, nullptr);
+        }
+    }
+    m_retryTimer.setSingleShot(true);
+    m_retryTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_retryTimer, &QTimer::timeout, this, &LiveFeed::followMarked);
 }
 
 LiveFeed::~LiveFeed()
@@ -177,7 +205,10 @@ void LiveFeed::acceptPending()
             if (auto it = m_clients.find(socket); it != m_clients.end())
                 (*it)->pendingBytes = std::max<qint64>(0, (*it)->pendingBytes - written);
         });
-        connect(socket, &QWebSocket::disconnected, this, [this, socket] { m_clients.remove(socket); });
+        connect(socket, &QWebSocket::disconnected, this, [this, socket] {
+            if (m_clients.remove(socket))
+                m_indexStale = true;
+        });
         // A socket that never subscribes costs a descriptor and a connection slot for nothing.
         QTimer::singleShot(m_idleTimeoutMs, socket, [this, socket] {
             if (auto it = m_clients.find(socket); it != m_clients.end() && !(*it)->subscribed)
@@ -187,7 +218,8 @@ void LiveFeed::acceptPending()
         send(*client, compact({
                           {QStringLiteral("type"), QStringLiteral("hello")},
                           {QStringLiteral("interval_ms"), m_timer.interval()},
-                          {QStringLiteral("follow_interval_ms"), m_followTimer.interval()},
+                          // 0: event-driven, no follow tick (see LiveFeed.h).
+                          {QStringLiteral("follow_interval_ms"), m_eventDriven ? 0 : m_followTimer.interval()},
                           {QStringLiteral("max_radius_m"), kMaxRadiusM},
                       }));
     }
@@ -197,6 +229,7 @@ void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)
 {
     if (!m_clients.remove(socket))
         return;
+    m_indexStale = true;
     socket->close(static_cast<QWebSocketProtocol::CloseCode>(closeCode), reason);
     QTimer::singleShot(kCloseGraceMs, socket, [socket] {
         socket->abort();
@@ -258,6 +291,7 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     client->limit = int(limit);
     client->bookingId = bookingId;
     startFollowing(*client);
+    m_indexStale = true;
     // The first picture now, not after a tick; a client re-subscribing faster than this gets
     // its answer with the next tick, so subscribe messages cannot buy extra queries.
     const qint64 now = clock::monotonicMs();
@@ -269,7 +303,7 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     }
     if (!m_timer.isActive())
         m_timer.start();
-    if (client->following && !m_followTimer.isActive()) {
+    if (client->following && !m_eventDriven && !m_followTimer.isActive()) {
         m_followTimer.start();
         m_sinceFollowPass.start();
     }
@@ -305,30 +339,154 @@ void LiveFeed::followTick()
         m_followTimer.stop();
         return;
     }
+    ++m_followPasses;
     for (const std::shared_ptr<Client> &client : m_followers) {
         if (!m_clients.contains(client->socket))
             continue; // dropped by a send earlier in this tick
-        const FollowChange change = followChanged(*client);
-        if (change == FollowChange::None)
-            continue;
-        QByteArray message = QByteArrayLiteral("{\"type\":\"follow\",\"t\":");
-        message += QByteArray::number(qlonglong(clock::wallMs()));
-        message += ",\"booking_id\":";
-        message += QByteArray::number(qulonglong(client->bookingId));
-        message += ",\"car\":";
-        message += client->seenCar.id ? compact(carJson(client->seenCar)) : QByteArrayLiteral("null");
-        if (change == FollowChange::Booking) {
-            // The booking itself moved: its whole view, as an update carries it.
-            message += ",\"booking\":";
-            message += bookingJsonBytes(client->bookingId);
-        }
-        message += '}';
-        // Out now: inside a long update tick the socket would otherwise write only once the
-        // tick returns to the event loop.
-        if (send(*client, message))
-            client->socket->flush();
+        pushFollow(*client);
     }
     m_followers.clear();
+}
+
+bool LiveFeed::pushFollow(Client &client)
+{
+    const int carBefore = client.followedCarId;
+    const bool followingBefore = client.following;
+    const FollowChange change = followChanged(client);
+    if (client.followedCarId != carBefore || client.following != followingBefore)
+        m_indexStale = true;
+    if (change == FollowChange::None)
+        return false;
+    QByteArray message = QByteArrayLiteral("{\"type\":\"follow\",\"t\":");
+    message += QByteArray::number(qlonglong(clock::wallMs()));
+    message += ",\"booking_id\":";
+    message += QByteArray::number(qulonglong(client.bookingId));
+    message += ",\"car\":";
+    message += client.seenCar.id ? compact(carJson(client.seenCar)) : QByteArrayLiteral("null");
+    if (change == FollowChange::Booking) {
+        // The booking itself moved: its whole view, as an update carries it.
+        message += ",\"booking\":";
+        message += bookingJsonBytes(client.bookingId);
+    }
+    message += '}';
+    // Out now: inside a long update tick the socket would otherwise write only once the
+    // tick returns to the event loop.
+    if (send(client, message))
+        client.socket->flush();
+    return true;
+}
+
+void LiveFeed::indexFollowers()
+{
+    if (!m_indexStale)
+        return;
+    m_indexStale = false;
+    m_byCar.clear();
+    m_byBooking.clear();
+    for (const std::shared_ptr<Client> &client : std::as_const(m_clients)) {
+        if (!client->following)
+            continue;
+        if (client->followedCarId)
+            m_byCar[client->followedCarId].append(client->socket);
+        m_byBooking[client->bookingId].append(client->socket);
+    }
+}
+
+void LiveFeed::mark(QWebSocket *socket, qint64 carVersion, bool booking)
+{
+    Hint &hint = m_marked[socket];
+    hint.carVersion = std::max(hint.carVersion, carVersion);
+    hint.booking = hint.booking || booking;
+}
+
+void LiveFeed::schedulePass()
+{
+    if (m_passPosted || m_marked.isEmpty())
+        return;
+    m_passPosted = true;
+    QMetaObject::invokeMethod(this, &LiveFeed::followMarked, Qt::QueuedConnection);
+}
+
+void LiveFeed::onFleetChanged(const QList<int> &cars, const QList<qint64> &carVersions, const QList<quint64> &bookings)
+{
+    if (!m_eventDriven)
+        return;
+    indexFollowers();
+    if (m_byBooking.isEmpty())
+        return; // nobody follows anything: the signal costs this lookup only
+    for (qsizetype i = 0; i < cars.size(); ++i)
+        if (const auto it = m_byCar.constFind(cars[i]); it != m_byCar.constEnd())
+            for (QWebSocket *socket : *it)
+                mark(socket, i < carVersions.size() ? carVersions[i] : 0, false);
+    for (const quint64 id : bookings)
+        if (const auto it = m_byBooking.constFind(id); it != m_byBooking.constEnd())
+            for (QWebSocket *socket : *it)
+                mark(socket, 0, true);
+    schedulePass();
+}
+
+void LiveFeed::onFleetReloaded()
+{
+    if (!m_eventDriven)
+        return;
+    for (const std::shared_ptr<Client> &client : std::as_const(m_clients))
+        if (client->following)
+            mark(client->socket, 0, false);
+    schedulePass();
+}
+
+void LiveFeed::followMarked()
+{
+    m_passPosted = false;
+    m_sinceFollowPass.start();
+    const qint64 now = clock::monotonicMs();
+    // Retries that are due join this pass.
+    for (auto it = m_retries.begin(); it != m_retries.end();) {
+        if (it->dueMs > now) {
+            ++it;
+            continue;
+        }
+        Hint &marked = m_marked[it.key()];
+        marked.carVersion = std::max(marked.carVersion, it->carVersion);
+        marked.booking = marked.booking || it->booking;
+        marked.tries = std::max(marked.tries, it->tries);
+        it = m_retries.erase(it);
+    }
+    if (!m_marked.isEmpty()) {
+        ++m_followPasses;
+        const QHash<QWebSocket *, Hint> marked = std::exchange(m_marked, {});
+        for (auto it = marked.begin(); it != marked.end(); ++it) {
+            const std::shared_ptr<Client> client = m_clients.value(it.key());
+            if (!client || !client->following)
+                continue;
+            const bool pushed = pushFollow(*client);
+            if (!m_clients.contains(it.key()) || !client->following)
+                continue;
+            // Not in this copy yet (a worker hears of a change as its primary applies it): later.
+            Hint hint = *it;
+            const bool carBehind = hint.carVersion > 0 && client->seenCar.updatedMs < hint.carVersion;
+            const bool bookingUnseen = hint.booking && !pushed;
+            if (!carBehind && !bookingUnseen)
+                continue;
+            if (hint.tries >= (carBehind ? kCarRetries : kBookingRetries))
+                continue; // lost, or not this copy's: the update ticks' checks remain
+            hint.dueMs = now + (qint64(1) << hint.tries);
+            ++hint.tries;
+            Hint &retry = m_retries[it.key()];
+            retry.carVersion = std::max(retry.carVersion, hint.carVersion);
+            retry.booking = retry.booking || hint.booking;
+            retry.tries = hint.tries;
+            retry.dueMs = retry.dueMs ? std::min(retry.dueMs, hint.dueMs) : hint.dueMs;
+        }
+    }
+    if (m_retries.isEmpty()) {
+        m_retryTimer.stop();
+        return;
+    }
+    qint64 due = std::numeric_limits<qint64>::max();
+    for (const Hint &hint : std::as_const(m_retries))
+        due = std::min(due, hint.dueMs);
+    m_retryTimer.start(int(std::clamp<qint64>(due - now, 0, 1000)));
 }
 
 // One follower's check, the hot path of followTick: one car slot read while nothing changes; the
@@ -381,6 +539,8 @@ void LiveFeed::tick()
         m_timer.stop();
         return;
     }
+    if (m_eventDriven)
+        m_sinceFollowPass.start();
     // Riders near one another share one query per tick.
     TickCache cache;
     cache.started.start();
@@ -393,6 +553,23 @@ void LiveFeed::tick()
         // wait for it to end.
         if (m_followTimer.isActive() && m_sinceFollowPass.elapsed() >= m_followTimer.interval())
             followTick();
+        else if (m_eventDriven && m_sinceFollowPass.elapsed() >= kFollowIntervalMs) {
+            // The fleet's signals queued meanwhile, and the pass they ask for.
+            m_sinceFollowPass.start();
+            QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+            if (!m_marked.isEmpty())
+                followMarked();
+        }
+    }
+    if (m_eventDriven) {
+        // The safety net: every follower once per update tick, for a change nothing signalled.
+        bool any = false;
+        for (const std::shared_ptr<Client> &client : clients)
+            if (client->following && m_clients.contains(client->socket)) {
+                any = true;
+                pushFollow(*client);
+            }
+        m_followPasses += any ? 1 : 0;
     }
 }
 
@@ -453,6 +630,7 @@ bool LiveFeed::send(Client &client, const QByteArray &utf8Json)
     if (client.pendingBytes > m_maxPendingBytes) {
         // A client that does not read is dropped rather than buffered without bound.
         m_clients.remove(socket);
+        m_indexStale = true;
         socket->abort();
         socket->deleteLater();
         return false;

@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QList>
 #include <QObject>
 #include <QTimer>
 #include <memory>
@@ -23,14 +24,23 @@ class TripEstimator;
 // connection (docs/QT64.md §7: the HTTP layer must let the upgrade through without writing);
 // this takes the sockets, checks their Origin, and every `intervalMs` pushes each subscribed
 // client the cars near its point and, when it follows a booking, that booking's state.
-// A client following a booking also gets its car as soon as it changes: every kFollowIntervalMs
-// the feed reads only the followed cars' slots (one seqlock read each) and pushes a small
-// `follow` message for each car that moved or changed state, with the booking's view when the
-// booking changed too; so a car moved through any node of a cluster reaches its rider within a
-// follow tick of arriving in this node's copy, not half a second later.
+// A client following a booking also gets its car as soon as it changes, in a small `follow`
+// message (with the booking's view when the booking changed too). How the feed learns of a change:
+//   - over a fleet that signals its changes (a cluster node's cluster/ClusterFleet: its
+//     fleetChanged and fleetReloaded signals, found by name, since this layer does not link that
+//     one), event-driven: a signal marks the followers of the cars and bookings it names, and one
+//     follow pass over just those runs in the next turn of this thread's event loop (all signals
+//     that arrived meanwhile coalesce into it). A follower whose car is not yet at the signalled
+//     version in this process's copy (a worker hears of a change as its node's primary applies it)
+//     is looked at again after 1, 2, 4, ... ms. Nothing moving costs no wake-up; every update tick
+//     (intervalMs) also checks every follower once, as a safety net for anything not signalled;
+//   - otherwise (the embedded fleet, written by several processes without a signal), every
+//     kFollowIntervalMs the feed reads the followed cars' slots (one seqlock read each).
+// Either way a car moved through any node of a cluster reaches its rider moments after it lands
+// in this node's copy, not half a second later.
 //
 // Client → server: {"subscribe":{"lat":..,"lng":..,"radius_m":1000,"limit":20,"booking_id":7}}
-// Server → client: {"type":"hello","interval_ms":500,"follow_interval_ms":10,...},
+// Server → client: {"type":"hello","interval_ms":500,"follow_interval_ms":10 (0 if event-driven),...},
 //                  {"type":"update","cars":[...],"booking":{...}} every interval_ms,
 //                  {"type":"follow","t":..,"booking_id":7,"car":{...},"booking":{...}?} on a change,
 //                  {"type":"error","error":code,"message":text}.
@@ -44,10 +54,15 @@ public:
     static constexpr const char *kPath = "/api/v1/stream";
     // --feed-idle-timeout-ms: how long an upgraded client may stay without subscribing.
     static constexpr int kDefaultIdleTimeoutMs = 30'000;
-    // How often the cars of followed bookings are checked for a change to push. Each check is
-    // one slot read per follower, so an idle follower costs ~100 reads a second (docs/benchmarks.md
-    // §9 measures 2,000 of them); a change reaches the rider within this of landing in the fleet.
+    // Over a fleet without change signals: how often the cars of followed bookings are checked for
+    // a change to push. Each check is one slot read per follower, so an idle follower costs ~100
+    // reads a second (docs/benchmarks.md §9 measures 2,000 of them); a change reaches the rider
+    // within this of landing in the fleet.
     static constexpr int kFollowIntervalMs = 10;
+    // Event-driven: a follower whose signalled change is not in this copy yet is looked at again
+    // after 1, 2, 4, ... ms, this many times for a car (~1 s) and for a booking (~63 ms).
+    static constexpr int kCarRetries = 10;
+    static constexpr int kBookingRetries = 6;
 
     LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent = nullptr);
     ~LiveFeed() override;
@@ -64,6 +79,11 @@ public:
     void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
     int idleTimeoutMs() const { return m_idleTimeoutMs; }
     int clientCount() const { return int(m_clients.size()); }
+    // True when the fleet signals its changes (no follow tick: see the class comment).
+    bool isEventDriven() const { return m_eventDriven; }
+    // Follow passes run so far: a follow tick, an event-driven pass, or an update tick's check of
+    // every follower. Idle followers over an event-driven fleet cost only the last kind.
+    quint64 followPasses() const { return m_followPasses; }
 
     // True for a WebSocket upgrade request to kPath: the HTTP layer must then return true from
     // handleRequest without writing anything, so QAbstractHttpServer hands the socket over.
@@ -75,8 +95,20 @@ public:
     // GET /api/v1/stream without an upgrade → 426 naming the protocol (documents the route).
     static void registerRoutes(RouteTable &router);
 
+private Q_SLOTS:
+    // The fleet's change signals (event-driven mode), connected queued by name.
+    void onFleetChanged(const QList<int> &cars, const QList<qint64> &carVersions, const QList<quint64> &bookings);
+    void onFleetReloaded();
+
 private:
     struct Client;
+    // What a follower is to be checked for: its car at this version (0: any), its booking.
+    struct Hint {
+        qint64 carVersion = 0;
+        bool booking = false;
+        int tries = 0;    // checks that did not find it yet
+        qint64 dueMs = 0; // a retry: when
+    };
 
     void acceptPending();
     void onMessage(QWebSocket *socket, const QString &text);
@@ -84,6 +116,13 @@ private:
     void tick();
     // The follow tick: pushes each followed booking's car (and the booking) when it changed.
     void followTick();
+    // Checks one follower and pushes its `follow` message when it changed; false when nothing did.
+    bool pushFollow(Client &client);
+    // Event-driven: the marked followers, in one pass (also the due retries).
+    void followMarked();
+    void mark(QWebSocket *socket, qint64 carVersion, bool booking);
+    void schedulePass();
+    void indexFollowers();
     // Records what the client has seen of its booking and car, so only changes are pushed.
     void startFollowing(Client &client);
     enum class FollowChange { None, Car, Booking };
@@ -109,6 +148,16 @@ private:
     QTimer m_followTimer;
     QElapsedTimer m_sinceFollowPass;                  // a long update tick runs the follow pass in between
     std::vector<std::shared_ptr<Client>> m_followers; // reused by every follow tick
+    quint64 m_followPasses = 0;
+    // Event-driven mode.
+    bool m_eventDriven = false;
+    bool m_passPosted = false;
+    bool m_indexStale = true;
+    QHash<int, QList<QWebSocket *>> m_byCar;         // followers by the car they follow
+    QHash<quint64, QList<QWebSocket *>> m_byBooking; // and by their booking
+    QHash<QWebSocket *, Hint> m_marked;              // to check in the next pass
+    QHash<QWebSocket *, Hint> m_retries;             // to check again later
+    QTimer m_retryTimer;
     int m_maxClients = 1000;
     qint64 m_maxPendingBytes = 256 * 1024;
     int m_idleTimeoutMs = kDefaultIdleTimeoutMs;

@@ -9,8 +9,11 @@
 // report is acknowledged: node A's fleet holds it) to the moment C's feed delivered a message
 // with that position or a later one. Three rounds of kReports reports kReportGapMs apart; the
 // figures of each round are printed (docs/benchmarks.md §9 quotes them). This 2-core machine is
-// shared with other builds, so the assertion takes the best round and a generous bound
-// (kMaxP99Ms); with the feed's old 500 ms ticks every round's p99 is ~490 ms.
+// shared with other builds, so the assertions take the best round and bounds with room for a
+// loaded machine: its median under kMaxP50Ms (event-driven, ~1.2 ms quiet and under two busy
+// loops; with the 10 ms flush and the 10 ms follow tick it was 10-13 ms) and its p99 under
+// kMaxP99Ms (2-3 ms quiet, 7-27 ms per round under two busy loops at load 7; ~490 ms with the
+// feed's old 500 ms ticks).
 
 #include "HttpClient.h"
 #include "PostgresKit.h"
@@ -40,10 +43,11 @@ constexpr int kCars = 50;
 constexpr int kReports = 100;
 constexpr int kReportGapMs = 20;
 constexpr int kRounds = 3;
-// The target is 50 ms; the bound asserted leaves room for a loaded shared machine and is
-// still far below what 500 ms ticks give.
-constexpr double kTargetP99Ms = 50;
-constexpr double kMaxP99Ms = 150;
+// The fan-out target is 5 ms at p99; the bounds asserted leave room for a loaded shared
+// machine, and the median's is below what a 10 ms flush or follow tick gives.
+constexpr double kTargetP99Ms = 5;
+constexpr double kMaxP50Ms = 5;
+constexpr double kMaxP99Ms = 40;
 // A report not seen on C within this is counted as lost.
 constexpr int kSeenTimeoutMs = 3000;
 const QByteArray kDeviceToken = "cluster-live-feed-device-token-0123456789";
@@ -169,6 +173,7 @@ void ClusterLiveFeedTest::aCarMovedThroughNodeAReachesARiderOnNodeCPromptly()
     // C hears of the booking through Redis, a moment after A's commit.
     QVERIFY2(waitUntil([&] { return bookingAssignedOnC; }, 10'000, 5), "C's feed never showed the booking assigned");
 
+    QList<double> p50s;
     QList<double> p99s;
     for (int round = 0; round < kRounds; ++round) {
         // The car's device reports through A, from another thread: the receive times above are
@@ -215,14 +220,20 @@ void ClusterLiveFeedTest::aCarMovedThroughNodeAReachesARiderOnNodeCPromptly()
                                  .arg(p50, 0, 'f', 1)
                                  .arg(p99, 0, 'f', 1)
                                  .arg(*std::max_element(latencies.begin(), latencies.end()), 0, 'f', 1);
+        p50s << p50;
         p99s << p99;
     }
+    const double bestP50 = *std::min_element(p50s.begin(), p50s.end());
     const double best = *std::min_element(p99s.begin(), p99s.end());
-    qInfo().noquote() << QStringLiteral("best round p99 %1 ms (target %2 ms, asserted < %3 ms); %4 follow messages")
+    qInfo().noquote() << QStringLiteral("best round p50 %1 ms (asserted < %2 ms), p99 %3 ms (target %4 ms, asserted "
+                                        "< %5 ms); %6 follow messages")
+                             .arg(bestP50, 0, 'f', 1)
+                             .arg(kMaxP50Ms)
                              .arg(best, 0, 'f', 1)
                              .arg(kTargetP99Ms)
                              .arg(kMaxP99Ms)
                              .arg(followMessages);
+    QVERIFY2(bestP50 < kMaxP50Ms, qPrintable(QStringLiteral("best p50 %1 ms").arg(bestP50)));
     QVERIFY2(best < kMaxP99Ms, qPrintable(QStringLiteral("best p99 %1 ms").arg(best)));
     socket.close();
 }
