@@ -24,10 +24,6 @@ namespace {
 
 // How long open() waits for Redis to answer before refusing to start.
 constexpr int kStartTimeoutMs = 2000;
-// The flusher looks at least this often for positions whose posted flush never ran.
-constexpr int kLookMs = 1000;
-// ... and takes a flush as lost once its positions waited this long (a loop turn is far shorter).
-constexpr int kLostPostMs = 100;
 
 } // namespace
 
@@ -221,10 +217,12 @@ void ClusterFleet::carTakenElsewhere(int carId)
 
 void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
 {
+    bool first = false;
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
-        if (m_pending.empty())
+        first = m_pending.empty();
+        if (first)
             m_pendingSince = std::chrono::steady_clock::now();
         m_pending[car.id] = car;
         if (fromDevice)
@@ -233,23 +231,24 @@ void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
     }
     if (full)
         askFlush();
-    else
-        scheduleFlush();
+    else if (scheduleFlush() && first)
+        m_flushWake.notify_one(); // the flusher's deadline: kMaxHoldMs from now
 }
 
-void ClusterFleet::scheduleFlush()
+bool ClusterFleet::scheduleFlush()
 {
     // In a running event loop: once this turn of it is over, so that every change it makes goes out
-    // in one batch; one post per thread and turn. A post lost with its thread (a mode switch ends
-    // an I/O thread) delays its changes only until the next change or the flusher's next look.
+    // in one batch; one post per thread and turn. A long turn (an update tick of the live feed
+    // over hundreds of riders), or a post lost with its thread (a mode switch ends an I/O thread),
+    // holds the positions no longer than kMaxHoldMs: the flusher's deadline.
     const void *key = m_post.get();
     if (std::find(t_posted.begin(), t_posted.end(), key) != t_posted.end())
-        return;
+        return true;
     QThread *thread = QThread::currentThread();
     QAbstractEventDispatcher *dispatcher = thread ? QAbstractEventDispatcher::instance(thread) : nullptr;
     if (!dispatcher || thread->loopLevel() == 0) {
         askFlush();
-        return;
+        return false;
     }
     t_posted.push_back(key);
     QMetaObject::invokeMethod(
@@ -261,6 +260,7 @@ void ClusterFleet::scheduleFlush()
                 post->fleet->askFlush();
         },
         Qt::QueuedConnection);
+    return true;
 }
 
 void ClusterFleet::askFlush()
@@ -298,16 +298,18 @@ void ClusterFleet::flushLoop()
     auto lastResync = std::chrono::steady_clock::now();
     std::unique_lock lock(m_pendingMutex);
     while (!m_stopping) {
-        // Asleep until a flush is asked for, a resync is due or kLookMs passed (then anything
-        // pending goes out: its thread's posted flush was lost), so idle costs one wake-up a second.
-        auto due =
-            std::min(lastResync + milliseconds(kResyncMs), std::chrono::steady_clock::now() + milliseconds(kLookMs));
+        // Asleep until a flush is asked for, positions waited kMaxHoldMs, or a resync is due:
+        // nothing to do costs no wake-up.
+        const auto held = [&] {
+            return !m_pending.empty() && std::chrono::steady_clock::now() - m_pendingSince >= milliseconds(kMaxHoldMs);
+        };
+        auto due = lastResync + milliseconds(kResyncMs);
         if (m_resync && m_resyncWanted)
             due = std::min(due, lastResync + milliseconds(kMinResyncGapMs));
-        bool looked = false;
-        if (!m_flushAsked && m_pending.size() < std::size_t(kFlushCars))
-            looked = m_flushWake.wait_until(lock, due) == std::cv_status::timeout && !m_pending.empty()
-                     && std::chrono::steady_clock::now() - m_pendingSince >= milliseconds(kLostPostMs);
+        if (!m_pending.empty())
+            due = std::min(due, m_pendingSince + milliseconds(kMaxHoldMs));
+        if (!m_flushAsked && !held() && m_pending.size() < std::size_t(kFlushCars))
+            m_flushWake.wait_until(lock, due);
         const auto now = std::chrono::steady_clock::now();
         const auto sinceResync = now - lastResync;
         if (m_resync
@@ -334,7 +336,7 @@ void ClusterFleet::flushLoop()
                 Q_EMIT fleetReloaded();
             lock.lock();
         }
-        if (!m_flushAsked && !looked && m_pending.size() < std::size_t(kFlushCars))
+        if (!m_flushAsked && !held() && m_pending.size() < std::size_t(kFlushCars))
             continue;
         m_flushAsked = false;
         if (m_pending.empty())

@@ -27,9 +27,10 @@ class RedisSubscriber;
 // each booked car in its commit: ledger/PostgresLedger), and what every node changed travels on a
 // Redis channel to the others' copies:
 //   - positions, batched: the changes a thread makes in one iteration of its event loop go out in
-//     one PUBLISH + HSET when that iteration ends (a thread without a running event loop wakes the
-//     flusher at once), so a lone report leaves within the loop's turn and a burst of a thousand
-//     handled in one iteration is one message; also kept in the Redis hash taxicore:cars (the
+//     one PUBLISH + HSET when that iteration ends, or kMaxHoldMs after the first of them if it
+//     lasts longer (a thread without a running event loop wakes the flusher at once), so a lone
+//     report leaves within the loop's turn and a burst of a thousand handled in one iteration is
+//     one message; also kept in the Redis hash taxicore:cars (the
 //     shared live view a node reloads on every (re)subscribe: messages sent while it was away are
 //     lost);
 //   - bookings as they committed (announce()), whose states only move forward in a copy;
@@ -53,6 +54,8 @@ public:
     // Positions waiting to go out are flushed at once past this many cars (a loop iteration that
     // changed more than this sends several messages).
     static constexpr int kFlushCars = 4096;
+    // ... and after this long, whether or not the turn that changed them is over.
+    static constexpr int kMaxHoldMs = 5;
     static constexpr int kResyncMs = 30'000;
     static constexpr int kMinResyncGapMs = 1000; // asked-for resyncs run at most this often
     static constexpr uint32_t kEtaStepS = 10;    // an ETA travels when it changed by this much
@@ -152,8 +155,9 @@ private:
     struct FlushPost;
     ClusterFleet(SharedRegion &region, const Options &options);
     void queueCar(const CarSnapshot &car, bool fromDevice);
-    // The positions queued go out when this thread's event loop turn ends (or at once without one).
-    void scheduleFlush();
+    // The positions queued go out when this thread's event loop turn ends (true: posted, or
+    // already), or at once without a running loop (false).
+    bool scheduleFlush();
     void askFlush();
     void flushLoop();
     // What a message on the channel changed, to fleetChanged's receivers.

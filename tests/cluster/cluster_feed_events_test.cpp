@@ -3,8 +3,8 @@
 // (cluster/ClusterFleet), A and B, a worker process's copy of A (the same region, not applying the
 // channel) and a live feed (http/LiveFeed) over A's primary and one over that worker.
 //  - Batching survives: the positions a thread changes in one turn of its event loop go out as
-//    one message on the channel, however many (a thousand here; the old 10 ms flusher sent a
-//    thousand in two or more).
+//    one message on the channel, however many (a thousand here, in a turn shorter than
+//    ClusterFleet::kMaxHoldMs; the old 10 ms flusher sent a thousand in two or more).
 //  - Idle followers cost no follow passes: nothing moves, and the feed only runs its update
 //    ticks' checks (two a second), not a follow tick every 10 ms (a hundred a second).
 //  - A car moved through the other node, or through this one, reaches the followers of both
@@ -21,6 +21,7 @@
 #include "region/SharedRegion.h"
 
 #include <QAbstractHttpServer>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
@@ -210,9 +211,13 @@ void ClusterFeedEventsTest::aBurstOfReportsInOneLoopTurnIsOneMessage()
     const auto movedTo = [](int id) { return LatLng{placeNorth(id).lat, kCentre.lng + 0.001}; };
     // One turn of a running event loop (as an I/O thread handles a burst of reports).
     QEventLoop loop;
+    qint64 burstMs = 0;
     QTimer::singleShot(0, &loop, [&] {
+        QElapsedTimer took;
+        took.start();
         for (int id = 1; id <= kCars; ++id)
             m_a.fleet->updatePosition(id, movedTo(id), 0, 0, true);
+        burstMs = took.elapsed();
         loop.quit();
     });
     loop.exec();
@@ -227,10 +232,13 @@ void ClusterFeedEventsTest::aBurstOfReportsInOneLoopTurnIsOneMessage()
              "node B never got every position of the burst");
     QTest::qWait(100); // anything sent after it would be counted too
     const quint64 messages = m_b.fleet->stats().applied - appliedBefore;
-    qInfo().noquote() << kCars << "positions changed in one loop turn on A:" << messages << "message(s) applied on B,"
-                      << m_a.fleet->stats().flushes - flushesBefore << "flush(es) on A";
-    QCOMPARE(messages, quint64(1));
-    QCOMPARE(m_a.fleet->stats().flushes - flushesBefore, quint64(1));
+    const quint64 flushes = m_a.fleet->stats().flushes - flushesBefore;
+    qInfo().noquote() << kCars << "positions changed in one loop turn on A, in" << burstMs << "ms:" << messages
+                      << "message(s) applied on B," << flushes << "flush(es) on A";
+    // A turn longer than kMaxHoldMs (a preempted test on a loaded machine) sends one more per hold.
+    const quint64 allowed = 1 + quint64(burstMs / ClusterFleet::kMaxHoldMs);
+    QVERIFY2(messages <= allowed, qPrintable(QStringLiteral("%1 messages, %2 allowed").arg(messages).arg(allowed)));
+    QCOMPARE(flushes, messages);
     // Back where they were, for the tests below.
     for (int id = 1; id <= kCars; ++id)
         m_a.fleet->updatePosition(id, placeNorth(id), 0, 0, false);
