@@ -184,54 +184,43 @@ std::size_t PostgresBatchWriter::commitBatch()
 
 bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_t first, std::size_t end, QString *lost)
 {
-    std::vector<int> resultOf(end - first, -1); // index of each record's result; -1: not sent
+    // Records with bad data are refused here and not sent; the rest go as one statement.
+    std::vector<std::size_t> sentAt; // batch index of each record sent
+    std::vector<const LedgerRecord *> records;
+    for (std::size_t i = first; i < end; ++i) {
+        batch[i].verdict = PostgresRecordWriter::check(batch[i].record);
+        if (!batch[i].verdict.isEmpty())
+            continue;
+        sentAt.push_back(i);
+        records.push_back(&batch[i].record);
+    }
+    if (records.empty())
+        return true;
     QString error = m_connection.beginPipeline();
     if (error.isEmpty())
         error = m_connection.queue("BEGIN");
     if (error.isEmpty()) {
-        std::vector<const LedgerRecord *> records;
-        for (std::size_t i = first; i < end; ++i)
-            records.push_back(&batch[i].record);
-        const PgStatement lock = PostgresRecordWriter::lockStatementFor(records);
-        error = m_connection.queuePrepared(lock.name, lock.params);
-    }
-    int sent = 2; // BEGIN and the lock
-    for (std::size_t i = first; i < end && error.isEmpty(); ++i) {
-        PgStatement statement;
-        batch[i].verdict = PostgresRecordWriter::statementFor(batch[i].record, &statement);
-        if (!batch[i].verdict.isEmpty())
-            continue; // bad data: refused here, nothing sent
+        const PgStatement statement = PostgresRecordWriter::batchStatement(records);
         error = m_connection.queuePrepared(statement.name, statement.params);
-        resultOf[i - first] = sent++;
     }
     if (error.isEmpty())
         error = m_connection.queue("COMMIT");
     std::vector<PgResult> results;
     if (error.isEmpty())
-        error = m_connection.finishPipeline(sent + 1, results);
+        error = m_connection.finishPipeline(3, results);
     if (!error.isEmpty()) {
         for (std::size_t i = first; i < end; ++i)
             batch[i].verdict = error;
         *lost = error;
         return false;
     }
-    if (statementFailed(results[1])) {
-        // The rows could not be locked (a timeout): nothing committed. A batch is replayed one by
-        // one; a single record fails with the reason.
-        const QString failed = m_connection.describe(results[1].get(), QStringLiteral("locking the rows"));
+    std::vector<QString> verdicts(records.size());
+    if (!PostgresRecordWriter::readVerdicts(m_connection, results[1].get(), verdicts, &error)) {
+        // A failed statement (bad data, a lock timeout, a deadlock): nothing committed. A batch is
+        // replayed one record per transaction; a single record fails with the reason.
         for (std::size_t i = first; i < end; ++i)
-            batch[i].verdict = failed;
+            batch[i].verdict = error;
         return false;
-    }
-    for (std::size_t i = first; i < end; ++i) {
-        const int at = resultOf[i - first];
-        if (at < 0)
-            continue;
-        if (statementFailed(results[std::size_t(at)])) {
-            batch[i].verdict = PostgresRecordWriter::verdict(m_connection, results[std::size_t(at)].get());
-            return false;
-        }
-        batch[i].verdict = PostgresRecordWriter::verdict(m_connection, results[std::size_t(at)].get());
     }
     if (statementFailed(results.front()) || statementFailed(results.back())) {
         const QString failed = m_connection.describe(results.back().get(), QStringLiteral("committing"));
@@ -240,6 +229,8 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
         *lost = failed; // the commit itself failed: no replay, every record is reported failed
         return false;
     }
+    for (std::size_t k = 0; k < sentAt.size(); ++k)
+        batch[sentAt[k]].verdict = verdicts[k];
     ++m_transactions;
     return true;
 }

@@ -20,9 +20,10 @@ namespace taxicore {
 class PostgresNodeSlot;
 
 // Group commit into PostgreSQL: one thread owns the write connection and turns the queue of
-// appended records into transactions, each sent as one pipeline (BEGIN, the lock of every row
-// the records write, one statement per record, COMMIT, sync: one round trip, one durable commit). A record the database
-// refuses (car taken, booking already ended) fails alone; the others commit. A failed statement (bad data, deadlock)
+// appended records into transactions, each sent as one pipeline (BEGIN, one statement writing every
+// record of the batch set-based — taxicore_apply_batch, which first locks the rows in one order —,
+// COMMIT, sync: one round trip, one durable commit). A record the database refuses (car taken,
+// booking already ended) fails alone; the others commit. A failed statement (bad data, deadlock)
 // replays the batch one record per transaction. A lost connection fails the batch with the reason
 // and the next batch reconnects. Callbacks run on this thread, in append order, after the commit.
 class PostgresBatchWriter {

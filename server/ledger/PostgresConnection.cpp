@@ -45,6 +45,12 @@ PgParams &PgParams::add(const QString &text)
     return *this;
 }
 
+PgParams &PgParams::addUtf8(QByteArray text)
+{
+    m_values.emplace_back(std::move(text));
+    return *this;
+}
+
 PgParams &PgParams::add(std::optional<double> value)
 {
     return value ? add(*value) : addNull();

@@ -18,6 +18,7 @@ public:
     PgParams &add(int value);
     PgParams &add(double value);
     PgParams &add(const QString &text);
+    PgParams &addUtf8(QByteArray text);
     PgParams &add(std::optional<double> value);
     PgParams &addBytes(const QByteArray &bytes); // bytea; empty is NULL
     PgParams &addNull();

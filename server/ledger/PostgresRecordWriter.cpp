@@ -3,31 +3,19 @@
 #include "ledger/LedgerStates.h"
 
 #include <QCoreApplication>
+#include <QHash>
 #include <QJsonDocument>
 #include <libpq-fe.h>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace taxicore {
 
 namespace {
 
-const std::pair<QByteArray, QByteArray> kStatements[] = {
-    {"tc_book", "SELECT taxicore_book($1::bigint, $2::text, $3::integer, $4::float8, $5::float8, $6::float8,"
-                " $7::float8, $8::text, $9::integer, $10::bigint, $11::bigint, $12::bytea, $13::float8, $14::float8,"
-                " $15::float8, $16::float8, $17::float8, $18::float8, $19::float8, $20::float8)"},
-    {"tc_move", "SELECT taxicore_move($1::bigint, $2::text, $3::integer, $4::integer, $5::bigint, $6::float8,"
-                " $7::float8)"},
-    {"tc_trip", "SELECT taxicore_trip($1::bigint, $2::integer, $3::text, $4::bigint, $5::bigint, $6::float8,"
-                " $7::float8, $8::float8, $9::text, $10::float8, $11::float8, $12::float8, $13::float8, $14::float8)"},
-    {"tc_lock", "SELECT taxicore_lock_batch($1::integer[], $2::bigint[])"},
-    {"tc_event", "INSERT INTO events (at_ms, kind, detail, pid) VALUES ($1::bigint, $2::text, $3::text, $4::bigint)"},
-    // A checkpoint lands only on an open booking and only when newer than the stored one.
-    {"tc_progress", "UPDATE bookings SET car_lat = $1::float8, car_lng = $2::float8, destination_lat = $3::float8,"
-                    " destination_lng = $4::float8, trip_distance_m = $5::float8, trip_elapsed_s = $6::float8,"
-                    " progress_ms = $7::bigint WHERE id = $8::bigint AND state_rank < 4"
-                    " AND coalesce(progress_ms, 0) <= $7::bigint"},
-};
+constexpr char kBatchStatement[] = "tc_batch";
+constexpr char kBatchSql[] = "SELECT record_at, refusal FROM taxicore_apply_batch($1::json)";
 
 QString checkBooking(quint64 id, const QString &state)
 {
@@ -38,157 +26,246 @@ QString checkBooking(quint64 id, const QString &state)
     return {};
 }
 
-std::optional<double> latOf(const std::optional<LedgerPoint> &point)
-{
-    return point ? std::optional<double>(point->lat) : std::nullopt;
-}
-
-std::optional<double> lngOf(const std::optional<LedgerPoint> &point)
-{
-    return point ? std::optional<double>(point->lng) : std::nullopt;
-}
-
-QString bookingStatement(const BookingRecord &b, PgStatement *s)
-{
-    if (QString error = checkBooking(b.bookingId, b.state); !error.isEmpty())
-        return error;
-    const auto quote = [&](auto field) { return b.quote ? std::optional<double>(field(*b.quote)) : std::nullopt; };
-    s->name = "tc_book";
-    s->params.add(qint64(b.bookingId)).add(b.riderId).add(b.carId).add(b.pickup.lat).add(b.pickup.lng);
-    s->params.add(latOf(b.dropoff)).add(lngOf(b.dropoff)).add(b.state).add(ledgerStateRank(b.state));
-    s->params.add(b.createdMs).add(b.atMs).addBytes(b.riderTokenHash).add(b.surge);
-    s->params.add(quote([](const LedgerQuote &q) { return q.fare.total; }))
-        .add(quote([](const LedgerQuote &q) { return q.fare.base; }))
-        .add(quote([](const LedgerQuote &q) { return q.fare.distanceCharge; }))
-        .add(quote([](const LedgerQuote &q) { return q.fare.timeCharge; }))
-        .add(quote([](const LedgerQuote &q) { return q.fare.minimum; }))
-        .add(quote([](const LedgerQuote &q) { return q.distanceM; }))
-        .add(quote([](const LedgerQuote &q) { return q.durationS; }));
-    return {};
-}
-
-QString transitionStatement(const TransitionRecord &t, PgStatement *s)
-{
-    if (QString error = checkBooking(t.bookingId, t.state); !error.isEmpty())
-        return error;
-    s->name = "tc_move";
-    s->params.add(qint64(t.bookingId)).add(t.state).add(ledgerStateRank(t.state)).add(t.carId).add(t.atMs);
-    s->params.add(latOf(t.dropoff)).add(lngOf(t.dropoff));
-    return {};
-}
-
-QString tripStatement(const TripRecord &t, PgStatement *s)
-{
-    if (QString error = checkBooking(t.bookingId, QStringLiteral("completed")); !error.isEmpty())
-        return error;
-    s->name = "tc_trip";
-    s->params.add(qint64(t.bookingId)).add(t.carId).add(t.riderId).add(t.startedMs).add(t.endedMs);
-    s->params.add(t.distanceM).add(t.durationS).add(t.fare.total).add(t.fare.currency).add(t.fare.base);
-    s->params.add(t.fare.distanceCharge).add(t.fare.timeCharge).add(t.fare.minimum).add(t.fare.surge);
-    return {};
-}
-
-QString eventStatement(const EventRecord &e, PgStatement *s)
-{
-    if (e.kind.isEmpty())
-        return QStringLiteral("ledger: an event needs a kind");
-    s->name = "tc_event";
-    s->params.add(e.atMs).add(e.kind).add(QString::fromUtf8(QJsonDocument(e.detail).toJson(QJsonDocument::Compact)));
-    s->params.add(QCoreApplication::applicationPid());
-    return {};
-}
-
-QString progressStatement(const ProgressRecord &p, PgStatement *s)
-{
-    if (QString error = checkBooking(p.bookingId, QStringLiteral("on_trip")); !error.isEmpty())
-        return error;
-    const LedgerProgress &at = p.progress;
-    s->name = "tc_progress";
-    s->params.add(at.carAt.lat).add(at.carAt.lng).add(latOf(at.destination)).add(lngOf(at.destination));
-    s->params.add(at.tripDistanceM).add(at.tripElapsedS).add(at.atMs).add(qint64(p.bookingId));
-    return {};
-}
-
-// A PostgreSQL array literal of the ids: "{3,7,12}".
-template <typename Id> QString arrayLiteral(std::vector<Id> ids)
-{
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    QString text = QStringLiteral("{");
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (i)
-            text += u',';
-        text += QString::number(ids[i]);
+// One JSON object of taxicore_record fields, written by hand: the writer thread builds one per
+// record, and a QJsonObject per record costs more than the statement it replaces.
+class JsonRecord {
+public:
+    explicit JsonRecord(QByteArray &out)
+        : m_out(out)
+    {
+        m_out += '{';
     }
-    return text + u'}';
+    ~JsonRecord() { m_out += '}'; }
+
+    JsonRecord &number(const char *key, qint64 value)
+    {
+        name(key);
+        m_out += QByteArray::number(value);
+        return *this;
+    }
+    JsonRecord &real(const char *key, double value)
+    {
+        name(key);
+        if (std::isfinite(value))
+            m_out += QByteArray::number(value, 'g', 17); // round-trips exactly, as PgParams
+        else
+            m_out += "null";
+        return *this;
+    }
+    JsonRecord &real(const char *key, std::optional<double> value)
+    {
+        if (value)
+            real(key, *value); // a missing key is NULL
+        return *this;
+    }
+    JsonRecord &text(const char *key, const QString &value) { return utf8(key, value.toUtf8()); }
+    JsonRecord &utf8(const char *key, const QByteArray &value)
+    {
+        name(key);
+        m_out += '"';
+        for (const char c : value) {
+            if (c == '"' || c == '\\') {
+                m_out += '\\';
+                m_out += c;
+            } else if (static_cast<unsigned char>(c) < 0x20) {
+                static const char hex[] = "0123456789abcdef";
+                m_out += "\\u00";
+                m_out += hex[(c >> 4) & 0xf];
+                m_out += hex[c & 0xf];
+            } else {
+                m_out += c;
+            }
+        }
+        m_out += '"';
+        return *this;
+    }
+
+private:
+    void name(const char *key)
+    {
+        if (m_fields++)
+            m_out += ',';
+        m_out += '"';
+        m_out += key;
+        m_out += "\":";
+    }
+
+    QByteArray &m_out;
+    int m_fields = 0;
+};
+
+void writeBooking(const BookingRecord &b, JsonRecord &j)
+{
+    j.utf8("k", "b").number("id", qint64(b.bookingId)).number("car", b.carId).text("state", b.state);
+    j.number("rank", ledgerStateRank(b.state)).number("at", b.atMs).number("created", b.createdMs);
+    j.text("rider", b.riderId).real("plat", b.pickup.lat).real("plng", b.pickup.lng);
+    if (b.dropoff)
+        j.real("dlat", b.dropoff->lat).real("dlng", b.dropoff->lng);
+    if (!b.riderTokenHash.isEmpty())
+        j.utf8("token", b.riderTokenHash.toHex());
+    j.real("surge", b.surge);
+    if (b.quote) {
+        const LedgerQuote &q = *b.quote;
+        j.real("qtotal", q.fare.total).real("qbase", q.fare.base).real("qdist", q.fare.distanceCharge);
+        j.real("qtime", q.fare.timeCharge).real("qmin", q.fare.minimum).real("qdm", q.distanceM);
+        j.real("qds", q.durationS);
+    }
+}
+
+void writeTransition(const TransitionRecord &t, JsonRecord &j)
+{
+    j.utf8("k", "m").number("id", qint64(t.bookingId)).number("car", t.carId).text("state", t.state);
+    j.number("rank", ledgerStateRank(t.state)).number("at", t.atMs);
+    if (t.dropoff)
+        j.real("dlat", t.dropoff->lat).real("dlng", t.dropoff->lng);
+}
+
+void writeTrip(const TripRecord &t, JsonRecord &j)
+{
+    j.utf8("k", "t").number("id", qint64(t.bookingId)).number("car", t.carId).text("rider", t.riderId);
+    j.number("started", t.startedMs).number("ended", t.endedMs).real("dist", t.distanceM).real("dur", t.durationS);
+    j.real("total", t.fare.total).text("currency", t.fare.currency).real("fbase", t.fare.base);
+    j.real("fdist", t.fare.distanceCharge).real("ftime", t.fare.timeCharge).real("fmin", t.fare.minimum);
+    j.real("fsurge", t.fare.surge);
+}
+
+void writeProgress(const ProgressRecord &p, JsonRecord &j)
+{
+    const LedgerProgress &at = p.progress;
+    j.utf8("k", "p").number("id", qint64(p.bookingId)).number("at", at.atMs);
+    j.real("clat", at.carAt.lat).real("clng", at.carAt.lng);
+    if (at.destination)
+        j.real("dlat", at.destination->lat).real("dlng", at.destination->lng);
+    j.real("tdist", at.tripDistanceM).real("telapsed", at.tripElapsedS);
+}
+
+void writeEvent(const EventRecord &e, JsonRecord &j)
+{
+    j.utf8("k", "e").number("at", e.atMs).text("kind", e.kind);
+    j.utf8("detail", QJsonDocument(e.detail).toJson(QJsonDocument::Compact));
+    j.number("pid", QCoreApplication::applicationPid());
 }
 
 } // namespace
 
-PgStatement PostgresRecordWriter::lockStatementFor(const std::vector<const LedgerRecord *> &records)
-{
-    std::vector<int> cars;
-    std::vector<qint64> bookings;
-    for (const LedgerRecord *record : records) {
-        std::visit(
-            [&](const auto &r) {
-                using T = std::decay_t<decltype(r)>;
-                if constexpr (!std::is_same_v<T, EventRecord>)
-                    bookings.push_back(qint64(r.bookingId));
-                if constexpr (
-                    std::is_same_v<
-                        T, BookingRecord> || std::is_same_v<T, TransitionRecord> || std::is_same_v<T, TripRecord>) {
-                    if (r.carId > 0)
-                        cars.push_back(r.carId);
-                }
-            },
-            *record);
-    }
-    PgStatement statement;
-    statement.name = "tc_lock";
-    statement.params.add(arrayLiteral(std::move(cars))).add(arrayLiteral(std::move(bookings)));
-    return statement;
-}
-
 QString PostgresRecordWriter::prepare(PostgresConnection &connection)
 {
-    for (const auto &[name, sql] : kStatements) {
-        if (QString error = connection.prepare(name, sql); !error.isEmpty())
-            return error;
-    }
-    return {};
+    return connection.prepare(kBatchStatement, kBatchSql);
 }
 
-QString PostgresRecordWriter::statementFor(const LedgerRecord &record, PgStatement *statement)
+QString PostgresRecordWriter::check(const LedgerRecord &record)
 {
     return std::visit(
-        [statement](const auto &r) -> QString {
+        [](const auto &r) -> QString {
             using T = std::decay_t<decltype(r)>;
-            if constexpr (std::is_same_v<T, BookingRecord>)
-                return bookingStatement(r, statement);
-            else if constexpr (std::is_same_v<T, TransitionRecord>)
-                return transitionStatement(r, statement);
+            if constexpr (std::is_same_v<T, BookingRecord> || std::is_same_v<T, TransitionRecord>)
+                return checkBooking(r.bookingId, r.state);
             else if constexpr (std::is_same_v<T, TripRecord>)
-                return tripStatement(r, statement);
+                return checkBooking(r.bookingId, QStringLiteral("completed"));
             else if constexpr (std::is_same_v<T, ProgressRecord>)
-                return progressStatement(r, statement);
+                return checkBooking(r.bookingId, QStringLiteral("on_trip"));
             else
-                return eventStatement(r, statement);
+                return r.kind.isEmpty() ? QStringLiteral("ledger: an event needs a kind") : QString();
         },
         record);
 }
 
-QString PostgresRecordWriter::verdict(PostgresConnection &connection, const pg_result *result)
+std::vector<int> PostgresRecordWriter::waves(const std::vector<const LedgerRecord *> &records)
 {
-    const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-    if (status == PGRES_COMMAND_OK)
-        return {};
-    if (status != PGRES_TUPLES_OK)
-        return connection.describe(result, QStringLiteral("writing a record"));
-    // The functions answer one text: empty, or why the record was refused.
-    if (PQntuples(result) < 1 || PQgetisnull(result, 0, 0))
-        return {};
-    return QString::fromUtf8(PQgetvalue(result, 0, 0));
+    std::vector<int> out;
+    out.reserve(records.size());
+    QHash<qint64, int> lastOfBooking;
+    QHash<int, int> lastOfCar;
+    int floor = 0; // every record after a wave of its own comes later
+    int highest = 0;
+    for (const LedgerRecord *record : records) {
+        qint64 booking = 0;
+        int car = 0;
+        bool alone = false;
+        std::visit(
+            [&](const auto &r) {
+                using T = std::decay_t<decltype(r)>;
+                if constexpr (!std::is_same_v<T, EventRecord>)
+                    booking = qint64(r.bookingId);
+                if constexpr (std::is_same_v<T, BookingRecord>)
+                    car = r.carId;
+                if constexpr (std::is_same_v<T, TransitionRecord>) {
+                    car = r.carId;
+                    alone = r.state == u"assigned" || r.carId <= 0;
+                }
+                if constexpr (std::is_same_v<T, TripRecord>) {
+                    car = r.carId;
+                    alone = r.carId <= 0;
+                }
+            },
+            *record);
+        if (booking == 0) {
+            out.push_back(0); // an event: written before the waves, in order
+            continue;
+        }
+        int wave = std::max(floor, lastOfBooking.value(booking)) + 1;
+        if (car > 0)
+            wave = std::max(wave, lastOfCar.value(car) + 1);
+        if (alone) {
+            wave = std::max(wave, highest + 1);
+            floor = wave;
+        }
+        lastOfBooking.insert(booking, wave);
+        if (car > 0)
+            lastOfCar.insert(car, wave);
+        highest = std::max(highest, wave);
+        out.push_back(wave);
+    }
+    return out;
+}
+
+PgStatement PostgresRecordWriter::batchStatement(const std::vector<const LedgerRecord *> &records)
+{
+    const std::vector<int> wave = waves(records);
+    QByteArray json;
+    json.reserve(qsizetype(records.size()) * 320 + 2);
+    json += '[';
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        if (i)
+            json += ',';
+        JsonRecord j(json);
+        j.number("i", qint64(i + 1)).number("w", wave[i]);
+        std::visit(
+            [&j](const auto &r) {
+                using T = std::decay_t<decltype(r)>;
+                if constexpr (std::is_same_v<T, BookingRecord>)
+                    writeBooking(r, j);
+                else if constexpr (std::is_same_v<T, TransitionRecord>)
+                    writeTransition(r, j);
+                else if constexpr (std::is_same_v<T, TripRecord>)
+                    writeTrip(r, j);
+                else if constexpr (std::is_same_v<T, ProgressRecord>)
+                    writeProgress(r, j);
+                else
+                    writeEvent(r, j);
+            },
+            *records[i]);
+    }
+    json += ']';
+    PgStatement statement;
+    statement.name = kBatchStatement;
+    statement.params.addUtf8(std::move(json));
+    return statement;
+}
+
+bool PostgresRecordWriter::readVerdicts(PostgresConnection &connection, const pg_result *result,
+                                        std::vector<QString> &verdicts, QString *error)
+{
+    if (!result || PQresultStatus(result) != PGRES_TUPLES_OK) {
+        *error = connection.describe(result, QStringLiteral("writing the records"));
+        return false;
+    }
+    for (int row = 0; row < PQntuples(result); ++row) {
+        const int at = QByteArray(PQgetvalue(result, row, 0)).toInt();
+        if (at >= 1 && std::size_t(at) <= verdicts.size())
+            verdicts[std::size_t(at - 1)] = QString::fromUtf8(PQgetvalue(result, row, 1));
+    }
+    return true;
 }
 
 } // namespace taxicore

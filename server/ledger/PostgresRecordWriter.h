@@ -7,26 +7,32 @@
 
 namespace taxicore {
 
-// A record as one prepared statement of PostgresSchema's functions, ready to be pipelined.
+// A prepared statement and its parameters, ready to be pipelined.
 struct PgStatement {
     QByteArray name;
     PgParams params;
 };
 
-// Turns records into statements; the booking compare-and-swap and every move's check happen in
-// the functions they call (taxicore_book, taxicore_move, taxicore_trip), which answer '' or the
-// refusal ("car_taken: ...", "booking_moved: ...") and then wrote nothing of the record.
+// Turns the records of one group commit into one statement: taxicore_apply_batch (PostgresSchema
+// version 4) with the records as a JSON array. The booking compare-and-swap and every move's check
+// happen there, set-based; it answers the refused records only ("car_taken: ...",
+// "booking_moved: ..."), of which nothing was written.
 class PostgresRecordWriter {
 public:
     // On a fresh connection, before the first statement.
     static QString prepare(PostgresConnection &connection);
-    // A record with bad data (id 0, unknown state, event without kind): the error, nothing to send.
-    static QString statementFor(const LedgerRecord &record, PgStatement *statement);
-    // The first statement of a group commit: locks every car and booking row the records will
-    // write, in one global order (taxicore_lock_batch), so concurrent commits cannot deadlock.
-    static PgStatement lockStatementFor(const std::vector<const LedgerRecord *> &records);
-    // The verdict of a statement's result: empty (written), the refusal, or the statement's error.
-    static QString verdict(PostgresConnection &connection, const pg_result *result);
+    // A record with bad data (id 0, unknown state, event without kind): the error; it is not sent.
+    static QString check(const LedgerRecord &record);
+    // The wave of each record (1, 2, ...; 0 for an event): later than every earlier record of the
+    // same booking or car, so the records of one wave touch distinct rows. A reassign and a move
+    // or trip without a car (the car it frees is not known here) open a wave of their own.
+    static std::vector<int> waves(const std::vector<const LedgerRecord *> &records);
+    // The statement writing `records` (each checked) in one go; record k is position k + 1.
+    static PgStatement batchStatement(const std::vector<const LedgerRecord *> &records);
+    // The refusals of a batch statement's result into verdicts[position - 1]; false (and *error)
+    // when the statement failed.
+    static bool readVerdicts(PostgresConnection &connection, const pg_result *result, std::vector<QString> &verdicts,
+                             QString *error);
 };
 
 } // namespace taxicore

@@ -204,7 +204,185 @@ const QList<QByteArray> kMigration3 = {
     "ALTER FUNCTION taxicore_lock_batch(integer[], bigint[]) SET enable_seqscan = off",
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3};
+// 4: a group commit is one statement, taxicore_apply_batch(json), which runs a number of SQL
+// statements that grows with the waves of the batch, not with its records. The records come as one JSON array of
+// taxicore_record rows, each with its position `i` (1..n), its kind `k` (b booking, m move, t trip,
+// p progress, e event) and its wave `w`: the writer puts a record in a later wave than every earlier
+// record of the same booking or car, so the records of one wave touch distinct bookings and cars
+// and their order within it does not matter (a reassign, or a move or trip naming no car, whose
+// released car is not known beforehand, opens a wave of its own). Per wave: the moves, their ends
+// releasing cars, the compare-and-swap of every booking's car as one INSERT ... ON CONFLICT DO
+// UPDATE ... WHERE free, the losers' refusals, the booking upserts, the progress checkpoints and the
+// transitions, each one statement; reassigns and trips, and a wave where a booking keeps another car
+// than its own (a move of it committed first), go through the functions of version 1 one record at
+// a time. The rows are locked first, as before (taxicore_lock_batch). Answers the refused records
+// only: (position, "car_taken: ..." or "booking_moved: ..."); the others were written. A booking
+// is looked up by id alone (a lateral subquery behind OFFSET 0): with the filter on state_rank in
+// the join, the planner picked the partial index bookings_open and read every open booking per record.
+const QList<QByteArray> kMigration4 = {
+    "CREATE TYPE taxicore_record AS (i integer, w integer, k text, id bigint, car integer, state text,"
+    " rank integer, at bigint, created bigint, rider text, plat double precision, plng double precision,"
+    " dlat double precision, dlng double precision, token text, surge double precision,"
+    " qtotal double precision, qbase double precision, qdist double precision, qtime double precision,"
+    " qmin double precision, qdm double precision, qds double precision, clat double precision,"
+    " clng double precision, tdist double precision, telapsed double precision, started bigint, ended bigint,"
+    " dist double precision, dur double precision, total double precision, currency text,"
+    " fbase double precision, fdist double precision, ftime double precision, fmin double precision,"
+    " fsurge double precision, kind text, detail text, pid bigint)",
+
+    // One record through the functions of version 1: its verdict ('' written).
+    "CREATE FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    "  IF x.k = 'b' THEN"
+    "   RETURN taxicore_book(x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created, x.at,"
+    "    decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds);"
+    "  ELSIF x.k = 'm' THEN"
+    "   RETURN taxicore_move(x.id, x.state, x.rank, x.car, x.at, x.dlat, x.dlng);"
+    "  ELSIF x.k = 't' THEN"
+    "   RETURN taxicore_trip(x.id, x.car, x.rider, x.started, x.ended, x.dist, x.dur, x.total, x.currency,"
+    "    x.fbase, x.fdist, x.ftime, x.fmin, x.fsurge);"
+    "  ELSIF x.k = 'p' THEN"
+    "   UPDATE bookings SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
+    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at"
+    "    WHERE id = x.id AND state_rank < 4 AND coalesce(progress_ms, 0) <= x.at;"
+    "  END IF;"
+    "  RETURN '';"
+    " END $$",
+
+    "CREATE FUNCTION taxicore_apply_batch(p_records json) RETURNS TABLE (record_at integer, refusal text)"
+    " LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$"
+    " DECLARE recs taxicore_record[]; verdicts text[]; waves integer; wave integer; one taxicore_record;"
+    "  slow boolean; lost_at integer[]; lost_why text[]; n integer; has_book boolean; has_move boolean;"
+    "  has_end boolean; has_alone boolean; has_progress boolean; has_event boolean; claim_at integer[];"
+    "  claim_id bigint[]; claim_car integer[];"
+    " BEGIN"
+    "  SELECT coalesce(array_agg(j ORDER BY j.i), '{}') INTO recs"
+    "   FROM json_populate_recordset(NULL::taxicore_record, p_records) j;"
+    "  verdicts := array_fill(''::text, ARRAY[coalesce(array_length(recs, 1), 0)]);"
+    "  PERFORM taxicore_lock_batch("
+    "   ARRAY(SELECT x.car FROM unnest(recs) x WHERE x.k IN ('b', 'm', 't') AND x.car > 0),"
+    "   ARRAY(SELECT x.id FROM unnest(recs) x WHERE x.k <> 'e'));"
+    "  SELECT coalesce(max(x.w), 0), coalesce(bool_or(x.k = 'e'), false) INTO waves, has_event FROM unnest(recs) x;"
+    "  IF has_event THEN"
+    "   INSERT INTO events (at_ms, kind, detail, pid)"
+    "    SELECT x.at, x.kind, x.detail, x.pid FROM unnest(recs) x WHERE x.k = 'e' ORDER BY x.i;"
+    "  END IF;"
+    "  FOR wave IN 1..waves LOOP"
+    // What the wave holds: a statement with nothing to do still costs its executor's start.
+    "   SELECT coalesce(bool_or(x.k = 'b'), false), coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned'), false),"
+    "    coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4), false),"
+    "    coalesce(bool_or(x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')), false), coalesce(bool_or(x.k = 'p'), "
+    "false)"
+    "    INTO has_book, has_move, has_end, has_alone, has_progress FROM unnest(recs) x WHERE x.w = wave;"
+    // A booking that would keep the car a committed move gave it, not its own: the wave in order.
+    "   slow := has_book AND EXISTS (SELECT 1 FROM unnest(recs) x"
+    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
+    "OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'b' AND x.rank < 4 AND b.state_rank < 4 AND b.state_rank >= x.rank"
+    "     AND NOT coalesce(b.created_ms <> x.created, false) AND coalesce(b.car_id, 0) > 0"
+    "     AND b.car_id <> x.car);"
+    "   IF slow OR has_alone THEN"
+    "    FOR one IN SELECT * FROM unnest(recs) x WHERE x.w = wave AND x.k <> 'e'"
+    "     AND (slow OR x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')) ORDER BY x.i LOOP"
+    "     verdicts[one.i] := coalesce(taxicore_apply_one(one), '');"
+    "    END LOOP;"
+    "   END IF;"
+    "   CONTINUE WHEN slow;"
+    // Moves: refused on an ended booking; else the row as taxicore_move; an end frees the car.
+    "   IF has_move THEN"
+    "   SELECT coalesce(array_agg(x.i), '{}'),"
+    "    coalesce(array_agg(format('booking_moved: booking %s is already %s', x.id, b.state)), '{}')"
+    "    INTO lost_at, lost_why FROM unnest(recs) x"
+    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
+    "OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND b.state_rank >= 4;"
+    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
+    "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
+    "    SELECT x.id, x.car, x.dlat, x.dlng, x.state, x.rank, x.at FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND verdicts[x.i] = '' ORDER BY x.id"
+    "   ON CONFLICT (id) DO UPDATE SET"
+    "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
+    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
+    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"
+    "     ELSE b.car_id END,"
+    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state ELSE b.state END,"
+    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
+    "    state_rank = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
+    "   END IF;"
+    "   IF has_end THEN"
+    "   UPDATE cars SET booking_id = NULL WHERE booking_id = ANY(ARRAY(SELECT x.id FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4 AND verdicts[x.i] = ''));"
+    "   END IF;"
+    // Bookings: the compare-and-swap of every car at once; the losers refused, naming the holder.
+    "   IF has_book THEN"
+    "   SELECT coalesce(array_agg(x.i ORDER BY x.car), '{}'), coalesce(array_agg(x.id ORDER BY x.car), '{}'),"
+    "    coalesce(array_agg(x.car ORDER BY x.car), '{}') INTO claim_at, claim_id, claim_car FROM unnest(recs) x"
+    " LEFT JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
+    "OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'b' AND x.car > 0 AND x.rank < 4"
+    "     AND (b.state_rank IS NULL OR coalesce(b.created_ms <> x.created, false) OR b.state_rank < 4);"
+    "   INSERT INTO cars AS c (id, booking_id) SELECT t.car, t.id FROM unnest(claim_car, claim_id) AS t(car, id)"
+    "    ON CONFLICT (id) DO UPDATE SET booking_id = EXCLUDED.booking_id"
+    "    WHERE c.booking_id IS NULL OR c.booking_id = EXCLUDED.booking_id;"
+    "   SELECT coalesce(array_agg(t.at), '{}'),"
+    "    coalesce(array_agg(format('car_taken: car %s is booked by booking %s', t.car, c.booking_id)), '{}')"
+    "    INTO lost_at, lost_why FROM unnest(claim_at, claim_id, claim_car) AS t(at, id, car)"
+    "    JOIN cars c ON c.id = t.car WHERE c.booking_id IS DISTINCT FROM t.id;"
+    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
+    // A reused id with another creation time replaces the old booking, which lets its other car go.
+    "   UPDATE cars SET booking_id = NULL FROM unnest(recs) x"
+    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
+    "OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'b' AND verdicts[x.i] = '' AND coalesce(b.created_ms <> x.created, false)"
+    "     AND cars.booking_id = x.id AND cars.id <> x.car;"
+    "   INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
+    "    state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+    "    quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
+    "    SELECT x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created, x.at,"
+    "     decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds"
+    "    FROM unnest(recs) x WHERE x.w = wave AND x.k = 'b' AND verdicts[x.i] = '' ORDER BY x.id"
+    "   ON CONFLICT (id) DO UPDATE SET rider_id = EXCLUDED.rider_id, rider_token_hash = EXCLUDED.rider_token_hash,"
+    "    surge = EXCLUDED.surge, quote_total = EXCLUDED.quote_total, quote_base = EXCLUDED.quote_base,"
+    "    quote_distance = EXCLUDED.quote_distance, quote_time = EXCLUDED.quote_time,"
+    "    quote_minimum = EXCLUDED.quote_minimum, quote_distance_m = EXCLUDED.quote_distance_m,"
+    "    quote_duration_s = EXCLUDED.quote_duration_s, pickup_lat = EXCLUDED.pickup_lat,"
+    "    pickup_lng = EXCLUDED.pickup_lng, dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
+    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
+    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
+    "     THEN EXCLUDED.car_id ELSE b.car_id END,"
+    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
+    "     THEN EXCLUDED.state ELSE b.state END,"
+    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank"
+    "     OR coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
+    "    state_rank = CASE WHEN coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.state_rank"
+    "     ELSE greatest(b.state_rank, EXCLUDED.state_rank) END,"
+    "    created_ms = EXCLUDED.created_ms;"
+    "   END IF;"
+    // Progress checkpoints: only on an open booking, only newer than the stored one.
+    "   IF has_progress THEN"
+    "   UPDATE bookings b SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
+    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'p' AND b.id = x.id AND b.state_rank < 4 AND coalesce(b.progress_ms, 0) <= x.at;"
+    "   END IF;"
+    "   IF has_book OR has_move THEN"
+    "   INSERT INTO transitions (booking_id, state, car_id, at_ms)"
+    "    SELECT x.id, x.state, x.car, x.at FROM unnest(recs) x WHERE x.w = wave"
+    "     AND (x.k = 'b' OR (x.k = 'm' AND x.state <> 'assigned')) AND verdicts[x.i] = '' ORDER BY x.i;"
+    "   END IF;"
+    "  END LOOP;"
+    "  RETURN QUERY SELECT t.at::integer, t.why FROM unnest(verdicts) WITH ORDINALITY AS t(why, at) WHERE t.why <> '';"
+    " END $$",
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4};
 
 // Read under the lock; -1 and *error on failure.
 int readVersion(PostgresConnection &connection, QString *error)

@@ -2,7 +2,8 @@
 // group commit, the booking compare-and-swap between two ledgers (two nodes), claims released by
 // ending moves and moved by reassigns, no deadlock between two nodes' commits, moves of an ended booking refused, an
 // unavailable database reported within the timeouts and reconnected by itself, concurrent schema creation, node slots,
-// a commit's cost not growing with the bookings table.
+// a commit's cost not growing with the bookings table, a group commit as one set-based statement
+// deciding each record alone (schema 4), the migration of a version 3 database.
 #include "LedgerTestSupport.h"
 #include "PostgresKit.h"
 #include "RequireTool.h"
@@ -83,6 +84,9 @@ private slots:
     void endingMovesReleaseTheCar();
     void reassignClaimsTheNewCarAndReleasesTheOld();
     void movesOfAnEndedBookingAreRefused();
+    void oneBatchDecidesEachRecordAsInAppendOrder();
+    void aGroupCommitCallsNoFunctionPerRecord();
+    void aVersion3DatabaseIsMigrated();
     void nodeSlotsGiveEachNodeItsOwnIdRange();
     void threeNodesCreateTheSchemaAtOnce();
     void openFailsNamingTheDatabaseNotThePassword();
@@ -407,6 +411,139 @@ void LedgerPostgresTest::movesOfAnEndedBookingAreRefused()
     QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id >= 100 AND state IN "
                                   "('cancelled', 'completed')")),
              kBookings);
+}
+
+// One transaction holding, in append order: a claim lost to another node among good bookings, a
+// car freed by a cancel and claimed again, a second claim of one car, a reassign whose freed car is
+// booked next, a trip freeing its car, a move of a booking ended earlier in the batch, bad data,
+// an event and a checkpoint. Each record gets the verdict it would get alone; the refused ones
+// leave nothing behind, the others all commit.
+void LedgerPostgresTest::oneBatchDecidesEachRecordAsInAppendOrder()
+{
+    auto a = openLedger();
+    auto b = openLedger();
+    QVERIFY(a && b);
+    QVERIFY(appendNow(*a, bookingOfCar(1, 5)).committed); // node A holds car 5
+    TripRecord done = trip(12, 1'700'000'900'000, 99);
+    done.carId = 8;
+    const std::vector<std::pair<LedgerRecord, QString>> group = {
+        {bookingOfCar(10, 6), {}},
+        {bookingOfCar(11, 5), QStringLiteral("car_taken: car 5 is booked by booking 1")},
+        {bookingOfCar(12, 7), {}},
+        {move(10, QStringLiteral("cancelled"), 6), {}},
+        {bookingOfCar(13, 6), {}}, // car 6, freed just before
+        {bookingOfCar(14, 6), QStringLiteral("car_taken: car 6 is booked by booking 13")},
+        {move(12, QStringLiteral("assigned"), 8), {}}, // reassign: car 8 taken, car 7 freed
+        {bookingOfCar(15, 7), {}},
+        {move(1, QStringLiteral("cancelled"), 5), {}}, // node A's booking, ended through this node
+        {bookingOfCar(16, 5), {}},
+        {done, {}},                // completes booking 12, frees car 8
+        {bookingOfCar(17, 8), {}}, // a checkpoint, an event, an arrival
+        {ProgressRecord{13, {{57.705, 11.965}, std::nullopt, 0, 0, 1'700'000'200'000}}, {}},
+        {EventRecord{QStringLiteral("batch_test"), {}, 1'700'000'000'500}, {}},
+        {move(13, QStringLiteral("arriving"), 6), {}},
+        {move(10, QStringLiteral("arriving"), 6), QStringLiteral("booking_moved: booking 10 is already cancelled")},
+        {move(0, QStringLiteral("arriving"), 6), QStringLiteral("ledger: invalid booking id 0")},
+    };
+    // Appended from the writer thread's callback of a first record: they wait in the queue
+    // together and the next transaction takes them all.
+    std::vector<std::future<Verdict>> verdicts;
+    std::promise<void> queued;
+    b->append(bookingOfCar(2, 2), [&](bool, const QString &) {
+        for (const auto &[record, expected] : group)
+            verdicts.push_back(appendAsync(*b, record));
+        queued.set_value();
+    });
+    queued.get_future().wait();
+    for (std::size_t i = 0; i < group.size(); ++i) {
+        const Verdict v = verdicts[i].get();
+        QVERIFY2(v.committed == group[i].second.isEmpty(),
+                 qPrintable(QStringLiteral("record %1: %2").arg(i).arg(v.error)));
+        QCOMPARE(v.error, group[i].second);
+    }
+    QCOMPARE(count(QStringLiteral("SELECT count(DISTINCT xmin::text) FROM transitions WHERE booking_id >= 10")), 1);
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT string_agg(id || ':' || coalesce(booking_id::text, '-'), ',' ORDER BY id)"
+                                      " FROM cars WHERE id BETWEEN 5 AND 8")),
+             QStringLiteral("5:16,6:13,7:15,8:17"));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT string_agg(id || ':' || state || ':' || car_id, ',' ORDER BY id)"
+                                      " FROM bookings WHERE id >= 10")),
+             QStringLiteral("10:cancelled:6,12:completed:8,13:arriving:6,15:assigned:7,16:assigned:5,17:assigned:8"));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT string_agg(state || ':' || car_id, ',' ORDER BY id) FROM transitions"
+                                      " WHERE booking_id = 12")),
+             QStringLiteral("assigned:7,assigned:8,completed:8"));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id IN (11, 14)")), 0);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM trips WHERE booking_id = 12")), 1);
+    QCOMPARE(count(QStringLiteral("SELECT progress_ms FROM bookings WHERE id = 13")), 1'700'000'200'000);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM events WHERE kind = 'batch_test'")), 1);
+}
+
+// The group commit is set-based: a burst of bookings and cancels runs no per-record function
+// (taxicore_book, taxicore_move), one taxicore_apply_batch per transaction. Counted by the server
+// (track_functions) once the ledger's sessions ended.
+void LedgerPostgresTest::aGroupCommitCallsNoFunctionPerRecord()
+{
+    QVERIFY(!m_pg.psql(QStringLiteral("ALTER DATABASE taxicore SET track_functions = 'pl'")).isNull());
+    QVERIFY(!m_pg.psql(QStringLiteral("SELECT pg_stat_reset()")).isNull());
+    const auto calls = [this](const char *function) {
+        return count(QStringLiteral("SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions WHERE funcname = '%1'")
+                         .arg(QLatin1String(function)));
+    };
+    constexpr int kBookings = 300;
+    quint64 transactions = 0;
+    {
+        auto ledger = openLedger();
+        QVERIFY(ledger);
+        std::atomic<int> committed{0};
+        for (int i = 1; i <= kBookings; ++i) {
+            ledger->append(bookingOfCar(quint64(i), i), [&](bool ok, const QString &) { committed += ok; });
+            ledger->append(move(quint64(i), QStringLiteral("cancelled"), i),
+                           [&](bool ok, const QString &) { committed += ok; });
+        }
+        QVERIFY(ledger->waitUntilIdle(30000));
+        QCOMPARE(committed.load(), 2 * kBookings);
+        transactions = ledger->stats().transactions;
+    }
+    const bool reported = waitUntil([&] { return calls("taxicore_lock_batch") >= qint64(transactions); }, 5000);
+    QVERIFY(!m_pg.psql(QStringLiteral("ALTER DATABASE taxicore RESET track_functions")).isNull());
+    QVERIFY2(reported, qPrintable(QStringLiteral("%1 batch locks counted, %2 transactions")
+                                      .arg(calls("taxicore_lock_batch"))
+                                      .arg(transactions)));
+    QCOMPARE(calls("taxicore_book") + calls("taxicore_move"), qint64(0));
+    QCOMPARE(calls("taxicore_apply_batch"), qint64(transactions));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions")), 2 * kBookings);
+}
+
+// A database at schema version 3 (a node of the previous release wrote it) is migrated when a
+// node opens it; its bookings keep their cars, and the set-based commit applies to them.
+void LedgerPostgresTest::aVersion3DatabaseIsMigrated()
+{
+    const QString db = QStringLiteral("v3");
+    QVERIFY(!m_pg.psql(QStringLiteral("CREATE DATABASE v3"), QStringLiteral("postgres")).isNull());
+    QVERIFY(!m_pg.psql(QStringLiteral("CREATE TABLE taxicore_schema (version integer NOT NULL);"
+                                      " INSERT INTO taxicore_schema VALUES (3)"),
+                       db)
+                 .isNull());
+    for (int version = 1; version <= 3; ++version) {
+        for (const QByteArray &step : postgresMigrationSteps(version))
+            QVERIFY2(!m_pg.psql(QString::fromUtf8(step), db).isNull(), qPrintable(m_pg.error()));
+    }
+    QVERIFY(!m_pg.psql(QStringLiteral("SELECT taxicore_book(7, 'rider-7', 3, 57.7, 11.97, NULL, NULL, 'assigned', 1,"
+                                      " 1700000000000, 1700000000000, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+                                      " NULL)"),
+                       db)
+                 .isNull());
+    LedgerOptions o = options();
+    o.url = m_pg.url(db);
+    auto opened = Ledger::open(o);
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*), max(version) FROM taxicore_schema"), db),
+             QStringLiteral("1|4"));
+    Ledger &ledger = *opened.ledger;
+    const Verdict taken = appendNow(ledger, bookingOfCar(8, 3));
+    QCOMPARE(taken.error, QStringLiteral("car_taken: car 3 is booked by booking 7"));
+    QVERIFY(appendNow(ledger, move(7, QStringLiteral("cancelled"), 3)).committed);
+    QVERIFY(appendNow(ledger, bookingOfCar(8, 3)).committed);
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT booking_id FROM cars WHERE id = 3"), db), QStringLiteral("8"));
 }
 
 void LedgerPostgresTest::nodeSlotsGiveEachNodeItsOwnIdRange()
