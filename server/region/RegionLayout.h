@@ -13,7 +13,7 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 7;        // 6: the nearby grid; 7: each car's road place
+inline constexpr uint32_t kRegionVersion = 8;        // 6: the nearby grid; 7: each car's road place; 8: passedAdopted
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -79,6 +79,10 @@ struct alignas(64) WorkerSlot {
     std::atomic<uint64_t> requests;
     std::atomic<uint64_t> inFlight;
     std::atomic<uint64_t> openConnections;
+    // Connections the primary passed that this worker adopted, counted at once (the primary hears
+    // of each adoption later, through the supervisor): least-loaded's count must not take one for
+    // both open here and still on its way (runtime/ConnectionDispatcher.cpp).
+    std::atomic<uint64_t> passedAdopted;
     std::atomic<uint64_t> latencySumUs;
     std::atomic<uint64_t> latency[kLatencyBuckets];
     std::atomic<uint64_t> byRouteStatus[kRouteKinds][kStatusKinds];

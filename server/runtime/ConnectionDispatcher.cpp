@@ -48,6 +48,10 @@ void ConnectionDispatcher::setWorkers(const QList<WorkerLink> &workers)
     closeLinks();
     m_workers = workers;
     m_next = 0;
+    m_adoptions.clear();
+    for (const WorkerLink &link : m_workers)
+        m_adoptions.insert(link.index,
+                           {m_fleet.workerSlot(link.index).passedAdopted.load(std::memory_order_relaxed), 0});
     serveWaiting();
 }
 
@@ -85,12 +89,7 @@ ConnectionDispatcher::Sent ConnectionDispatcher::sendToWorker(int connectionFd, 
         const int64_t silentMs = now - slot.heartbeatMs.load(std::memory_order_relaxed);
         if (silentMs > kWorkerStaleHeartbeatMs)
             continue;
-        // Connections it holds: those it adopted (counted by the worker itself) and those on
-        // their way to it. Right after an adoption both count one for a moment: the bound errs
-        // on the safe side.
-        const auto passed = m_unconfirmed.constFind(link.index);
-        const uint64_t held = slot.openConnections.load(std::memory_order_relaxed)
-                              + uint64_t(passed == m_unconfirmed.constEnd() ? 0 : passed->size());
+        const uint64_t held = heldBy(link.index, slot);
         if (held >= uint64_t(m_workerConnections)) {
             sawFull = true;
             continue;
@@ -187,13 +186,33 @@ void ConnectionDispatcher::dispatch(int connectionFd)
     place(connectionFd, -1);
 }
 
+uint64_t ConnectionDispatcher::heldBy(int index, const WorkerSlot &slot) const
+{
+    // Those it adopted (counted by the worker itself) and those on their way to it. An adoption
+    // we have not heard of yet is in both: during a burst of accepts this thread hears of none,
+    // and counting them twice sent a burst to whichever worker was slowest to adopt, the busy
+    // one. A slot that went back (a new process) subtracts nothing: the bound errs on the safe side.
+    const auto passed = m_unconfirmed.constFind(index);
+    const uint64_t onTheWay = passed == m_unconfirmed.constEnd() ? 0 : uint64_t(passed->size());
+    uint64_t unheard = 0;
+    if (const auto counts = m_adoptions.constFind(index); counts != m_adoptions.constEnd()) {
+        const uint64_t adopted = slot.passedAdopted.load(std::memory_order_relaxed);
+        if (adopted >= counts->base + counts->heard)
+            unheard = std::min(adopted - counts->base - counts->heard, onTheWay);
+    }
+    return slot.openConnections.load(std::memory_order_relaxed) + onTheWay - unheard;
+}
+
 void ConnectionDispatcher::adopted(int index, uint32_t id)
 {
     auto worker = m_unconfirmed.find(index);
     if (worker == m_unconfirmed.end())
         return;
-    if (const Passed passed = worker->take(id); passed.fd > 0)
+    if (const Passed passed = worker->take(id); passed.fd > 0) {
         ::close(passed.fd);
+        if (const auto counts = m_adoptions.find(index); counts != m_adoptions.end())
+            ++counts->heard;
+    }
 }
 
 void ConnectionDispatcher::declined(int index, uint32_t id)

@@ -13,6 +13,7 @@ namespace taxicore {
 
 class ConnectionGuard;
 class FleetStore;
+struct WorkerSlot;
 
 // Decides who serves each connection the primary accepts (on the I/O thread): the in-process
 // server (`single`, `pool`), or a worker process, passing the descriptor over its channel
@@ -86,6 +87,16 @@ private:
     uint32_t m_nextId = 0;
     // Each connection passed to a worker and not yet adopted, per worker.
     QHash<int, QHash<uint32_t, Passed>> m_unconfirmed;
+    // Per worker: its slot's passedAdopted when its link came, and the adoptions heard of since.
+    // Their difference is what it adopted and we have not heard of yet: counted in its open
+    // connections and still in m_unconfirmed, so least-loaded subtracts it once.
+    struct Adoptions {
+        uint64_t base = 0;
+        uint64_t heard = 0;
+    };
+    QHash<int, Adoptions> m_adoptions;
+    // The connections worker `index` holds: open there, plus passed and not yet adopted.
+    uint64_t heldBy(int index, const WorkerSlot &slot) const;
     std::deque<Waiting> m_waiting;
     QTimer m_waitingTimer; // runs while connections wait: a worker's room shows only in the region
 };

@@ -154,6 +154,7 @@ int runWorker(const WorkerOptions &options)
                         ::close(message->fd);
                 } else {
                     guard.adoptSocket(message->fd);
+                    slot.passedAdopted.fetch_add(1, std::memory_order_relaxed);
                     channel.send(WorkerChannel::Type::Adopted, -1, message->id);
                 }
                 break;
