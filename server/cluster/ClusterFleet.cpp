@@ -11,6 +11,7 @@
 #include <QThread>
 
 #include <algorithm>
+#include <optional>
 
 namespace taxicore {
 
@@ -27,15 +28,22 @@ constexpr int kStartTimeoutMs = 2000;
 
 } // namespace
 
-// The flush a thread posted to its event loop: the loop may run it after this fleet is gone.
+// What a thread's event loop holds to ask for a flush: the loop may outlive this fleet.
 struct ClusterFleet::FlushPost {
     std::mutex mutex;
     ClusterFleet *fleet = nullptr; // null once the fleet is being destroyed
 };
 
 namespace {
-// The fleets whose flush this thread has posted to its event loop and not yet run (one per turn).
-thread_local std::vector<const void *> t_posted;
+// The fleets this thread changed in the current turn of its event loop, and those whose flush is
+// hooked to the loop's `awake` (the start of its next turn).
+thread_local std::vector<const void *> t_changed;
+thread_local std::vector<const void *> t_hooked;
+
+bool contains(const std::vector<const void *> &keys, const void *key)
+{
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
 } // namespace
 
 std::unique_ptr<ClusterFleet> ClusterFleet::open(SharedRegion &region, const Options &options, QString *error)
@@ -237,12 +245,12 @@ void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
 
 bool ClusterFleet::scheduleFlush()
 {
-    // In a running event loop: once this turn of it is over, so that every change it makes goes out
-    // in one batch; one post per thread and turn. A long turn (an update tick of the live feed
-    // over hundreds of riders), or a post lost with its thread (a mode switch ends an I/O thread),
-    // holds the positions no longer than kMaxHoldMs: the flusher's deadline.
+    // In a running event loop: once this turn of it is over (its dispatcher's `awake`, when the
+    // next turn starts: no post, no wake-up write), so that every change it makes goes out in one
+    // batch. A long turn (an update tick of the live feed over hundreds of riders) holds the
+    // positions no longer than kMaxHoldMs: the flusher's deadline.
     const void *key = m_post.get();
-    if (std::find(t_posted.begin(), t_posted.end(), key) != t_posted.end())
+    if (contains(t_changed, key))
         return true;
     QThread *thread = QThread::currentThread();
     QAbstractEventDispatcher *dispatcher = thread ? QAbstractEventDispatcher::instance(thread) : nullptr;
@@ -250,16 +258,20 @@ bool ClusterFleet::scheduleFlush()
         askFlush();
         return false;
     }
-    t_posted.push_back(key);
-    QMetaObject::invokeMethod(
-        dispatcher,
-        [post = m_post] {
-            t_posted.erase(std::remove(t_posted.begin(), t_posted.end(), post.get()), t_posted.end());
+    if (!contains(t_hooked, key)) {
+        t_hooked.push_back(key);
+        // Stays connected for the thread's life (a no-op once this fleet is gone).
+        QObject::connect(dispatcher, &QAbstractEventDispatcher::awake, dispatcher, [post = m_post] {
+            const auto it = std::find(t_changed.begin(), t_changed.end(), post.get());
+            if (it == t_changed.end())
+                return;
+            t_changed.erase(it);
             std::lock_guard lock(post->mutex);
             if (post->fleet)
                 post->fleet->askFlush();
-        },
-        Qt::QueuedConnection);
+        });
+    }
+    t_changed.push_back(key);
     return true;
 }
 
@@ -267,6 +279,8 @@ void ClusterFleet::askFlush()
 {
     {
         std::lock_guard lock(m_pendingMutex);
+        if (m_flushAsked)
+            return; // the flusher knows already
         m_flushAsked = true;
     }
     m_flushWake.notify_one();
@@ -294,21 +308,32 @@ std::vector<BookingSnapshot> ClusterFleet::openBookings() const
 void ClusterFleet::flushLoop()
 {
     using std::chrono::milliseconds;
+    using Clock = std::chrono::steady_clock;
     std::unordered_map<int, CarSnapshot> batch;
-    auto lastResync = std::chrono::steady_clock::now();
+    auto lastResync = Clock::now();
+    auto lastFlush = Clock::time_point{};
     std::unique_lock lock(m_pendingMutex);
+    // A batch goes out when its turn ended (asked) or it waited kMaxHoldMs, but not sooner than
+    // kMinFlushGapMs after the one before (unless full): under load, turns are short and many,
+    // and a message per turn would cost every node more than the reports themselves.
+    const auto readyAt = [&]() -> std::optional<Clock::time_point> {
+        if (m_pending.empty())
+            return std::nullopt;
+        if (m_pending.size() >= std::size_t(kFlushCars))
+            return Clock::time_point{};
+        const auto gapOver = lastFlush + milliseconds(kMinFlushGapMs);
+        return std::max(gapOver, m_flushAsked ? Clock::time_point{} : m_pendingSince + milliseconds(kMaxHoldMs));
+    };
     while (!m_stopping) {
-        // Asleep until a flush is asked for, positions waited kMaxHoldMs, or a resync is due:
-        // nothing to do costs no wake-up.
-        const auto held = [&] {
-            return !m_pending.empty() && std::chrono::steady_clock::now() - m_pendingSince >= milliseconds(kMaxHoldMs);
-        };
+        if (m_pending.empty())
+            m_flushAsked = false; // what it asked for went out already
+        // Asleep until a batch is ready or a resync is due: nothing to do costs no wake-up.
         auto due = lastResync + milliseconds(kResyncMs);
         if (m_resync && m_resyncWanted)
             due = std::min(due, lastResync + milliseconds(kMinResyncGapMs));
-        if (!m_pending.empty())
-            due = std::min(due, m_pendingSince + milliseconds(kMaxHoldMs));
-        if (!m_flushAsked && !held() && m_pending.size() < std::size_t(kFlushCars))
+        if (const auto ready = readyAt())
+            due = std::min(due, *ready);
+        if (due > Clock::now())
             m_flushWake.wait_until(lock, due);
         const auto now = std::chrono::steady_clock::now();
         const auto sinceResync = now - lastResync;
@@ -336,11 +361,11 @@ void ClusterFleet::flushLoop()
                 Q_EMIT fleetReloaded();
             lock.lock();
         }
-        if (!m_flushAsked && !held() && m_pending.size() < std::size_t(kFlushCars))
+        const auto ready = readyAt();
+        if (!ready || *ready > Clock::now())
             continue;
         m_flushAsked = false;
-        if (m_pending.empty())
-            continue;
+        lastFlush = Clock::now();
         batch.swap(m_pending);
         FleetDelta delta;
         delta.deviceCars.assign(m_pendingDevices.begin(), m_pendingDevices.end());

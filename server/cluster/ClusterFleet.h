@@ -28,11 +28,11 @@ class RedisSubscriber;
 // Redis channel to the others' copies:
 //   - positions, batched: the changes a thread makes in one iteration of its event loop go out in
 //     one PUBLISH + HSET when that iteration ends, or kMaxHoldMs after the first of them if it
-//     lasts longer (a thread without a running event loop wakes the flusher at once), so a lone
-//     report leaves within the loop's turn and a burst of a thousand handled in one iteration is
-//     one message; also kept in the Redis hash taxicore:cars (the
-//     shared live view a node reloads on every (re)subscribe: messages sent while it was away are
-//     lost);
+//     lasts longer (a thread without a running event loop wakes the flusher at once), and no
+//     sooner than kMinFlushGapMs after the batch before: a lone report leaves within the loop's
+//     turn, a burst of a thousand handled in one iteration is one message, and under load the
+//     batches stay large; also kept in the Redis hash taxicore:cars (the shared live view a node
+//     reloads on every (re)subscribe: messages sent while it was away are lost);
 //   - bookings as they committed (announce()), whose states only move forward in a copy;
 //   - the car a booking claims, as it is booked and before it commits (held in the other copies
 //     until the booking's announcement, its Unclaim, or a resync frees it).
@@ -56,6 +56,8 @@ public:
     static constexpr int kFlushCars = 4096;
     // ... and after this long, whether or not the turn that changed them is over.
     static constexpr int kMaxHoldMs = 5;
+    // Batches go out at most this often (under load a turn of the loop is short).
+    static constexpr int kMinFlushGapMs = 2;
     static constexpr int kResyncMs = 30'000;
     static constexpr int kMinResyncGapMs = 1000; // asked-for resyncs run at most this often
     static constexpr uint32_t kEtaStepS = 10;    // an ETA travels when it changed by this much
