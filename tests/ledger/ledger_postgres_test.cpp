@@ -2,8 +2,8 @@
 // group commit, the booking compare-and-swap between two ledgers (two nodes), claims released by
 // ending moves and moved by reassigns, no deadlock between two nodes' commits, moves of an ended booking refused, an
 // unavailable database reported within the timeouts and reconnected by itself, concurrent schema creation, node slots,
-// a commit's cost not growing with the bookings table, a group commit as one set-based statement
-// deciding each record alone (schema 4), the migration of a version 3 database.
+// a commit's cost not growing with the bookings table nor with the open bookings, a group commit as one set-based
+// statement deciding each record alone (schema 4), the migration of a version 3 database.
 #include "LedgerTestSupport.h"
 #include "PostgresKit.h"
 #include "RequireTool.h"
@@ -81,6 +81,7 @@ private slots:
     void twoNodesBookingOneCarOneWins();
     void commitsTouchingTheSameCarsInOppositeOrderDoNotDeadlock();
     void commitsDoNotReadTheWholeBookingsTable();
+    void commitsDoNotReadEveryOpenBooking();
     void endingMovesReleaseTheCar();
     void reassignClaimsTheNewCarAndReleasesTheOld();
     void movesOfAnEndedBookingAreRefused();
@@ -337,6 +338,47 @@ void LedgerPostgresTest::commitsDoNotReadTheWholeBookingsTable()
                                              .arg(kCommits)
                                              .arg(read)
                                              .arg(kYoung + kHistory + 8)));
+}
+
+// The same trap with the open bookings: a lookup of a booking joined with a filter on state_rank
+// could use the partial index bookings_open (small when the table was analyzed) and read every
+// open booking once per record. Counted as the rows read through that index while one ledger
+// books again cars whose bookings exist, among many open bookings.
+void LedgerPostgresTest::commitsDoNotReadEveryOpenBooking()
+{
+    constexpr int kOpen = 5000;
+    constexpr int kCommits = 20;
+    const auto readThroughOpen = [this] {
+        return count(QStringLiteral("SELECT coalesce(idx_tup_read, 0) FROM pg_stat_user_indexes"
+                                    " WHERE indexrelname = 'bookings_open'"));
+    };
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(!m_pg.psql(QStringLiteral("INSERT INTO bookings (id, state, state_rank) SELECT g, 'completed', 4"
+                                      " FROM generate_series(1000000, 1002999) g; ANALYZE bookings"))
+                 .isNull());     // analyzed with no open booking
+    for (int i = 1; i <= 8; ++i) // the session plans its statements now
+        QVERIFY(appendNow(*ledger, bookingOfCar(quint64(i), i)).committed);
+    QVERIFY(!m_pg.psql(QStringLiteral("INSERT INTO bookings (id, state, state_rank, created_ms) SELECT g, 'assigned',"
+                                      " 1, 0 FROM generate_series(3000000, %1) g")
+                           .arg(3'000'000 + kOpen - 1))
+                 .isNull());
+    const auto probes = [this] {
+        return count(QStringLiteral("SELECT coalesce(idx_scan, 0) FROM pg_stat_user_indexes"
+                                    " WHERE indexrelname = 'bookings_pkey'"));
+    };
+    const qint64 before = readThroughOpen();
+    const qint64 probesBefore = probes();
+    QVERIFY(before >= 0 && probesBefore >= 0);
+    for (int i = 1; i <= kCommits; ++i) // the same bookings again: each looked up by id
+        QVERIFY(appendNow(*ledger, bookingOfCar(quint64(i % 8 + 1), i % 8 + 1)).committed);
+    ledger.reset(); // the backend reports its statistics as it exits, a moment later
+    QVERIFY(waitUntil([&] { return probes() > probesBefore; }, 5000));
+    const qint64 read = readThroughOpen() - before;
+    QVERIFY2(read < kOpen, qPrintable(QStringLiteral("%1 commits read %2 rows through bookings_open (%3 open)")
+                                          .arg(kCommits)
+                                          .arg(read)
+                                          .arg(kOpen + 8)));
 }
 
 void LedgerPostgresTest::endingMovesReleaseTheCar()
