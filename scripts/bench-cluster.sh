@@ -145,7 +145,7 @@ echo "| clients, 10 s idle (no car moves) | CPU of each node (% of one core) | a
 echo "|---|---|---|"
 for mode in follow no-follow; do
   flags=()
-  label="$followers following a booking (10 ms follow tick)"
+  label="$followers following a booking (follow passes on change, a check every 500 ms)"
   [ "$mode" = no-follow ] && { flags=(--no-follow); label="$followers subscribed to a point only (baseline)"; }
   idle "${flags[@]}" | awk -v label="$label" '{ cpu = ""; for (i = 2; i <= NF; i++) { split($i, kv, "=");
       if (kv[1] ~ /^pid/) cpu = cpu (cpu == "" ? "" : " / ") kv[2]; if (kv[1] == "nodes_cpu_percent") all = kv[2] }
