@@ -239,13 +239,12 @@ std::optional<StoredBooking> TaxiApi::storedBooking(uint64_t id) const
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
 {
     const auto id = pathId(request, 0, "booking");
-    if (needsLedgerLookup(id))
-        return m_lookups.defer(request, [this, request] { return getBooking(request); });
-    const auto booking = m_fleet.booking(id);
-    if (booking)
+    if (const auto booking = m_fleet.booking(id))
         return jsonResponse(bookingView(m_fleet, m_estimator, *booking));
     // Not in the fleet: it ended before a restart (or long ago); the ledger still has it.
     if (m_ledger) {
+        if (!LedgerLookups::inLookup())
+            return m_lookups.defer(request, [this, request] { return getBooking(request); });
         if (const auto stored = storedBooking(id))
             return jsonResponse(storedBookingView(*stored));
     }

@@ -8,6 +8,28 @@ namespace taxicore {
 
 namespace {
 
+// A move's booking row, upserted (`bookings AS b`): the drop-off is kept unless given; car, state,
+// time and rank only move forward (a higher rank), except an "arriving" older than an assignment
+// that followed it (a reassign). The per-record function (migration 1) and the set-based batch
+// (migration 4) must decide alike, so both take this one text.
+#define TAXICORE_MOVE_UPSERT_ON_CONFLICT                                                                               \
+    "   ON CONFLICT (id) DO UPDATE SET"                                                                                \
+    "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"                                                 \
+    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"                                                 \
+    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"                   \
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"                 \
+    "     ELSE b.car_id END,"                                                                                          \
+    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"                    \
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state ELSE b.state END,"                               \
+    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"               \
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"                     \
+    "    state_rank = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"               \
+    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
+    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
+
 // 1: the SQLite ledger's tables at its version 4 (bookings with owner, quote and checkpoint;
 // transitions; trips with the fare breakdown; events), `cars` (the booking holding each car), and
 // one function per record kind. Each function decides its record alone and writes nothing of it
@@ -133,22 +155,9 @@ const QList<QByteArray> kMigration1 = {
     "  ELSE"
     "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
     "   VALUES (p_id, p_car, p_dropoff_lat, p_dropoff_lng, p_state, p_rank, p_at)"
-    "   ON CONFLICT (id) DO UPDATE SET"
-    "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
-    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
-    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"
-    "     ELSE b.car_id END,"
-    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state ELSE b.state END,"
-    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
-    "    state_rank = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
+    // clang-format off
+    TAXICORE_MOVE_UPSERT_ON_CONFLICT
+    // clang-format on
     "   IF p_rank >= 4 THEN UPDATE cars SET booking_id = NULL WHERE booking_id = p_id; END IF;"
     "  END IF;"
     "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
@@ -300,22 +309,9 @@ const QList<QByteArray> kMigration4 = {
     "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
     "    SELECT x.id, x.car, x.dlat, x.dlng, x.state, x.rank, x.at FROM unnest(recs) x"
     "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND verdicts[x.i] = '' ORDER BY x.id"
-    "   ON CONFLICT (id) DO UPDATE SET"
-    "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
-    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
-    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"
-    "     ELSE b.car_id END,"
-    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state ELSE b.state END,"
-    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
-    "    state_rank = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
+    // clang-format off
+    TAXICORE_MOVE_UPSERT_ON_CONFLICT
+    // clang-format on
     "   END IF;"
     "   IF has_end THEN"
     "   UPDATE cars SET booking_id = NULL WHERE booking_id = ANY(ARRAY(SELECT x.id FROM unnest(recs) x"
@@ -383,6 +379,7 @@ const QList<QByteArray> kMigration4 = {
 };
 
 const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4};
+#undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
 
 // Read under the lock; -1 and *error on failure.
 int readVersion(PostgresConnection &connection, QString *error)

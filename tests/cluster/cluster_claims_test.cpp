@@ -5,6 +5,7 @@
 // the end of the booking once announced; an announced booking brings its price along, and the
 // leader's ETAs of committed bookings reach every node.
 #include "FleetLine.h"
+#include "FleetNodes.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -26,10 +27,7 @@ constexpr int kCars = 3;
 // The feed's worst delivery time on a loaded 2-core machine, with a wide margin.
 constexpr int kFeedTimeoutMs = 5000;
 
-struct Node {
-    std::unique_ptr<SharedRegion> region;
-    std::unique_ptr<ClusterFleet> fleet;
-};
+using Node = FleetNode;
 
 } // namespace
 
@@ -58,30 +56,12 @@ private:
 
 Node ClusterClaimsTest::openNode(quint64 origin)
 {
-    Node node;
-    QString error;
-    node.region = SharedRegion::create(error);
-    if (!node.region)
-        return node;
-    node.fleet = ClusterFleet::open(*node.region, {m_redis.url(), m_postgres.url(), true, origin}, &error);
-    if (!node.fleet)
-        qWarning().noquote() << "cannot open the node:" << error;
-    else
-        node.fleet->initialiseCars(kCars, placeNorth);
-    return node;
+    return openFleetNode(m_redis.url(), m_postgres.url(), origin, kCars);
 }
 
 bool ClusterClaimsTest::feedsAreUp()
 {
-    // Car 3 is the farthest: moving it a little changes no booking below.
-    for (int round = 1; round <= 50; ++round) {
-        const LatLng moved{placeNorth(3).lat, kCentre.lng + round * 1e-6};
-        m_a.fleet->updatePosition(3, moved, 0, 0, false);
-        m_b.fleet->updatePosition(3, moved, 0, 0, false);
-        if (waitUntil([&] { return m_a.fleet->stats().applied > 0 && m_b.fleet->stats().applied > 0; }, 200))
-            return true;
-    }
-    return false;
+    return copiesHearEachOther(*m_a.fleet, *m_b.fleet, kCars); // the farthest car
 }
 
 void ClusterClaimsTest::initTestCase()

@@ -10,7 +10,9 @@
 //  - A car moved through the other node, or through this one, reaches the followers of both
 //    feeds without an update tick (the worker's feed hears of the change as its primary applies
 //    it, and waits for it).
+#include "UpgradeOnlyServer.h"
 #include "FleetLine.h"
+#include "FleetNodes.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -49,23 +51,7 @@ constexpr int kFeedTimeoutMs = 5000;
 constexpr int kIdleMs = 1500;
 constexpr quint64 kMaxIdlePasses = kIdleMs / 500 + 2;
 
-struct Node {
-    std::unique_ptr<SharedRegion> region;
-    std::unique_ptr<ClusterFleet> fleet;
-};
-
-// Upgrades on the feed's path pass (nothing written), as HttpService lets them through.
-class UpgradeOnlyServer : public QAbstractHttpServer {
-public:
-    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
-    {
-        if (LiveFeed::isUpgradeRequest(request))
-            return true;
-        socket->write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
-        return true;
-    }
-    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override { socket->disconnectFromHost(); }
-};
+using Node = FleetNode;
 
 struct Feed {
     std::unique_ptr<UpgradeOnlyServer> server;
@@ -127,30 +113,12 @@ private:
 
 Node ClusterFeedEventsTest::openNode(quint64 origin)
 {
-    Node node;
-    QString error;
-    node.region = SharedRegion::create(error);
-    if (!node.region)
-        return node;
-    node.fleet = ClusterFleet::open(*node.region, {m_redis.url(), m_postgres.url(), true, origin}, &error);
-    if (!node.fleet)
-        qWarning().noquote() << "cannot open the node:" << error;
-    else
-        node.fleet->initialiseCars(kCars, placeNorth);
-    return node;
+    return openFleetNode(m_redis.url(), m_postgres.url(), origin, kCars);
 }
 
 bool ClusterFeedEventsTest::feedsAreUp()
 {
-    // The farthest car: moving it a little changes nothing below.
-    for (int round = 1; round <= 50; ++round) {
-        const LatLng moved{placeNorth(kCars).lat, kCentre.lng + round * 1e-6};
-        m_a.fleet->updatePosition(kCars, moved, 0, 0, false);
-        m_b.fleet->updatePosition(kCars, moved, 0, 0, false);
-        if (waitUntil([&] { return m_a.fleet->stats().applied > 0 && m_b.fleet->stats().applied > 0; }, 200))
-            return true;
-    }
-    return false;
+    return copiesHearEachOther(*m_a.fleet, *m_b.fleet, kCars);
 }
 
 Feed ClusterFeedEventsTest::openFeed(ClusterFleet &fleet)

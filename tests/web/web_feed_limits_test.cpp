@@ -4,6 +4,7 @@
 // leaves, a client that stops reading (dropped), and the feed going away (every client is
 // disconnected, none left dangling).
 
+#include "UpgradeOnlyServer.h"
 #include "fleet/SharedMemoryFleet.h"
 #include "region/SharedRegion.h"
 #include "http/LiveFeed.h"
@@ -23,22 +24,10 @@
 #include <vector>
 
 using namespace taxicore;
+using namespace taxicore::test;
 using taxicore::test::waitUntil;
 
 namespace {
-
-// Upgrades on the feed's path pass (nothing written); everything else is 404.
-class UpgradeOnlyServer : public QAbstractHttpServer {
-public:
-    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
-    {
-        if (LiveFeed::isUpgradeRequest(request))
-            return true;
-        socket->write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
-        return true;
-    }
-    void missingHandler(const QHttpServerRequest &, QTcpSocket *socket) override { socket->disconnectFromHost(); }
-};
 
 struct Client {
     std::unique_ptr<QWebSocket> socket = std::make_unique<QWebSocket>();
