@@ -36,7 +36,7 @@ std::string_view SiegeTaxiSource::nextRequest(FastRandom &random)
         break;
     case GetBooking:
         if (m_bookingId >= 0) {
-            m_request = m_requests.getBooking(m_bookingId);
+            m_request = m_requests.getBooking(m_bookingId, m_riderToken);
             kind = Step::CheckBooking;
             break;
         }
@@ -54,8 +54,10 @@ ResponseClass SiegeTaxiSource::onResponse(int status, std::string_view body)
     if (m_sentCall == Book) {
         if (status == kHttpConflict)
             return ResponseClass::NoCarAvailable;
-        if (const auto id = peekJsonInteger(body, "booking_id"))
+        if (const auto id = peekJsonInteger(body, "booking_id")) {
             m_bookingId = *id;
+            m_riderToken = std::string(peekJsonString(body, "rider_token").value_or(std::string_view{}));
+        }
     }
     return classifyStatus(status);
 }

@@ -30,6 +30,7 @@ private:
     int m_sentCall = 0;
     int m_sentKind = 0; // index in TaxiPlan::kindNames()
     int64_t m_bookingId = -1;
+    std::string m_riderToken; // of m_bookingId: the server shows a booking only to its rider
 };
 
 } // namespace taxicore::bench

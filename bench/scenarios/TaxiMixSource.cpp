@@ -53,7 +53,7 @@ std::string_view TaxiMixSource::nextRequest(FastRandom &random)
         m_request = m_requests.book(random, m_riderId);
         break;
     case Step::CheckBooking:
-        m_request = m_requests.getBooking(m_bookingId);
+        m_request = m_requests.getBooking(m_bookingId, m_riderToken);
         break;
     case Step::Pickup:
         m_request = m_requests.transition(m_bookingId, "pickup", m_riderToken);

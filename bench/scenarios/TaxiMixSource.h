@@ -48,7 +48,7 @@ private:
     Step m_sent = Step::None;
     Step m_next = Step::None; // forced next step while a booking flow runs
     int64_t m_bookingId = -1;
-    std::string m_riderToken; // of m_bookingId: pickup, complete and cancel need it
+    std::string m_riderToken; // of m_bookingId: reading it, pickup, complete and cancel need it
 };
 
 } // namespace taxicore::bench

@@ -65,15 +65,21 @@ std::string TaxiRequests::book(FastRandom &random, std::string_view riderId) con
     return m_renderer.render("POST", "/api/v1/bookings", body);
 }
 
-std::string TaxiRequests::getBooking(int64_t bookingId) const
+std::string TaxiRequests::getBooking(int64_t bookingId, std::string_view riderToken) const
 {
-    return m_renderer.render("GET", "/api/v1/bookings/" + std::to_string(bookingId));
+    return m_renderer.render("GET", "/api/v1/bookings/" + std::to_string(bookingId), {},
+                             riderAuthorization(riderToken));
 }
 
 std::string TaxiRequests::transition(int64_t bookingId, std::string_view transition, std::string_view riderToken) const
 {
     return m_renderer.render("POST", "/api/v1/bookings/" + std::to_string(bookingId) + "/" + std::string(transition),
-                             {}, "Authorization: Bearer " + std::string(riderToken) + "\r\n");
+                             {}, riderAuthorization(riderToken));
+}
+
+std::string TaxiRequests::riderAuthorization(std::string_view riderToken)
+{
+    return "Authorization: Bearer " + std::string(riderToken) + "\r\n";
 }
 
 } // namespace taxicore::bench

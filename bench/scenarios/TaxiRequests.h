@@ -34,12 +34,15 @@ public:
     std::string nearby(FastRandom &random) const;
     std::string quote(FastRandom &random) const;
     std::string book(FastRandom &random, std::string_view riderId) const;
-    std::string getBooking(int64_t bookingId) const;
-    // transition: "pickup", "complete" or "cancel", as the rider holding `riderToken` (the
-    // booking answer's rider_token: the server lets only its owner move a booking).
+    // As the rider holding `riderToken` (the booking answer's rider_token: the server shows a
+    // booking only to its owner, and lets only its owner move it).
+    std::string getBooking(int64_t bookingId, std::string_view riderToken) const;
+    // transition: "pickup", "complete" or "cancel", as the rider holding `riderToken`.
     std::string transition(int64_t bookingId, std::string_view transition, std::string_view riderToken) const;
 
 private:
+    static std::string riderAuthorization(std::string_view riderToken);
+
     const RequestRenderer &m_renderer;
     std::string m_deviceAuthorization; // a whole header line, or empty
 };

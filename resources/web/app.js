@@ -43,7 +43,7 @@
     cars: [],
     carsKnown: false, // a real answer about the nearby cars came (until then: loading, not "no taxi")
     booking: null, // the latest view of our booking
-    riderToken: null, // the booking's rider_token: pickup, complete and cancel need it
+    riderToken: null, // the booking's rider_token: reading it, pickup, complete and cancel need it
     phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled | expired
     cancelledByMe: false,
     busy: false,
@@ -249,7 +249,7 @@
   async function pollBooking() {
     if (!state.booking || !isOpen(state.phase)) return;
     try {
-      onBooking(await api('GET', '/bookings/' + state.booking.booking_id));
+      onBooking(await api('GET', '/bookings/' + state.booking.booking_id, null, state.riderToken));
     } catch (e) {
       if (e.code !== 'unreachable') console.warn(e);
     }
@@ -384,8 +384,9 @@
       return;
     }
     if (!id) return;
+    if (!state.riderToken) return remember(null); // the server shows a booking only to its rider
     try {
-      const b = await api('GET', '/bookings/' + encodeURIComponent(id));
+      const b = await api('GET', '/bookings/' + encodeURIComponent(id), null, state.riderToken);
       if (!isOpen(b.state) || state.phase !== 'idle') return remember(null);
       state.booking = b;
       state.phase = b.state;

@@ -66,9 +66,11 @@ private slots:
 
         QCOMPARE(source.onResponse(201, R"({"booking_id":42,"car_id":3,"rider_token":"tok42","state":"assigned"})"),
                  ResponseClass::Success);
-        QCOMPARE(requestLine(source.nextRequest(random)), std::string("GET /api/v1/bookings/42"));
+        // Only the booking's owner may read or move it: each call carries the rider token.
+        const std::string read(source.nextRequest(random));
+        QCOMPARE(requestLine(read), std::string("GET /api/v1/bookings/42"));
+        QVERIFY2(carriesBearer(read, "tok42"), read.c_str());
         QCOMPARE(source.onResponse(200, R"({"booking_id":42,"state":"arriving"})"), ResponseClass::Success);
-        // Only the booking's owner may move it: each move carries the rider token.
         const std::string pickup(source.nextRequest(random));
         QCOMPARE(requestLine(pickup), std::string("POST /api/v1/bookings/42/pickup"));
         QVERIFY2(carriesBearer(pickup, "tok42"), pickup.c_str());
@@ -149,8 +151,10 @@ private slots:
         QVERIFY(requestLine(source.nextRequest(random)).starts_with("GET /api/v1/cars/nearby"));
         source.onResponse(200, "{}");
         QCOMPARE(requestLine(source.nextRequest(random)), std::string("POST /api/v1/bookings"));
-        source.onResponse(201, R"({"booking_id":77})");
-        QCOMPARE(requestLine(source.nextRequest(random)), std::string("GET /api/v1/bookings/77"));
+        source.onResponse(201, R"({"booking_id":77,"rider_token":"tok77"})");
+        const std::string read(source.nextRequest(random));
+        QCOMPARE(requestLine(read), std::string("GET /api/v1/bookings/77"));
+        QVERIFY2(carriesBearer(read, "tok77"), read.c_str());
     }
 
     void jsonPeekReadsFlatFields()

@@ -202,7 +202,9 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     }
     const qint64 bookingId = bookings.first();
     const int firstCar =
-        request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId)).value(QStringLiteral("car_id")).toInt();
+        request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId), {}, m_backend->adminToken().toUtf8())
+            .value(QStringLiteral("car_id"))
+            .toInt();
     QVERIFY(firstCar > 0);
 
     // A car whose device reports once and then falls silent: a stale-car alert.
@@ -256,7 +258,8 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     QCOMPARE(finished.first().at(1).toInt(), 200);
 
     // The server has the booking on the clicked car.
-    const QJsonObject after = request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId));
+    const QJsonObject after =
+        request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId), {}, m_backend->adminToken().toUtf8());
     QCOMPARE(after.value(QStringLiteral("car_id")).toInt(), chosen);
     QVERIFY(chosen != firstCar);
     QCOMPARE(dispatch->bookingId(), 0); // done: the next click selects again
@@ -307,9 +310,10 @@ void ConsoleOpsDispatchTest::clickingACarReassignsThePickedBooking()
     QVERIFY(shown);
     QCOMPARE(shown->property("text").toString(), dispatch->message());
     QVERIFY(shown->property("visible").toBool());
-    QCOMPARE(
-        request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId)).value(QStringLiteral("car_id")).toInt(),
-        chosen);
+    QCOMPARE(request("GET", QStringLiteral("/api/v1/bookings/%1").arg(bookingId), {}, m_backend->adminToken().toUtf8())
+                 .value(QStringLiteral("car_id"))
+                 .toInt(),
+             chosen);
     QTest::qWait(300);
     saveScreenshot(QStringLiteral("console-operations-refused.png"));
 

@@ -300,9 +300,10 @@ void ConsoleScreenshotTest::reassignFromTheBookingsPanel()
     const int newCar = match.captured(3).toInt();
     QVERIFY(newCar > 0 && newCar != firstCar);
 
-    // The rider API sees the new car.
-    QNetworkReply *reply =
-        send(network, QNetworkRequest(base.resolved(QUrl(QStringLiteral("/api/v1/bookings/%1").arg(id)))), "GET");
+    // The rider sees the new car (a booking is shown only with its rider token).
+    QNetworkRequest read(base.resolved(QUrl(QStringLiteral("/api/v1/bookings/%1").arg(id))));
+    read.setRawHeader("Authorization", "Bearer " + booked.value(QStringLiteral("rider_token")).toString().toLatin1());
+    QNetworkReply *reply = send(network, read, "GET");
     QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
     const QJsonObject now = QJsonDocument::fromJson(reply->readAll()).object();
     reply->deleteLater();

@@ -94,7 +94,10 @@ private Q_SLOTS:
                                    "invalid_device_token");
         }
         // Refused reports moved nothing.
-        QCOMPARE(send(server, "GET", bookingPath).json().value(QStringLiteral("state")).toString(),
+        QCOMPARE(send(server, "GET", bookingPath, riderToken(booked.json()))
+                     .json()
+                     .value(QStringLiteral("state"))
+                     .toString(),
                  QStringLiteral("assigned"));
 
         for (int i = 0; i < kRequestsPerCase; ++i) {
@@ -103,7 +106,10 @@ private Q_SLOTS:
             QCOMPARE(moved.json().value(QStringLiteral("id")).toInt(), carId);
             TC_VERIFY_STATUS(send(server, "PUT", positionPath(1 + i % 10), kAdminToken, kPickupBody), 200);
         }
-        QCOMPARE(send(server, "GET", bookingPath).json().value(QStringLiteral("state")).toString(),
+        QCOMPARE(send(server, "GET", bookingPath, riderToken(booked.json()))
+                     .json()
+                     .value(QStringLiteral("state"))
+                     .toString(),
                  QStringLiteral("arriving"));
         // The device token is not an admin token.
         TC_VERIFY_UNAUTHORIZED(send(server, "GET", "/admin/v1/runtime", device), "invalid_admin_token");

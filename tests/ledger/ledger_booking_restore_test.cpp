@@ -52,13 +52,14 @@ double distanceM(const QJsonObject &a, const QJsonObject &b)
     return std::hypot(dx, dy);
 }
 
-// Polls GET `path` until `done(booking)` or kWaitMs; the last answer is left in `last`.
-bool pollUntil(HttpClient &http, const QByteArray &path, QJsonObject &last,
+// Polls booking `id` as the rider holding `token` until `done(booking)` or kWaitMs; the last
+// answer is left in `last`.
+bool pollUntil(HttpClient &http, qint64 id, const QByteArray &token, QJsonObject &last,
                const std::function<bool(const QJsonObject &)> &done)
 {
     return waitUntil(
         [&] {
-            const HttpResponse r = http.get(path);
+            const HttpResponse r = readBooking(http, id, token);
             if (r.status == 200)
                 last = r.json();
             return r.status == 200 && done(last);
@@ -126,10 +127,10 @@ void BookingRestoreTest::restoredBookingResumes()
         quoteTotal = booked.json().value("quote").toObject().value("total").toDouble();
         quoteSurge = booked.json().value("quote").toObject().value("surge").toDouble();
         QVERIFY2(quoteTotal > 0, booked.body.constData());
-        const QByteArray path = "/api/v1/bookings/" + QByteArray::number(id);
         if (onTrip) {
-            QVERIFY2(pollUntil(http, path, beforeKill, [](const QJsonObject &b) { return inState(b, "arriving"); }),
-                     QJsonDocument(beforeKill).toJson().constData());
+            QVERIFY2(
+                pollUntil(http, id, token, beforeKill, [](const QJsonObject &b) { return inState(b, "arriving"); }),
+                QJsonDocument(beforeKill).toJson().constData());
             TC_VERIFY_STATUS(moveBooking(http, id, "pickup", token), 200);
         }
         // The ride has a checkpoint in the ledger (progress_ms: its wall-clock time), and on a
@@ -139,11 +140,11 @@ void BookingRestoreTest::restoredBookingResumes()
         QVERIFY2(waitUntil(
                      [&] {
                          return ledgerValue(dir, checkpointSql).toLongLong() > 0
-                                && (!onTrip || http.get(path).json().value("distance_m").toDouble() > 50);
+                                && (!onTrip || readBooking(http, id, token).json().value("distance_m").toDouble() > 50);
                      },
                      kCheckpointWaitMs, kPollMs),
                  "no progress checkpoint in the ledger");
-        const HttpResponse seen = http.get(path);
+        const HttpResponse seen = readBooking(http, id, token);
         const qint64 seenAtMs = QDateTime::currentMSecsSinceEpoch();
         TC_VERIFY_STATUS(seen, 200);
         beforeKill = seen.json();
@@ -164,8 +165,7 @@ void BookingRestoreTest::restoredBookingResumes()
         + QStringList{QStringLiteral("--sim-speed"), kRestartSpeed, QStringLiteral("--seed"), QStringLiteral("6")});
     QVERIFY2(second.start(20'000), qPrintable(second.error()));
     HttpClient http(second.host(), second.port());
-    const QByteArray path = "/api/v1/bookings/" + QByteArray::number(id);
-    const HttpResponse restored = http.get(path);
+    const HttpResponse restored = readBooking(http, id, token);
     TC_VERIFY_STATUS(restored, 200);
     // It resumed where it was: the same car, near where it was last seen, the trip's metres kept.
     QCOMPARE(restored.json().value("car_id").toInt(), beforeKill.value("car_id").toInt());
@@ -181,11 +181,11 @@ void BookingRestoreTest::restoredBookingResumes()
     // The car drives on: to the pickup, the rider boards, to the drop-off.
     QJsonObject last;
     if (!onTrip) {
-        QVERIFY2(pollUntil(http, path, last, [](const QJsonObject &b) { return inState(b, "arriving"); }),
+        QVERIFY2(pollUntil(http, id, token, last, [](const QJsonObject &b) { return inState(b, "arriving"); }),
                  QJsonDocument(last).toJson().constData());
         TC_VERIFY_STATUS(moveBooking(http, id, "pickup", token), 200);
     }
-    QVERIFY2(pollUntil(http, path, last,
+    QVERIFY2(pollUntil(http, id, token, last,
                        [](const QJsonObject &b) {
                            const QJsonObject car = b.value("car").toObject();
                            return distanceM(car, kDropoff) < 15 && car.value("speed_kmh").toDouble() == 0;

@@ -4,6 +4,7 @@
 #include "ApiAssert.h"
 #include "HttpBatch.h"
 #include "HttpClient.h"
+#include "RiderToken.h"
 #include "RuntimeKit.h"
 #include "ServerProcess.h"
 
@@ -11,7 +12,7 @@
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QTest>
-#include <set>
+#include <map>
 
 using namespace taxicore::test;
 
@@ -50,7 +51,7 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
                            QStringLiteral("--sim-speed"), QStringLiteral("0.001"),
                            QStringLiteral("--mode"),      QStringLiteral("processes"),
                            QStringLiteral("--workers"),   QStringLiteral("2")};
-    std::set<qint64> acknowledged;
+    std::map<qint64, QByteArray> acknowledged; // booking id → its rider token
     {
         ServerProcess server(args);
         QVERIFY2(server.start(20'000), qPrintable(server.error()));
@@ -79,7 +80,8 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
             for (const HttpResponse &r : responses) {
                 if (r.complete && r.status == 201) {
                     const qint64 id = qint64(r.json().value("booking_id").toDouble());
-                    QVERIFY2(acknowledged.insert(id).second, "booking id acknowledged twice: " + r.body);
+                    QVERIFY2(acknowledged.emplace(id, riderToken(r.json())).second,
+                             "booking id acknowledged twice: " + r.body);
                 } else if (refused++ == 0) {
                     firstRefusal = r.describe();
                 }
@@ -107,8 +109,8 @@ void ServerConcurrentWritersTest::everyAcknowledgedBookingSurvivesARestart()
     HttpClient http(again.host(), again.port(), 10'000);
     int missing = 0;
     QByteArray firstMissing;
-    for (qint64 id : acknowledged) {
-        const HttpResponse r = http.get("/api/v1/bookings/" + QByteArray::number(id));
+    for (const auto &[id, token] : acknowledged) {
+        const HttpResponse r = readBooking(http, id, token);
         if (r.status != 200 || r.json().value("state").toString() != QStringLiteral("assigned")) {
             if (missing++ == 0)
                 firstMissing = QByteArray::number(id) + ": " + r.describe();

@@ -62,9 +62,10 @@ bool limitFileSize(const QList<qint64> &pids, bool broken)
     return true;
 }
 
-QJsonObject bookingOf(const ServerProcess &server, qint64 id)
+// Booking `id` as the rider holding `token` sees it.
+QJsonObject bookingOf(const ServerProcess &server, qint64 id, const QByteArray &token)
 {
-    return send(server, "GET", "/api/v1/bookings/" + QByteArray::number(id)).json();
+    return send(server, "GET", "/api/v1/bookings/" + QByteArray::number(id), {}, bearer(token)).json();
 }
 } // namespace
 
@@ -90,6 +91,7 @@ void ServerFailedCommitTest::failedCommitsLeaveStateAsTheLedgerHasIt()
     QVERIFY(dir.isValid());
     qint64 id = 0;
     int carId = 0;
+    QByteArray token;
     {
         ServerProcess server(serverArgs(dir.path(), mode));
         QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
@@ -102,15 +104,15 @@ void ServerFailedCommitTest::failedCommitsLeaveStateAsTheLedgerHasIt()
         TC_VERIFY_STATUS(booked, 201);
         id = qint64(booked.json().value("booking_id").toDouble());
         carId = booked.json().value("car_id").toInt();
-        const QByteArray token = riderToken(booked.json());
+        token = riderToken(booked.json());
         // The car's device reports it at the pickup: the booking is arriving (and recorded so).
         TC_VERIFY_STATUS(send(server, "PUT", "/api/v1/cars/" + QByteArray::number(carId) + "/position",
                               QJsonDocument(kPickup).toJson(QJsonDocument::Compact)),
                          200);
-        QCOMPARE(bookingOf(server, id).value("state").toString(), QStringLiteral("arriving"));
+        QCOMPARE(bookingOf(server, id, token).value("state").toString(), QStringLiteral("arriving"));
 
         const auto expectArrivingWithItsCar = [&] {
-            const QJsonObject b = bookingOf(server, id);
+            const QJsonObject b = bookingOf(server, id, token);
             QCOMPARE(b.value("state").toString(), QStringLiteral("arriving"));
             const QJsonObject car = b.value("car").toObject();
             QCOMPARE(qint64(car.value("booking_id").toDouble()), id); // still reserved for it
@@ -134,7 +136,7 @@ void ServerFailedCommitTest::failedCommitsLeaveStateAsTheLedgerHasIt()
 
         QVERIFY(limitFileSize(pids, true));
         TC_VERIFY_ERROR(moveBooking(http, id, "complete", token), 503, "ledger_unavailable");
-        const QJsonObject onTrip = bookingOf(server, id);
+        const QJsonObject onTrip = bookingOf(server, id, token);
         QCOMPARE(onTrip.value("state").toString(), QStringLiteral("on_trip"));
         QCOMPARE(onTrip.value("car").toObject().value("state").toString(), QStringLiteral("on_trip"));
         QCOMPARE(qint64(onTrip.value("car").toObject().value("booking_id").toDouble()), id);
@@ -146,7 +148,7 @@ void ServerFailedCommitTest::failedCommitsLeaveStateAsTheLedgerHasIt()
     }
     ServerProcess restarted(serverArgs(dir.path(), QStringLiteral("single")));
     QVERIFY2(restarted.start(kStartMs), qPrintable(restarted.error()));
-    const QJsonObject after = bookingOf(restarted, id);
+    const QJsonObject after = bookingOf(restarted, id, token);
     QCOMPARE(after.value("state").toString(), QStringLiteral("on_trip"));
     QCOMPARE(after.value("car_id").toInt(), carId);
     QCOMPARE(after.value("car").toObject().value("state").toString(), QStringLiteral("on_trip"));

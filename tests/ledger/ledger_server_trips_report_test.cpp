@@ -26,11 +26,6 @@ QJsonObject point(double lat, double lng)
     return {{"lat", lat}, {"lng", lng}};
 }
 
-QByteArray bookingPath(qint64 id, const QByteArray &action = {})
-{
-    return "/api/v1/bookings/" + QByteArray::number(id) + (action.isEmpty() ? QByteArray() : "/" + action);
-}
-
 } // namespace
 
 class ServerTripsReportTest : public QObject {
@@ -56,7 +51,7 @@ void ServerTripsReportTest::completeTrip(HttpClient &http, int n, double lat, do
     const QByteArray carPath =
         "/api/v1/cars/" + QByteArray::number(booked.json().value("car_id").toInt()) + "/position";
     TC_VERIFY_STATUS(http.putJson(carPath, point(lat, lng)), 200);
-    const HttpResponse current = http.get(bookingPath(id));
+    const HttpResponse current = readBooking(http, id, riderToken(booked.json()));
     TC_VERIFY_STATUS(current, 200);
     QCOMPARE(current.json().value("state").toString(), QStringLiteral("arriving"));
     TC_VERIFY_STATUS(moveBooking(http, id, "pickup", riderToken(booked.json())), 200);

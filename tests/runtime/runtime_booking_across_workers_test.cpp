@@ -4,6 +4,7 @@
 // each booking, read back on new connections (so by either worker), is the same booking.
 
 #include "HttpBatch.h"
+#include "RiderToken.h"
 #include "RuntimeKit.h"
 
 #include <QSet>
@@ -76,12 +77,14 @@ void BookingAcrossWorkersTest::fourHundredRidersGetExactlyHundredCars()
     QVERIFY(total >= kRiders);
 
     // Every booking read back twice, each time on a new connection (consecutive connections go to
-    // different workers): always the same booking.
+    // different workers): always the same booking, shown to its rider (the hash of the rider token
+    // is in the shared region every worker reads).
     QList<QByteArray> reads;
     for (int round = 0; round < 2; ++round)
         for (const QJsonObject &b : std::as_const(booked))
-            reads.append(formatRequest("GET", "/api/v1/bookings/"
-                                                  + QByteArray::number(qint64(b.value("booking_id").toDouble()))));
+            reads.append(
+                formatRequest("GET", "/api/v1/bookings/" + QByteArray::number(qint64(b.value("booking_id").toDouble())),
+                              {}, bearer(riderToken(b))));
     const QList<HttpResponse> answers = sendConcurrently(server.host(), server.port(), reads, 60'000);
     QCOMPARE(answers.size(), reads.size());
     for (int i = 0; i < answers.size(); ++i) {

@@ -132,8 +132,7 @@ void BookingChaosTest::everyBookingEndsTrueAfterChaos()
             for (const auto &[id, ack] : acknowledged) {
                 if (endedAs.count(id))
                     continue;
-                const QByteArray path = "/api/v1/bookings/" + QByteArray::number(id);
-                const HttpResponse r = http.get(path);
+                const HttpResponse r = readBooking(http, id, ack.token);
                 const QString state = r.json().value("state").toString();
                 if (state == QStringLiteral("arriving")) {
                     moveBooking(http, id, "pickup", ack.token);

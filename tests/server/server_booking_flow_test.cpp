@@ -121,7 +121,7 @@ HttpResponse BookingFlowTest::move(qint64 id, const QByteArray &action)
 
 void BookingFlowTest::fetchBooking(qint64 id, QJsonObject &booking)
 {
-    const HttpResponse r = m_http->get(bookingPath(id));
+    const HttpResponse r = readBooking(*m_http, id, m_riderTokens.value(id, QByteArrayLiteral("no-token-kept")));
     TC_VERIFY_STATUS(r, 200);
     booking = r.json();
     QCOMPARE(qint64(booking.value("booking_id").toDouble()), id);
@@ -291,7 +291,7 @@ void BookingFlowTest::cancelWhileArrivingIsAllowed()
 
 void BookingFlowTest::unknownBookingIs404()
 {
-    TC_VERIFY_ERROR(m_http->get("/api/v1/bookings/987654321"), 404, "booking_not_found");
+    TC_VERIFY_ERROR(readBooking(*m_http, 987654321, "some-rider-token"), 404, "booking_not_found");
     for (const QByteArray action : {"pickup", "complete", "cancel"})
         TC_VERIFY_ERROR(move(987654321, action), 404, "booking_not_found");
 }
@@ -399,6 +399,7 @@ void BookingFlowTest::riderIdRoundTripsExactlyOrIsRefused()
     }
     TC_VERIFY_STATUS(r, 201);
     const qint64 id = qint64(r.json().value("booking_id").toDouble());
+    m_riderTokens.insert(id, riderToken(r.json()));
     QJsonObject stored;
     TC_CHECK_HELPER(fetchBooking(id, stored));
     TC_VERIFY_STATUS(moveBooking(*m_http, id, "cancel", riderToken(r.json())), 200);

@@ -5,6 +5,7 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "RiderToken.h"
 #include "ServerProcess.h"
 
 #include "fleet/SharedMemoryFleet.h"
@@ -281,7 +282,7 @@ void ReassignTest::adminRouteReassignsOverHttp()
     QCOMPARE(moved.json().value("state").toString(), QStringLiteral("assigned"));
     QCOMPARE(moved.json().value("previous_car_id").toInt(), firstCar);
     QCOMPARE(moved.json().value("car").toObject().value("id").toInt(), secondCar);
-    QCOMPARE(http.get("/api/v1/bookings/" + QByteArray::number(id)).json().value("car_id").toInt(), secondCar);
+    QCOMPARE(readBooking(http, id, riderToken(booked.json())).json().value("car_id").toInt(), secondCar);
 
     // Back to the first car, by name: it was freed.
     moved = http.postJson(reassignPath(id), {{"car_id", firstCar}});
@@ -323,7 +324,7 @@ void ReassignTest::adminRouteRefusesBadRequests()
     TC_VERIFY_ERROR(http.request("POST", reassignPath(id), R"({"car_id":21})"), 404, "car_not_found");
     TC_VERIFY_STATUS(http.request("GET", reassignPath(id)), 405);
     // Nothing moved.
-    QCOMPARE(http.get("/api/v1/bookings/" + QByteArray::number(id)).json().value("car_id").toInt(),
+    QCOMPARE(readBooking(http, id, riderToken(booked.json())).json().value("car_id").toInt(),
              booked.json().value("car_id").toInt());
 }
 
@@ -346,7 +347,7 @@ void ReassignTest::adminRouteWorksInWorkerProcesses()
         const HttpResponse moved = other.request("POST", reassignPath(booked.json().value("booking_id").toInteger()));
         TC_VERIFY_STATUS(moved, 200);
         QVERIFY(moved.json().value("car_id").toInt() != booked.json().value("car_id").toInt());
-        QCOMPARE(http.get("/api/v1/bookings/" + QByteArray::number(booked.json().value("booking_id").toInteger()))
+        QCOMPARE(readBooking(http, booked.json().value("booking_id").toInteger(), riderToken(booked.json()))
                      .json()
                      .value("car_id")
                      .toInt(),
@@ -362,6 +363,7 @@ void ReassignTest::restartAfterKillRestoresTheNewCar()
                            QStringLiteral("0.001"),  QStringLiteral("--data-dir"), data.path()};
     qint64 id = 0;
     int newCar = 0;
+    QByteArray token;
     {
         ServerProcess server(args);
         QVERIFY2(server.start(), qPrintable(server.error()));
@@ -369,6 +371,7 @@ void ReassignTest::restartAfterKillRestoresTheNewCar()
         const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "dave"}, {"pickup", kPickup}});
         TC_VERIFY_STATUS(booked, 201);
         id = booked.json().value("booking_id").toInteger();
+        token = riderToken(booked.json());
         const int oldCar = booked.json().value("car_id").toInt();
         newCar = oldCar == 17 ? 18 : 17;
         const HttpResponse moved = http.postJson(reassignPath(id), {{"car_id", newCar}});
@@ -379,7 +382,7 @@ void ReassignTest::restartAfterKillRestoresTheNewCar()
     ServerProcess again(args);
     QVERIFY2(again.start(), qPrintable(again.error()));
     HttpClient http(again.host(), again.port());
-    const HttpResponse restored = http.get("/api/v1/bookings/" + QByteArray::number(id));
+    const HttpResponse restored = readBooking(http, id, token);
     TC_VERIFY_STATUS(restored, 200);
     QCOMPARE(restored.json().value("car_id").toInt(), newCar);
     QCOMPARE(restored.json().value("state").toString(), QStringLiteral("assigned"));

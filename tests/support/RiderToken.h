@@ -1,6 +1,7 @@
 #pragma once
 
-// Booking ownership (issue 9): pickup, complete and cancel need the booking's rider token.
+// Booking ownership (issue 9): reading a booking, pickup, complete and cancel need the booking's
+// rider token (or the admin token).
 
 #include "HttpClient.h"
 
@@ -18,6 +19,12 @@ inline Headers bearer(const QByteArray &token)
 inline QByteArray riderToken(const QJsonObject &booking)
 {
     return booking.value(QStringLiteral("rider_token")).toString().toLatin1();
+}
+
+// GET /api/v1/bookings/{id} as the rider holding `token`.
+inline HttpResponse readBooking(HttpClient &http, qint64 id, const QByteArray &token)
+{
+    return http.request("GET", "/api/v1/bookings/" + QByteArray::number(id), {}, bearer(token));
 }
 
 // POST /api/v1/bookings/{id}/{action} as the rider holding `token`.

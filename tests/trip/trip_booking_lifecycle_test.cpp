@@ -45,11 +45,6 @@ bool eventually(const std::function<bool()> &probe)
     return waitUntil(probe, kWaitMs, kPollMs);
 }
 
-QByteArray bookingPath(qint64 id)
-{
-    return "/api/v1/bookings/" + QByteArray::number(id);
-}
-
 qint64 bookingId(const HttpResponse &r)
 {
     return qint64(r.json().value("booking_id").toDouble());
@@ -79,11 +74,12 @@ void BookingLifecycleTest::unboardedBookingExpiresAndFreesItsCar()
     const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "no-show"}, {"pickup", kPickup}});
     TC_VERIFY_STATUS(booked, 201);
     const qint64 id = bookingId(booked);
+    const QByteArray token = riderToken(booked.json());
     const int carId = booked.json().value("car_id").toInt();
 
     QJsonObject last;
     QVERIFY2(eventually([&] {
-                 last = http.get(bookingPath(id)).json();
+                 last = readBooking(http, id, token).json();
                  return last.value("state").toString() == QStringLiteral("expired");
              }),
              QJsonDocument(last).toJson().constData());
@@ -95,7 +91,7 @@ void BookingLifecycleTest::unboardedBookingExpiresAndFreesItsCar()
     TC_VERIFY_STATUS(next, 201);
     QCOMPARE(next.json().value("car_id").toInt(), carId);
     // Boarding an expired booking is refused, naming its state.
-    TC_VERIFY_ERROR(moveBooking(http, id, "pickup", riderToken(booked.json())), 409, "illegal_transition");
+    TC_VERIFY_ERROR(moveBooking(http, id, "pickup", token), 409, "illegal_transition");
     // The ledger has it as expired (committed after the answer at most a moment later).
     const QString sql = QStringLiteral("SELECT state FROM bookings WHERE id = %1").arg(id);
     QVERIFY2(eventually([&] { return ledgerValue(dir, sql).toString() == QStringLiteral("expired"); }),
@@ -121,7 +117,7 @@ void BookingLifecycleTest::etaFollowsTheCarAndCarStatesSayWhatItDoes()
     double firstEta = -1, lowestEta = 1e9;
     QJsonObject last;
     QVERIFY2(eventually([&] {
-                 last = http.get(bookingPath(id)).json();
+                 last = readBooking(http, id, token).json();
                  if (last.value("state").toString() != QStringLiteral("assigned"))
                      return true;
                  const double eta = last.value("eta_s").toDouble();
@@ -142,13 +138,13 @@ void BookingLifecycleTest::etaFollowsTheCarAndCarStatesSayWhatItDoes()
 
     // On trip: eta_dropoff_s counts down to the drop-off; eta_s stays 0.
     TC_VERIFY_STATUS(moveBooking(http, id, "pickup", token), 200);
-    const QJsonObject boarded = http.get(bookingPath(id)).json();
+    const QJsonObject boarded = readBooking(http, id, token).json();
     QCOMPARE(boarded.value("eta_s").toDouble(), 0.0);
     QCOMPARE(boarded.value("car").toObject().value("state").toString(), QStringLiteral("on_trip"));
     const double toDropoff = boarded.value("eta_dropoff_s").toDouble(-1);
     QVERIFY2(toDropoff > 0, QJsonDocument(boarded).toJson().constData());
     QVERIFY2(eventually([&] {
-                 last = http.get(bookingPath(id)).json();
+                 last = readBooking(http, id, token).json();
                  return last.value("eta_dropoff_s").toDouble(1e9) < toDropoff;
              }),
              QJsonDocument(last).toJson().constData());
@@ -165,7 +161,7 @@ void BookingLifecycleTest::etaFollowsTheCarAndCarStatesSayWhatItDoes()
         QVERIFY2(std::abs(fare.value("time_charge").toDouble() - fare.value("per_minute").toDouble() * durationS / 60)
                      <= fare.value("per_minute").toDouble() / 60 + 0.011,
                  done.body.constData());
-    QCOMPARE(http.get(bookingPath(id)).json().value("eta_s").toDouble(), 0.0);
+    QCOMPARE(readBooking(http, id, token).json().value("eta_s").toDouble(), 0.0);
     QCOMPARE(server.stop(), 0);
 }
 
@@ -183,14 +179,14 @@ void BookingLifecycleTest::tripWithoutDropoffDrivesSomewhereAndIsMetered()
     const QByteArray token = riderToken(booked.json());
     QJsonObject last;
     QVERIFY2(eventually([&] {
-                 last = http.get(bookingPath(id)).json();
+                 last = readBooking(http, id, token).json();
                  return last.value("state").toString() == QStringLiteral("arriving");
              }),
              QJsonDocument(last).toJson().constData());
     TC_VERIFY_STATUS(moveBooking(http, id, "pickup", token), 200);
     // The car chooses where to go and drives there; the meter runs.
     QVERIFY2(eventually([&] {
-                 last = http.get(bookingPath(id)).json();
+                 last = readBooking(http, id, token).json();
                  return last.value("destination").isObject() && last.value("distance_m").toDouble() > 300;
              }),
              QJsonDocument(last).toJson().constData());
@@ -220,6 +216,7 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
         dir, {QStringLiteral("--cars"), QStringLiteral("60"), QStringLiteral("--demand-rate"), QStringLiteral("600")});
     const QString demandRiders = QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id LIKE 'demand-%'");
     qint64 id = 0;
+    QByteArray token;
     int firstRunRiders = 0;
     {
         ServerProcess first(args);
@@ -228,7 +225,8 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
         const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "gone"}, {"pickup", kPickup}});
         TC_VERIFY_STATUS(booked, 201);
         id = bookingId(booked);
-        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())), 200);
+        token = riderToken(booked.json());
+        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", token), 200);
         // The generator's riders of this run are in the ledger (was a fixed second).
         QVERIFY2(eventually([&] { return ledgerValue(dir, demandRiders).toInt() >= kRidersPerRun; }),
                  "the demand generator booked no rides");
@@ -238,12 +236,12 @@ void BookingLifecycleTest::endedBookingIsAnsweredAfterRestart()
     ServerProcess second(args);
     QVERIFY2(second.start(20'000), qPrintable(second.error()));
     HttpClient http(second.host(), second.port());
-    const HttpResponse again = http.get(bookingPath(id));
+    const HttpResponse again = readBooking(http, id, token);
     TC_VERIFY_STATUS(again, 200);
     QCOMPARE(again.json().value("state").toString(), QStringLiteral("cancelled"));
     QCOMPARE(again.json().value("rider_id").toString(), QStringLiteral("gone"));
     QCOMPARE(again.json().value("from_ledger").toBool(), true);
-    TC_VERIFY_ERROR(http.get(bookingPath(id + 100'000)), 404, "booking_not_found");
+    TC_VERIFY_ERROR(readBooking(http, id + 100'000, token), 404, "booking_not_found");
 
     // Each run's generated riders are its own: no rider id of the first run comes back.
     QVERIFY2(eventually([&] { return ledgerValue(dir, demandRiders).toInt() >= firstRunRiders + kRidersPerRun; }),

@@ -147,7 +147,7 @@ void WholeTripTest::bookRideAndPay()
         QElapsedTimer timer;
         timer.start();
         while (timer.elapsed() < timeoutMs) {
-            const HttpResponse r = http.get(path);
+            const HttpResponse r = http.request("GET", path, {}, bearer(token));
             if (r.status != 200)
                 return false;
             last = r.json();
@@ -179,7 +179,7 @@ void WholeTripTest::bookRideAndPay()
     driving.start();
     bool atDropoff = false;
     while (!atDropoff && driving.elapsed() < kDriveTimeoutMs) {
-        const HttpResponse r = http.get(path);
+        const HttpResponse r = http.request("GET", path, {}, bearer(token));
         TC_VERIFY_STATUS(r, 200);
         const QJsonObject car = r.json().value("car").toObject();
         const LatLng at = latLng(car);
