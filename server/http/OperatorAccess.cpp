@@ -33,10 +33,15 @@ bool isTrustedLoopback(const ApiRequest &request)
     return operatorAccessPolicy().trustLoopback && !request.forwarded && request.remote.isLoopback();
 }
 
-bool carriesAdminToken(const ApiRequest &request)
+bool isAdminToken(const QByteArray &token)
 {
     const QByteArray &expected = operatorAccessPolicy().adminToken;
-    return !expected.isEmpty() && sameSecret(bearerToken(request.authorization), expected);
+    return !expected.isEmpty() && sameSecret(token, expected);
+}
+
+bool carriesAdminToken(const ApiRequest &request)
+{
+    return isAdminToken(bearerToken(request.authorization));
 }
 
 void throwUnauthorized(const char *code, const QString &message)

@@ -16,6 +16,8 @@ const OperatorAccessPolicy &operatorAccessPolicy();
 
 // A direct loopback client while loopback is trusted (not one a trusted proxy forwarded).
 bool isTrustedLoopback(const ApiRequest &request);
+// `token` is the admin token (never true while none is set).
+bool isAdminToken(const QByteArray &token);
 // The request carries `Authorization: Bearer <the admin token>`.
 bool carriesAdminToken(const ApiRequest &request);
 

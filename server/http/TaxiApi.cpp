@@ -32,6 +32,15 @@ constexpr int kMaxNearbyLimit = 1000;
 // A booking takes the nearest available car anywhere in the service area.
 constexpr double kBookingSearchRadiusM = 60'000;
 
+// The booking a rider endpoint names, once the request shows a token: refused before any lookup,
+// so that without a token a booking that exists and one that does not answer alike.
+uint64_t riderBookingId(const ApiRequest &request)
+{
+    const auto id = pathId(request, 0, "booking");
+    requireRiderToken(request, id);
+    return id;
+}
+
 } // namespace
 
 // What a booking transition endpoint answers with: the result and the action it asked for.
@@ -238,15 +247,19 @@ std::optional<StoredBooking> TaxiApi::storedBooking(uint64_t id) const
 
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
 {
-    const auto id = pathId(request, 0, "booking");
-    if (const auto booking = m_fleet.booking(id))
+    const auto id = riderBookingId(request);
+    if (const auto booking = m_fleet.booking(id)) {
+        requireBookingOwner(request, *booking);
         return jsonResponse(bookingView(m_fleet, m_estimator, *booking));
+    }
     // Not in the fleet: it ended before a restart (or long ago); the ledger still has it.
     if (m_ledger) {
         if (!LedgerLookups::inLookup())
             return m_lookups.defer(request, [this, request] { return getBooking(request); });
-        if (const auto stored = storedBooking(id))
+        if (const auto stored = storedBooking(id)) {
+            requireBookingOwner(request, id, stored->booking.riderTokenHash);
             return jsonResponse(storedBookingView(*stored));
+        }
     }
     throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
 }
@@ -301,7 +314,7 @@ ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const
 
 ApiResponse TaxiApi::pickup(const ApiRequest &request)
 {
-    const auto id = pathId(request, 0, "booking");
+    const auto id = riderBookingId(request);
     if (needsLedgerLookup(id))
         return m_lookups.defer(request, [this, request] { return pickup(request); });
     requireOwner(request, id);
@@ -312,7 +325,7 @@ ApiResponse TaxiApi::pickup(const ApiRequest &request)
 
 ApiResponse TaxiApi::cancel(const ApiRequest &request)
 {
-    const auto id = pathId(request, 0, "booking");
+    const auto id = riderBookingId(request);
     if (needsLedgerLookup(id))
         return m_lookups.defer(request, [this, request] { return cancel(request); });
     requireOwner(request, id);
@@ -323,7 +336,7 @@ ApiResponse TaxiApi::cancel(const ApiRequest &request)
 
 ApiResponse TaxiApi::complete(const ApiRequest &request)
 {
-    const auto id = pathId(request, 0, "booking");
+    const auto id = riderBookingId(request);
     if (needsLedgerLookup(id))
         return m_lookups.defer(request, [this, request] { return complete(request); });
     requireOwner(request, id);

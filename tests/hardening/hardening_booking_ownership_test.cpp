@@ -1,5 +1,6 @@
 // Booking ownership (issue 9): a booking answers with a rider_token, and only that token (or the
-// admin token) may pick it up, complete or cancel it: none → 401, another rider's → 403. Only a
+// admin token) may read it, pick it up, complete or cancel it: none → 401, another rider's → 403
+// (reads in detail, and the live feed: tests/server/server_booking_privacy_test). Only a
 // hash is kept, in the shared region (so every worker checks it) and in the ledger (so it holds
 // after a restart). Real taxicore-server children over real HTTP.
 
@@ -28,7 +29,8 @@ private Q_SLOTS:
         QVERIFY2(myToken.size() >= 32, mine.body.constData());
         QVERIFY(myToken != riderToken(theirs.json()));
         // Shown once: reading the booking back does not reveal it.
-        const HttpResponse read = send(server, "GET", "/api/v1/bookings/" + QByteArray::number(bookingId(mine)));
+        const HttpResponse read =
+            send(server, "GET", "/api/v1/bookings/" + QByteArray::number(bookingId(mine)), myToken);
         TC_VERIFY_STATUS(read, 200);
         QVERIFY2(!read.body.contains(myToken) && !read.json().contains("rider_token"), read.body.constData());
 
@@ -42,8 +44,9 @@ private Q_SLOTS:
             TC_VERIFY_ERROR(send(server, "POST", movePath(id, action), "made-up-token"), 403, "not_your_booking");
         }
         // The refused moves changed nothing; the owner's own cancel works.
-        QCOMPARE(send(server, "GET", "/api/v1/bookings/" + QByteArray::number(id)).json().value("state").toString(),
-                 QStringLiteral("assigned"));
+        QCOMPARE(
+            send(server, "GET", "/api/v1/bookings/" + QByteArray::number(id), myToken).json().value("state").toString(),
+            QStringLiteral("assigned"));
         const HttpResponse cancelled = send(server, "POST", movePath(id, "cancel"), myToken);
         TC_VERIFY_STATUS(cancelled, 200);
         QCOMPARE(cancelled.json().value("state").toString(), QStringLiteral("cancelled"));
@@ -91,7 +94,10 @@ private Q_SLOTS:
         ServerProcess again(args);
         QVERIFY2(again.start(), qPrintable(again.error()));
         const qint64 id = bookingId(mine);
-        QCOMPARE(send(again, "GET", "/api/v1/bookings/" + QByteArray::number(id)).json().value("state").toString(),
+        QCOMPARE(send(again, "GET", "/api/v1/bookings/" + QByteArray::number(id), riderToken(mine.json()))
+                     .json()
+                     .value("state")
+                     .toString(),
                  QStringLiteral("assigned")); // restored from the ledger
         TC_VERIFY_ERROR(send(again, "POST", movePath(id, "cancel")), 401, "rider_token_required");
         TC_VERIFY_ERROR(send(again, "POST", movePath(id, "cancel"), riderToken(theirs.json())), 403,

@@ -9,6 +9,7 @@
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "PostgresKit.h"
+#include "RiderToken.h"
 #include "RequireTool.h"
 #include "ServerProcess.h"
 #include "Wait.h"
@@ -89,11 +90,13 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
     QVERIFY2(first->start(kStartMs), qPrintable(first->error()));
     qint64 id = 0;
     int carId = 0;
+    QByteArray token;
     {
         HttpClient http(first->host(), first->port());
         const HttpResponse booked = book(http, QStringLiteral("pg-rider"));
         TC_VERIFY_STATUS(booked, 201);
         id = bookingIdOf(booked);
+        token = riderToken(booked.json());
         carId = booked.json().value("car_id").toInt();
         QVERIFY(id >= (qint64(1) << 40)); // the primary's node slot range
         QCOMPARE(m_pg.psql(QStringLiteral("SELECT state, car_id FROM bookings WHERE id = %1").arg(id)),
@@ -109,7 +112,7 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
     ServerProcess second(args);
     QVERIFY2(second.start(kStartMs), qPrintable(second.error()));
     HttpClient http(second.host(), second.port());
-    const HttpResponse restored = http.get("/api/v1/bookings/" + QByteArray::number(id));
+    const HttpResponse restored = readBooking(http, id, token);
     TC_VERIFY_STATUS(restored, 200);
     QCOMPARE(restored.json().value("car_id").toInt(), carId);
 
@@ -147,7 +150,9 @@ void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
     HttpClient http(server.host(), server.port());
     TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-hang")), 201);
-    TC_VERIFY_ERROR(http.get("/api/v1/bookings/999999"), 404, "booking_not_found"); // asked the ledger
+    // With a token (any): without one a read is refused before the ledger is asked.
+    const QByteArray token = QByteArrayLiteral("some-rider-token");
+    TC_VERIFY_ERROR(readBooking(http, 999999, token), 404, "booking_not_found"); // asked the ledger
 
     // PostgreSQL hangs. Riders ask for bookings this node's fleet does not hold (ended ones,
     // made-up ids): each needs the ledger. More of them than the lookups may queue.
@@ -158,8 +163,8 @@ void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
     for (int i = 0; i < riders; ++i) {
         auto rider = std::make_unique<HttpClient>(server.host(), server.port(), 30'000);
         QVERIFY(rider->connectToServer());
-        QVERIFY(
-            rider->sendRaw("GET /api/v1/bookings/" + QByteArray::number(900000 + i) + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+        QVERIFY(rider->sendRaw("GET /api/v1/bookings/" + QByteArray::number(900000 + i)
+                               + " HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token + "\r\n\r\n"));
         waiting.push_back(std::move(rider));
     }
     QTest::qWait(300); // the server has read them and waits on the ledger
@@ -171,7 +176,7 @@ void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
     TC_VERIFY_STATUS(http.get("/api/v1/cars/nearby?lat=57.7003&lng=11.9668"), 200);
     QVERIFY2(clock.elapsed() < kUnstalledMs,
              qPrintable(QStringLiteral("the live view waited %1 ms on the hung ledger").arg(clock.elapsed())));
-    const HttpResponse busy = http.get("/api/v1/bookings/899999");
+    const HttpResponse busy = readBooking(http, 899999, token);
     TC_VERIFY_ERROR(busy, 503, "ledger_busy");
     QVERIFY(!busy.header("Retry-After").isEmpty());
     QVERIFY2(clock.elapsed() < kUnstalledMs,
@@ -195,7 +200,7 @@ void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
     // PostgreSQL thaws: lookups work again, without a restart.
     thaw.dismiss();
     m_pg.freeze(false);
-    QVERIFY2(waitUntil([&] { return http.get("/api/v1/bookings/999999").status == 404; }, kRecoverMs, 200),
+    QVERIFY2(waitUntil([&] { return readBooking(http, 999999, token).status == 404; }, kRecoverMs, 200),
              "the ledger was not asked again after PostgreSQL came back");
     QVERIFY2(server.isRunning(), server.stderrText().constData());
 }

@@ -264,7 +264,9 @@ try {
     await page.click('#book');
     check(await phase(page, 'assigned', 10_000) || await phase(page, 'arriving', 100), 'booked again');
     const open = await page.evaluate(() => document.documentElement.dataset.booking);
-    // Nobody but its rider (and the operator) may cancel it.
+    // Nobody but its rider (and the operator) may read it or cancel it.
+    const peek = await fetch(`${opt.url}/api/v1/bookings/${open}`);
+    check(peek.status === 401, `a read without a token is refused (HTTP ${peek.status})`);
     const stranger = await fetch(`${opt.url}/api/v1/bookings/${open}/cancel`, { method: 'POST' });
     check(stranger.status === 401, `a cancel without a token is refused (HTTP ${stranger.status})`);
     const cancelled = await fetch(`${opt.url}/api/v1/bookings/${open}/cancel`, {
