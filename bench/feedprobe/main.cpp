@@ -4,7 +4,8 @@
 //   fanout --node URL... [--bookings N] [--followers-per-booking F] [--moving-cars M]
 //          [--rounds R] [--gap-ms G] [--hold-s S] [--pid PID...] [--no-follow] --device-token T
 //     Books N cars through the nodes in turn, opens F WebSocket followers per booking on the
-//     *other* nodes (subscribed with the booking's id; --no-follow: the same point without it),
+//     *other* nodes (subscribed with the booking's id and rider_token; --no-follow: the same point
+//     without them),
 //     parks every booked car with a device report through every node (so no simulator moves it),
 //     holds S seconds idle measuring the CPU of the --pid processes, then R rounds: every G ms,
 //     M of the cars get a new position reported through the node they were booked on.
@@ -238,8 +239,11 @@ int fanout(const QCommandLineParser &args)
                                       {QStringLiteral("lng"), booking->pickupLng},
                                       {QStringLiteral("radius_m"), 100},
                                       {QStringLiteral("limit"), 1}};
-                if (follow)
+                if (follow) {
+                    // A booking is followed only by its rider: the token its booking answer gave.
                     subscribe.insert(QStringLiteral("booking_id"), booking->id);
+                    subscribe.insert(QStringLiteral("rider_token"), QString::fromLatin1(booking->riderToken));
+                }
                 raw->socket->sendTextMessage(
                     QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("subscribe"), subscribe}})
                                           .toJson(QJsonDocument::Compact)));

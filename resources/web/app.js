@@ -43,7 +43,7 @@
     cars: [],
     carsKnown: false, // a real answer about the nearby cars came (until then: loading, not "no taxi")
     booking: null, // the latest view of our booking
-    riderToken: null, // the booking's rider_token: reading it, pickup, complete and cancel need it
+    riderToken: null, // the booking's rider_token: reading it (GET, the feed), pickup, complete and cancel need it
     phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled | expired
     cancelledByMe: false,
     busy: false,
@@ -205,6 +205,8 @@
         }
       } else if (msg.type === 'error') {
         console.warn('feed:', msg.error, msg.message);
+        // The feed follows a booking only for its rider token: without it the booking cannot be followed.
+        if (FRIENDLY[msg.error] && state.booking && msg.booking_id === state.booking.booking_id) showMessage(FRIENDLY[msg.error], 'error');
       }
     };
     ws.onclose = () => {
@@ -222,7 +224,10 @@
     const ws = state.feed.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN || !state.pickup) return;
     const sub = { lat: state.pickup.lat, lng: state.pickup.lng, radius_m: NEARBY_RADIUS_M, limit: NEARBY_LIMIT };
-    if (state.booking && isOpen(state.phase)) sub.booking_id = state.booking.booking_id;
+    if (state.booking && isOpen(state.phase)) {
+      sub.booking_id = state.booking.booking_id;
+      sub.rider_token = state.riderToken; // a browser cannot set Authorization on a WebSocket
+    }
     ws.send(JSON.stringify({ subscribe: sub }));
   }
   function startPolling() {

@@ -21,6 +21,7 @@
 #include "cluster/ClusterFleet.h"
 #include "http/LiveFeed.h"
 #include "region/SharedRegion.h"
+#include "wire/SecretToken.h"
 
 #include <QAbstractHttpServer>
 #include <QElapsedTimer>
@@ -45,6 +46,8 @@ namespace {
 
 constexpr int kCars = 1000;
 constexpr int kFollowers = 20; // per feed
+// The rider token of the followed booking: the feed follows a booking only for its rider.
+const QByteArray kRiderToken = QByteArrayLiteral("feed-events-rider-token-0123456789abcdef");
 // The channel's worst delivery time on a loaded 2-core machine, with a wide margin.
 constexpr int kFeedTimeoutMs = 5000;
 // Update ticks (LiveFeed's default 500 ms) in the idle window, each one check of every follower.
@@ -143,10 +146,12 @@ bool ClusterFeedEventsTest::follow(const Feed &feed, uint64_t bookingId)
         follower.socket->open(feed.url);
         if (!connected.wait(kFeedTimeoutMs))
             return false;
-        follower.socket->sendTextMessage(QStringLiteral(R"({"subscribe":{"lat":%1,"lng":%2,"booking_id":%3}})")
-                                             .arg(kCentre.lat, 0, 'f', 6)
-                                             .arg(kCentre.lng, 0, 'f', 6)
-                                             .arg(bookingId));
+        follower.socket->sendTextMessage(
+            QStringLiteral(R"({"subscribe":{"lat":%1,"lng":%2,"booking_id":%3,"rider_token":"%4"}})")
+                .arg(kCentre.lat, 0, 'f', 6)
+                .arg(kCentre.lng, 0, 'f', 6)
+                .arg(bookingId)
+                .arg(QString::fromLatin1(kRiderToken)));
         if (!waitUntil([&] { return follower.updates > 0; }, kFeedTimeoutMs, 5))
             return false;
     }
@@ -221,7 +226,8 @@ void ClusterFeedEventsTest::idleFollowersCostNoFollowPasses()
     QVERIFY2(m_onPrimary.feed->isEventDriven(), "the feed over a cluster node's fleet still polls");
     QVERIFY2(m_onWorker.feed->isEventDriven(), "the feed over a worker's fleet still polls");
 
-    const auto booked = m_a.fleet->book(QStringLiteral("rider-events"), kCentre, std::nullopt, 5000, etaByDistance);
+    const auto booked = m_a.fleet->book(QStringLiteral("rider-events"), kCentre, std::nullopt, 5000, etaByDistance,
+                                        tokenHash(kRiderToken));
     QCOMPARE(booked.result, FleetStore::BookResult::Booked);
     m_bookingId = booked.booking.id;
     m_carId = booked.booking.carId;

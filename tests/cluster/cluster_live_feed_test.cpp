@@ -165,10 +165,11 @@ void ClusterLiveFeedTest::aCarMovedThroughNodeAReachesARiderOnNodeCPromptly()
     QVERIFY2(waitUntil([&] { return socket.state() == QAbstractSocket::ConnectedState; }, 10'000),
              qPrintable(socket.errorString()));
     socket.sendTextMessage(QString::fromUtf8(
-        QJsonDocument(
-            QJsonObject{{QStringLiteral("subscribe"), QJsonObject{{QStringLiteral("lat"), kPickupLat},
-                                                                  {QStringLiteral("lng"), kPickupLng},
-                                                                  {QStringLiteral("booking_id"), bookingId}}}})
+        QJsonDocument(QJsonObject{{QStringLiteral("subscribe"),
+                                   QJsonObject{{QStringLiteral("lat"), kPickupLat},
+                                               {QStringLiteral("lng"), kPickupLng},
+                                               {QStringLiteral("booking_id"), bookingId},
+                                               {QStringLiteral("rider_token"), booked.json().value("rider_token")}}}})
             .toJson(QJsonDocument::Compact)));
     // C hears of the booking through Redis, a moment after A's commit.
     QVERIFY2(waitUntil([&] { return bookingAssignedOnC; }, 10'000, 5), "C's feed never showed the booking assigned");

@@ -50,11 +50,14 @@ public:
         m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)));
     }
 
-    void subscribe(qint64 bookingId = 0, double radius = 3000)
+    // Follows `bookingId` (unless 0) as the rider holding `riderToken`.
+    void subscribe(qint64 bookingId = 0, const QByteArray &riderToken = {}, double radius = 3000)
     {
         QJsonObject sub{{"lat", kLat}, {"lng", kLng}, {"radius_m", radius}};
-        if (bookingId)
+        if (bookingId) {
             sub.insert("booking_id", bookingId);
+            sub.insert("rider_token", QString::fromLatin1(riderToken));
+        }
         send({{"subscribe", sub}});
     }
 
@@ -179,7 +182,7 @@ private slots:
 
         FeedClient feed(m_origin);
         QVERIFY(feed.open(m_feedUrl));
-        feed.subscribe(id);
+        feed.subscribe(id, riderToken(booked.json()));
         const QJsonObject assigned = feed.waitFor(isUpdate, 3000);
         QVERIFY2(!assigned.isEmpty(), "no update");
         const QJsonObject booking = assigned.value("booking").toObject();
@@ -208,7 +211,7 @@ private slots:
         const qint64 id = booked.json().value("booking_id").toInteger();
         FeedClient feed(m_origin);
         QVERIFY(feed.open(m_feedUrl));
-        feed.subscribe(id);
+        feed.subscribe(id, riderToken(booked.json()));
         QVERIFY(!feed.waitFor(isUpdate, 3000).isEmpty());
         // The rider cancels it.
         TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())), 200);
