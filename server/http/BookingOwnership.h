@@ -8,8 +8,9 @@
 
 namespace taxicore {
 
-// A booking is its rider's: reading it (GET /api/v1/bookings/{id}) and moving it (pickup,
-// complete, cancel) need the rider token the booking was answered with, or the admin token. Booking ids are sequential, so without this anyone could walk them. A booking
+// A booking is its rider's: reading it (GET /api/v1/bookings/{id}, following it on the live feed)
+// and moving it (pickup, complete, cancel) need the rider token the booking was answered with, or
+// the admin token. Booking ids are sequential, so without this anyone could walk them. A booking
 // with no recorded owner (made before ledger schema 3) is open to the admin token only.
 
 // What a presented token proves about a booking whose owner's token hash is `riderTokenHash`.

@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "wire/ApiError.h"
+#include "http/BookingOwnership.h"
 #include "http/BookingView.h"
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
@@ -64,6 +65,22 @@ bool originAllowed(const QWebSocket &socket)
     return from.host().compare(to.host(), Qt::CaseInsensitive) == 0 && effectivePort(from) == effectivePort(to);
 }
 
+// {"type":"error",...} refusing to follow booking `id` (BookingAccess::NoToken or NotOwner).
+QByteArray followRefusal(BookingAccess access, uint64_t id)
+{
+    const bool noToken = access == BookingAccess::NoToken;
+    const QString message =
+        noToken ? QStringLiteral("following booking %1 needs its rider_token in the subscribe message (the "
+                                 "rider_token its booking answer gave)")
+                      .arg(id)
+                : QStringLiteral("rider_token is not the rider token of booking %1").arg(id);
+    return compact({{QStringLiteral("type"), QStringLiteral("error")},
+                    {QStringLiteral("error"),
+                     noToken ? QStringLiteral("rider_token_required") : QStringLiteral("not_your_booking")},
+                    {QStringLiteral("message"), message},
+                    {QStringLiteral("booking_id"), qint64(id)}});
+}
+
 // Whether a rider following this car would see anything new: any write to the slot moves
 // updatedMs, but two writes within one millisecond may not, and state changes do not.
 bool sameCar(const CarSnapshot &a, const CarSnapshot &b)
@@ -82,6 +99,10 @@ struct LiveFeed::Client {
     double radiusM = kDefaultRadiusM;
     int limit = kDefaultLimit;
     uint64_t bookingId = 0;
+    // The subscribe's rider_token, and whether it was checked against bookingId's owner: a booking
+    // made through another node of a cluster may not be in this copy yet, and is checked when it is.
+    QByteArray riderToken;
+    bool ownerProven = false;
     qint64 pendingBytes = 0;    // handed to the socket and not yet written to the network
     qint64 lastImmediateMs = 0; // when a subscribe was last answered at once
     // Following bookingId between updates (LiveFeed::followTick): what was last pushed or seen.
@@ -285,11 +306,26 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
         fail("invalid_booking_id", QStringLiteral("booking_id must be a positive integer"));
         return;
     }
+    // A booking is followed only by its rider (or the operator): its car, pickup and fare are theirs.
+    const QByteArray riderToken = subscribe.value(QStringLiteral("rider_token")).toString().toLatin1();
+    std::optional<BookingSnapshot> known;
+    if (bookingId) {
+        known = m_fleet.booking(bookingId);
+        const BookingAccess access =
+            riderToken.isEmpty() ? BookingAccess::NoToken
+                                 : (known ? bookingAccess(riderToken, known->riderTokenHash) : BookingAccess::Granted);
+        if (access != BookingAccess::Granted) {
+            send(*client, followRefusal(access, bookingId));
+            return;
+        }
+    }
     client->subscribed = true;
     client->centre = centre;
     client->radiusM = radius;
     client->limit = int(limit);
     client->bookingId = bookingId;
+    client->riderToken = riderToken;
+    client->ownerProven = known.has_value();
     startFollowing(*client);
     m_indexStale = true;
     // The first picture now, not after a tick; a client re-subscribing faster than this gets
@@ -309,6 +345,25 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     }
 }
 
+bool LiveFeed::mayShow(Client &client, const BookingSnapshot &booking)
+{
+    if (client.ownerProven)
+        return true;
+    const BookingAccess access = bookingAccess(client.riderToken, booking.riderTokenHash);
+    if (access == BookingAccess::Granted) {
+        client.ownerProven = true;
+        return true;
+    }
+    // Not this client's booking after all: it stays subscribed to its point, without the booking.
+    send(client, followRefusal(access, client.bookingId));
+    client.bookingId = 0;
+    client.following = false;
+    client.followedCarId = 0;
+    client.seenCar = {};
+    m_indexStale = true;
+    return false;
+}
+
 void LiveFeed::startFollowing(Client &client)
 {
     client.following = client.bookingId != 0;
@@ -321,6 +376,8 @@ void LiveFeed::startFollowing(Client &client)
     const auto booking = m_fleet.booking(client.bookingId);
     if (!booking)
         return; // booked through another node and not announced here yet: followTick looks again
+    if (!mayShow(client, *booking))
+        return;
     client.followedCarId = booking->carId;
     client.seenState = booking->state;
     client.following = isOpen(booking->state);
@@ -366,7 +423,7 @@ bool LiveFeed::pushFollow(Client &client)
     if (change == FollowChange::Booking) {
         // The booking itself moved: its whole view, as an update carries it.
         message += ",\"booking\":";
-        message += bookingJsonBytes(client.bookingId);
+        message += bookingJsonBytes(client);
     }
     message += '}';
     // Out now: inside a long update tick the socket would otherwise write only once the
@@ -506,6 +563,8 @@ LiveFeed::FollowChange LiveFeed::followChanged(Client &client)
                 client.following = false;
             return false;
         }
+        if (!mayShow(client, *booking))
+            return false;
         bookingChanged = booking->state != client.seenState || booking->carId != client.followedCarId;
         return true;
     };
@@ -592,12 +651,14 @@ QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
     return bytes;
 }
 
-QByteArray LiveFeed::bookingJsonBytes(uint64_t bookingId, TickCache *cache) const
+QByteArray LiveFeed::bookingJsonBytes(Client &client, TickCache *cache)
 {
-    const auto booking = m_fleet.booking(bookingId);
+    const auto booking = m_fleet.booking(client.bookingId);
     if (!booking)
-        return compact(
-            {{QStringLiteral("booking_id"), qint64(bookingId)}, {QStringLiteral("state"), QStringLiteral("unknown")}});
+        return compact({{QStringLiteral("booking_id"), qint64(client.bookingId)},
+                        {QStringLiteral("state"), QStringLiteral("unknown")}});
+    if (!mayShow(client, *booking))
+        return {};
     // A booking's view costs a road ETA or two, every update of every follower: under the same
     // budget per tick as the cars' ETAs, so hundreds of followers cannot hold this thread.
     if (cache && cache->byRoad && cache->started.elapsed() > kRoadEtaBudgetMs)
@@ -616,10 +677,11 @@ void LiveFeed::sendUpdate(Client &client, TickCache &carsCache)
     message += QByteArray::number(qlonglong(clock::wallMs()));
     message += ",\"cars\":";
     message += carsJson(client, carsCache);
-    if (client.bookingId) {
-        message += ",\"booking\":";
-        message += bookingJsonBytes(client.bookingId, &carsCache);
-    }
+    if (client.bookingId)
+        if (const QByteArray booking = bookingJsonBytes(client, &carsCache); !booking.isEmpty()) {
+            message += ",\"booking\":";
+            message += booking;
+        }
     message += '}';
     send(client, message);
 }

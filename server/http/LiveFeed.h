@@ -39,7 +39,12 @@ class TripEstimator;
 // Either way a car moved through any node of a cluster reaches its rider moments after it lands
 // in this node's copy, not half a second later.
 //
-// Client → server: {"subscribe":{"lat":..,"lng":..,"radius_m":1000,"limit":20,"booking_id":7}}
+// Client → server: {"subscribe":{"lat":..,"lng":..,"radius_m":1000,"limit":20,"booking_id":7,
+//                                 "rider_token":"<booking 7's rider_token, or the admin token>"}}
+//   Following a booking needs its rider token (a browser cannot set Authorization on a WebSocket,
+//   so it is a field): none → error rider_token_required, another → not_your_booking, and the
+//   subscribe is not taken. A booking not in this copy yet is checked once it arrives; refused
+//   then, the client keeps its point without the booking.
 // Server → client: {"type":"hello","interval_ms":500,"follow_interval_ms":10 (0 if event-driven),...},
 //                  {"type":"update","cars":[...],"booking":{...}} every interval_ms,
 //                  {"type":"follow","t":..,"booking_id":7,"car":{...},"booking":{...}?} on a change,
@@ -123,6 +128,9 @@ private:
     void mark(QWebSocket *socket, qint64 carVersion, bool booking);
     void schedulePass();
     void indexFollowers();
+    // True when the client proved it may see `booking` (its rider_token, or the admin token);
+    // otherwise tells it so and stops following (it keeps its point).
+    bool mayShow(Client &client, const BookingSnapshot &booking);
     // Records what the client has seen of its booking and car, so only changes are pushed.
     void startFollowing(Client &client);
     enum class FollowChange { None, Car, Booking };
@@ -135,8 +143,9 @@ private:
     };
     void sendUpdate(Client &client, TickCache &cache);
     QByteArray carsJson(const Client &client, TickCache &cache) const;
+    // The client's booking as its rider sees it; empty when the client may not see it (mayShow).
     // With `cache` (an update tick), road ETAs only while the tick's road budget lasts.
-    QByteArray bookingJsonBytes(uint64_t bookingId, TickCache *cache = nullptr) const;
+    QByteArray bookingJsonBytes(Client &client, TickCache *cache = nullptr);
     bool send(Client &client, const QByteArray &utf8Json);
 
     QAbstractHttpServer &m_server;

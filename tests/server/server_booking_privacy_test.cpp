@@ -1,23 +1,34 @@
 // A booking's details are for its rider only: GET /api/v1/bookings/{id} needs the booking's rider
-// token (or the admin token), also when the ledger answers it after a restart. Booking ids are
-// sequential, so without this anyone could walk them and read every rider's pickup, car and fare.
-// Real taxicore-server children over loopback.
+// token (or the admin token), also when the ledger answers it after a restart, and the live feed
+// follows a booking only for a subscribe that carries that token. Booking ids are sequential, so
+// without this anyone could walk them and read every rider's pickup, car and fare. Real
+// taxicore-server children over loopback.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
+#include "Wait.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWebSocket>
+#include <functional>
+#include <memory>
 
 using namespace taxicore::test;
 
 namespace {
 
 const QByteArray kAdminToken = QByteArrayLiteral("privacy-test-admin-token-0123456789");
+constexpr double kLat = 57.7075;
+constexpr double kLng = 11.9675;
+constexpr int kMessagePollMs = 20;
+// Longer than two feed updates (500 ms apart): a booking the feed would show has shown by then.
+constexpr int kNoLeakWindowMs = 1500;
 
 // `token` empty: no Authorization header at all. Each request on its own connection.
 HttpResponse send(const ServerProcess &server, const QByteArray &method, const QByteArray &path,
@@ -42,6 +53,79 @@ qint64 idOf(const QJsonObject &booking)
 QByteArray bookingPath(qint64 id)
 {
     return "/api/v1/bookings/" + QByteArray::number(id);
+}
+
+// A live-feed client that keeps every JSON message it receives.
+class FeedClient {
+public:
+    FeedClient()
+        : m_socket(std::make_unique<QWebSocket>())
+    {
+        QObject::connect(m_socket.get(), &QWebSocket::textMessageReceived, [this](const QString &text) {
+            messages.append(QJsonDocument::fromJson(text.toUtf8()).object());
+        });
+        QObject::connect(m_socket.get(), &QWebSocket::disconnected, [this] { closed = true; });
+    }
+
+    bool open(const ServerProcess &server)
+    {
+        QSignalSpy connected(m_socket.get(), &QWebSocket::connected);
+        m_socket->open(QUrl(QStringLiteral("ws://%1:%2/api/v1/stream").arg(server.host()).arg(server.port())));
+        return connected.wait(5000) || m_socket->state() == QAbstractSocket::ConnectedState;
+    }
+
+    // Subscribes near the fleet and follows `bookingId`; `token` empty: no rider_token field.
+    void follow(qint64 bookingId, const QByteArray &token)
+    {
+        QJsonObject sub{{"lat", kLat}, {"lng", kLng}, {"radius_m", 3000}, {"booking_id", bookingId}};
+        if (!token.isEmpty())
+            sub.insert("rider_token", QString::fromLatin1(token));
+        m_socket->sendTextMessage(
+            QString::fromUtf8(QJsonDocument(QJsonObject{{"subscribe", sub}}).toJson(QJsonDocument::Compact)));
+    }
+
+    QJsonObject waitFor(const std::function<bool(const QJsonObject &)> &pred, int timeoutMs)
+    {
+        QJsonObject found;
+        waitUntil(
+            [&] {
+                for (const QJsonObject &m : std::as_const(messages))
+                    if (pred(m)) {
+                        found = m;
+                        return true;
+                    }
+                return closed;
+            },
+            timeoutMs, kMessagePollMs);
+        return found;
+    }
+
+    // Any message so far that shows the booking or its car.
+    bool showedABooking() const
+    {
+        for (const QJsonObject &m : messages)
+            if (m.contains(QStringLiteral("booking")) || m.value(QStringLiteral("type")).toString() == "follow")
+                return true;
+        return false;
+    }
+
+    QList<QJsonObject> messages;
+    bool closed = false;
+
+private:
+    std::unique_ptr<QWebSocket> m_socket;
+};
+
+bool isError(const QJsonObject &m)
+{
+    return m.value(QStringLiteral("type")).toString() == QLatin1String("error");
+}
+
+std::function<bool(const QJsonObject &)> showsBooking(qint64 id)
+{
+    return [id](const QJsonObject &m) {
+        return m.value(QStringLiteral("booking")).toObject().value(QStringLiteral("booking_id")).toInteger() == id;
+    };
 }
 
 } // namespace
@@ -88,6 +172,44 @@ private Q_SLOTS:
         // No token: refused before any lookup, so a missing booking looks like any other.
         TC_VERIFY_ERROR(send(server, "GET", bookingPath(987654321)), 401, "rider_token_required");
         TC_VERIFY_ERROR(send(server, "GET", bookingPath(987654321), "some-token"), 404, "booking_not_found");
+        QCOMPARE(server.stop(), 0);
+    }
+
+    void theFeedFollowsABookingOnlyForItsRider()
+    {
+        ServerProcess server(
+            {"--cars", "50", "--sim-speed", "30", "--seed", "11", "--admin-token", QString::fromLatin1(kAdminToken)});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        const QJsonObject mine = book(server, QStringLiteral("carol"), kLat, kLng);
+        const QJsonObject theirs = book(server, QStringLiteral("dave"), 57.71, 11.96);
+        QVERIFY(idOf(mine) > 0 && idOf(theirs) > 0);
+
+        FeedClient anonymous;
+        QVERIFY(anonymous.open(server));
+        anonymous.follow(idOf(mine), {});
+        const QJsonObject refused = anonymous.waitFor(isError, 5000);
+        QCOMPARE(refused.value("error").toString(), QStringLiteral("rider_token_required"));
+        QVERIFY(!refused.value("message").toString().isEmpty());
+
+        FeedClient other;
+        QVERIFY(other.open(server));
+        other.follow(idOf(mine), riderToken(theirs));
+        QCOMPARE(other.waitFor(isError, 5000).value("error").toString(), QStringLiteral("not_your_booking"));
+
+        FeedClient rider;
+        QVERIFY(rider.open(server));
+        rider.follow(idOf(mine), riderToken(mine));
+        QVERIFY2(!rider.waitFor(showsBooking(idOf(mine)), 5000).isEmpty(), "the rider does not see the booking");
+
+        FeedClient operatorFeed;
+        QVERIFY(operatorFeed.open(server));
+        operatorFeed.follow(idOf(mine), kAdminToken);
+        QVERIFY2(!operatorFeed.waitFor(showsBooking(idOf(mine)), 5000).isEmpty(), "the admin token is refused");
+
+        // Meanwhile the refused clients were shown nothing of the booking or its car.
+        QTest::qWait(kNoLeakWindowMs);
+        QVERIFY(!anonymous.showedABooking());
+        QVERIFY(!other.showedABooking());
         QCOMPARE(server.stop(), 0);
     }
 
