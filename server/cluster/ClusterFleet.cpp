@@ -157,7 +157,7 @@ void ClusterFleet::publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int c
     delta.origin = m_origin;
     delta.booking.id = bookingId;
     delta.booking.carId = carId;
-    publish(encodeFleetDelta(delta));
+    queueDelta(encodeFleetDelta(delta));
 }
 
 void ClusterFleet::setEta(uint64_t id, uint32_t etaS)
@@ -210,7 +210,7 @@ void ClusterFleet::announce(uint64_t bookingId)
     delta.origin = m_origin;
     delta.booking = *booking;
     delta.price = PricingBoard(m_local.pricing()).bookingPrice(bookingId);
-    publish(encodeFleetDelta(delta));
+    queueDelta(encodeFleetDelta(delta));
 }
 
 void ClusterFleet::carTakenElsewhere(int carId)
@@ -223,13 +223,31 @@ void ClusterFleet::carTakenElsewhere(int carId)
     m_flushWake.notify_one();
 }
 
+void ClusterFleet::queueDelta(QByteArray delta)
+{
+    bool first = false;
+    bool full = false;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        first = m_pending.empty() && m_pendingDeltas.empty();
+        if (first)
+            m_pendingSince = std::chrono::steady_clock::now();
+        m_pendingDeltas.push_back(std::move(delta));
+        full = m_pendingDeltas.size() >= std::size_t(kFlushDeltas);
+    }
+    if (full)
+        askFlush();
+    else if (scheduleFlush() && first)
+        m_flushWake.notify_one(); // the flusher's deadline: kMaxHoldMs from now
+}
+
 void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
 {
     bool first = false;
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
-        first = m_pending.empty();
+        first = m_pending.empty() && m_pendingDeltas.empty();
         if (first)
             m_pendingSince = std::chrono::steady_clock::now();
         m_pending[car.id] = car;
@@ -310,6 +328,7 @@ void ClusterFleet::flushLoop()
     using std::chrono::milliseconds;
     using Clock = std::chrono::steady_clock;
     std::unordered_map<int, CarSnapshot> batch;
+    std::vector<QByteArray> deltas;
     auto lastResync = Clock::now();
     auto lastFlush = Clock::time_point{};
     std::unique_lock lock(m_pendingMutex);
@@ -317,15 +336,15 @@ void ClusterFleet::flushLoop()
     // kMinFlushGapMs after the one before (unless full): under load, turns are short and many,
     // and a message per turn would cost every node more than the reports themselves.
     const auto readyAt = [&]() -> std::optional<Clock::time_point> {
-        if (m_pending.empty())
+        if (m_pending.empty() && m_pendingDeltas.empty())
             return std::nullopt;
-        if (m_pending.size() >= std::size_t(kFlushCars))
+        if (m_pending.size() >= std::size_t(kFlushCars) || m_pendingDeltas.size() >= std::size_t(kFlushDeltas))
             return Clock::time_point{};
         const auto gapOver = lastFlush + milliseconds(kMinFlushGapMs);
         return std::max(gapOver, m_flushAsked ? Clock::time_point{} : m_pendingSince + milliseconds(kMaxHoldMs));
     };
     while (!m_stopping) {
-        if (m_pending.empty())
+        if (m_pending.empty() && m_pendingDeltas.empty())
             m_flushAsked = false; // what it asked for went out already
         // Asleep until a batch is ready or a resync is due: nothing to do costs no wake-up.
         auto due = lastResync + milliseconds(kResyncMs);
@@ -367,6 +386,7 @@ void ClusterFleet::flushLoop()
         m_flushAsked = false;
         lastFlush = Clock::now();
         batch.swap(m_pending);
+        deltas.swap(m_pendingDeltas);
         FleetDelta delta;
         delta.deviceCars.assign(m_pendingDevices.begin(), m_pendingDevices.end());
         m_pendingDevices.clear();
@@ -378,49 +398,64 @@ void ClusterFleet::flushLoop()
             delta.cars.push_back(car);
             view << QByteArray::number(id) << encodeCar(car);
         }
-        // One write to the Redis connection for both (its thread sends them as one pipeline).
-        publish(encodeFleetDelta(delta));
-        m_redis->command(view);
+        // The positions first: a booking that follows a car's arrival finds the car there.
+        if (!batch.empty())
+            deltas.insert(deltas.begin(), encodeFleetDelta(delta));
+        // One write to the Redis connection for all (its thread sends them as one pipeline).
+        for (std::size_t at = 0; at < deltas.size(); at += kMaxDeltasPerMessage) {
+            const auto end =
+                deltas.begin() + qsizetype(std::min<std::size_t>(deltas.size(), at + kMaxDeltasPerMessage));
+            publish(encodeFleetMessage(m_origin, std::vector<QByteArray>(deltas.begin() + qsizetype(at), end)));
+        }
+        if (!batch.empty())
+            m_redis->command(view);
         m_published.fetch_add(batch.size(), std::memory_order_relaxed);
         m_flushes.fetch_add(1, std::memory_order_relaxed);
         batch.clear();
+        deltas.clear();
         lock.lock();
     }
 }
 
-void ClusterFleet::publish(const QByteArray &delta)
+void ClusterFleet::publish(const QByteArray &message)
 {
     // Fire and forget: a node that misses a message reloads the live view when it resubscribes,
     // and the database, not the feed, decides every claim.
-    m_redis->command({QByteArrayLiteral("PUBLISH"), QByteArray(kChannel), delta});
+    m_redis->command({QByteArrayLiteral("PUBLISH"), QByteArray(kChannel), message});
 }
 
 void ClusterFleet::apply(const QByteArray &payload)
 {
-    const auto delta = decodeFleetDelta(payload);
-    if (!delta) {
+    const auto deltas = decodeFleetMessage(payload);
+    if (!deltas) {
         m_unreadable.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    if (delta->origin == m_origin) {
-        signalChanges(*delta); // this node's own change: its copy has it
+    for (const FleetDelta &delta : *deltas)
+        apply(delta);
+}
+
+void ClusterFleet::apply(const FleetDelta &delta)
+{
+    if (delta.origin == m_origin) {
+        signalChanges(delta); // this node's own change: its copy has it
         return;
     }
-    if (delta->kind == FleetDelta::Kind::Cars) {
-        for (const CarSnapshot &car : delta->cars)
+    if (delta.kind == FleetDelta::Kind::Cars) {
+        for (const CarSnapshot &car : delta.cars)
             m_local.applyRemotePosition(car);
-        for (const int id : delta->deviceCars)
+        for (const int id : delta.deviceCars)
             m_local.markDeviceDriven(id);
-    } else if (delta->kind == FleetDelta::Kind::Claim)
-        m_local.holdCar(delta->booking.carId);
-    else if (delta->kind == FleetDelta::Kind::Unclaim)
-        m_local.releaseHeldCar(delta->booking.carId);
-    else if (!applyCommitted(delta->booking))
-        qWarning().noquote() << "cluster: no room for booking" << delta->booking.id << "in this node's copy";
-    else if (delta->price)
-        PricingBoard(m_local.pricing()).recordBookingPrice(delta->booking.id, *delta->price);
+    } else if (delta.kind == FleetDelta::Kind::Claim)
+        m_local.holdCar(delta.booking.carId);
+    else if (delta.kind == FleetDelta::Kind::Unclaim)
+        m_local.releaseHeldCar(delta.booking.carId);
+    else if (!applyCommitted(delta.booking))
+        qWarning().noquote() << "cluster: no room for booking" << delta.booking.id << "in this node's copy";
+    else if (delta.price)
+        PricingBoard(m_local.pricing()).recordBookingPrice(delta.booking.id, *delta.price);
     m_applied.fetch_add(1, std::memory_order_relaxed);
-    signalChanges(*delta);
+    signalChanges(delta);
 }
 
 void ClusterFleet::signalChanges(const FleetDelta &delta)
@@ -468,8 +503,9 @@ void ClusterFleet::startHints()
     m_hints = std::make_unique<RedisSubscriber>(
         *parseRedisUrl(m_fleetUrl, nullptr), QList<QByteArray>{QByteArray(kChannel)},
         [this](const QByteArray &, const QByteArray &payload) {
-            if (const auto delta = decodeFleetDelta(payload))
-                signalChanges(*delta);
+            if (const auto deltas = decodeFleetMessage(payload))
+                for (const FleetDelta &delta : *deltas)
+                    signalChanges(delta);
         },
         [this] { Q_EMIT fleetReloaded(); });
 }

@@ -36,6 +36,11 @@ class RedisSubscriber;
 //   - bookings as they committed (announce()), whose states only move forward in a copy;
 //   - the car a booking claims, as it is booked and before it commits (held in the other copies
 //     until the booking's announcement, its Unclaim, or a resync frees it).
+// Bookings and claims travel with the positions: everything queued when a batch goes out is one
+// message (a Batch, FleetDelta.h), in the order it happened. Under load a node announces hundreds
+// of bookings a second, and a PUBLISH each cost Redis and every node's subscriber more than the
+// bookings' own work; a claim now waits at most until the turn that booked ends (kMaxHoldMs at
+// worst), well within the commit it precedes.
 // Booking ids come from a PostgreSQL sequence (ClusterIds): unique across nodes. Every process of
 // the node publishes what it changed; only the primary subscribes and applies the others'.
 //
@@ -54,6 +59,8 @@ public:
     // Positions waiting to go out are flushed at once past this many cars (a loop iteration that
     // changed more than this sends several messages).
     static constexpr int kFlushCars = 4096;
+    // ... and past this many bookings and claims (kMaxDeltasPerMessage bounds a message).
+    static constexpr int kFlushDeltas = 1024;
     // ... and after this long, whether or not the turn that changed them is over.
     static constexpr int kMaxHoldMs = 5;
     // Batches go out at most this often (under load a turn of the loop is short).
@@ -91,9 +98,9 @@ public:
     {
         return m_local.nearby(centre, radiusM, limit, availableOnly);
     }
-    // Tells the other nodes at once which car this booking claims (before its commit), so that
-    // their riders do not race for it: a lost race costs a commit's wait on the car's row lock and
-    // a retry on the next car.
+    // Tells the other nodes which car this booking claims (with the next batch, before its commit),
+    // so that their riders do not race for it: a lost race costs a commit's wait on the car's row
+    // lock and a retry on the next car.
     Booking book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff, double radiusM,
                  const EtaRanker &etas, const QByteArray &riderTokenHash = {}) override;
     std::optional<BookingSnapshot> booking(uint64_t id) const override { return m_local.booking(id); }
@@ -136,13 +143,13 @@ public:
     std::vector<BookingSnapshot> openBookings() const;
     int releaseHeldCars() { return m_local.releaseHeldCars(); }
 
-    // Feed messages this node applied / dropped as unreadable, and positions it published.
+    // Feed deltas this node applied / messages it dropped as unreadable, and positions it published.
     struct Stats {
         quint64 applied = 0;
         quint64 unreadable = 0;
         quint64 published = 0;
         quint64 resyncs = 0;
-        quint64 flushes = 0; // batches of positions sent (one PUBLISH + one HSET each)
+        quint64 flushes = 0; // batches sent (one PUBLISH each, and one HSET when they hold positions)
     };
     Stats stats() const;
 
@@ -157,6 +164,8 @@ private:
     struct FlushPost;
     ClusterFleet(SharedRegion &region, const Options &options);
     void queueCar(const CarSnapshot &car, bool fromDevice);
+    // A booking's or a claim's delta, sent with the next batch.
+    void queueDelta(QByteArray delta);
     // The positions queued go out when this thread's event loop turn ends (true: posted, or
     // already), or at once without a running loop (false).
     bool scheduleFlush();
@@ -165,12 +174,13 @@ private:
     // What a message on the channel changed, to fleetChanged's receivers.
     void signalChanges(const FleetDelta &delta);
     void startHints();
-    void publish(const QByteArray &delta);
+    void publish(const QByteArray &message);
     void publishClaim(FleetDelta::Kind kind, uint64_t bookingId, int carId);
     // Remembers (or forgets, once it is no longer waiting for its car) a committed booking whose
     // ETA may be re-announced, with the ETA the other nodes have.
     void trackEta(const BookingSnapshot &booking);
     void apply(const QByteArray &payload);
+    void apply(const FleetDelta &delta);
     void reloadLiveView();
 
     SharedMemoryFleet m_local;
@@ -191,7 +201,8 @@ private:
     std::condition_variable m_flushWake;
     std::unordered_map<int, CarSnapshot> m_pending;       // newest position per car since the last flush
     std::unordered_set<int> m_pendingDevices;             // of those, the ones a device reported
-    std::chrono::steady_clock::time_point m_pendingSince; // when m_pending last became non-empty
+    std::vector<QByteArray> m_pendingDeltas;              // bookings and claims since, in order
+    std::chrono::steady_clock::time_point m_pendingSince; // when the first of these was queued
     bool m_flushAsked = false;
     std::shared_ptr<FlushPost> m_post; // the flush posted to an event loop: outlives this fleet
     bool m_stopping = false;

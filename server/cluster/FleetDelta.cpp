@@ -168,6 +168,58 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
     return std::nullopt;
 }
 
+QByteArray encodeFleetMessage(quint64 origin, const std::vector<QByteArray> &deltas)
+{
+    if (deltas.size() == 1)
+        return deltas.front();
+    QByteArray bytes;
+    QDataStream out(&bytes, QIODevice::WriteOnly);
+    prepared(out) << kMagic << kVersion << quint8(FleetDelta::Kind::Batch) << origin << quint32(deltas.size());
+    for (const QByteArray &delta : deltas) {
+        out << quint32(delta.size());
+        out.writeRawData(delta.constData(), int(delta.size()));
+    }
+    return bytes;
+}
+
+std::optional<std::vector<FleetDelta>> decodeFleetMessage(const QByteArray &bytes)
+{
+    QDataStream in(bytes);
+    quint32 magic = 0, count = 0;
+    quint8 version = 0, kind = 0;
+    quint64 origin = 0;
+    prepared(in) >> magic >> version >> kind >> origin;
+    if (in.status() != QDataStream::Ok || magic != kMagic || version != kVersion)
+        return std::nullopt;
+    std::vector<FleetDelta> deltas;
+    if (kind != quint8(FleetDelta::Kind::Batch)) {
+        auto one = decodeFleetDelta(bytes);
+        if (!one)
+            return std::nullopt;
+        deltas.push_back(std::move(*one));
+        return deltas;
+    }
+    in >> count;
+    if (in.status() != QDataStream::Ok || count == 0 || count > kMaxDeltasPerMessage)
+        return std::nullopt;
+    deltas.reserve(count);
+    for (quint32 i = 0; i < count; ++i) {
+        quint32 size = 0;
+        in >> size;
+        const qsizetype at = qsizetype(in.device()->pos());
+        if (in.status() != QDataStream::Ok || qsizetype(size) > bytes.size() - at)
+            return std::nullopt;
+        auto part = decodeFleetDelta(bytes.mid(at, size)); // a Batch inside is refused there
+        if (!part || part->origin != origin)
+            return std::nullopt;
+        deltas.push_back(std::move(*part));
+        in.skipRawData(int(size));
+    }
+    if (!in.atEnd())
+        return std::nullopt;
+    return deltas;
+}
+
 QByteArray encodeCar(const CarSnapshot &car)
 {
     QByteArray bytes;

@@ -9,12 +9,14 @@
 
 namespace taxicore {
 
-// One message of the cluster's change feed (Redis pub/sub): the cars a node moved, one booking as
-// it committed it, or a car a booking is being committed for (Claim: the other copies keep it out
-// of their candidates meanwhile) and the end of a claim that failed (Unclaim; both name the car
-// and the booking in `booking`). `origin` names the sending node, whose copy has the change.
+// One change on the cluster's feed (Redis pub/sub): the cars a node moved, one booking as it
+// committed it, or a car a booking is being committed for (Claim: the other copies keep it out of
+// their candidates meanwhile) and the end of a claim that failed (Unclaim; both name the car and
+// the booking in `booking`). `origin` names the sending node, whose copy has the change. A message
+// on the channel is one delta, or several of one node in the order they happened (a Batch:
+// encodeFleetMessage), so a node's busy moment costs every node one message, not one per change.
 struct FleetDelta {
-    enum class Kind : quint8 { Cars = 1, Booking = 2, Claim = 3, Unclaim = 4 };
+    enum class Kind : quint8 { Cars = 1, Booking = 2, Claim = 3, Unclaim = 4, Batch = 5 };
     Kind kind = Kind::Cars;
     quint64 origin = 0;
     std::vector<CarSnapshot> cars;
@@ -27,8 +29,17 @@ struct FleetDelta {
 };
 
 QByteArray encodeFleetDelta(const FleetDelta &delta);
-// None for bytes that are not a delta of this version (counted and dropped by the reader).
+// None for bytes that are not a delta of this version (counted and dropped by the reader); a
+// Batch is not a delta (decodeFleetMessage reads both).
 std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes);
+
+// One message of the feed from deltas encoded by encodeFleetDelta, all of node `origin`: a lone
+// delta as it is, several as one Batch (at most kMaxDeltasPerMessage: the caller splits).
+inline constexpr quint32 kMaxDeltasPerMessage = 4096;
+QByteArray encodeFleetMessage(quint64 origin, const std::vector<QByteArray> &deltas);
+// The deltas of a message in the order they were sent; none if any part is unreadable, or a
+// Batch holds another, or names another origin than its parts.
+std::optional<std::vector<FleetDelta>> decodeFleetMessage(const QByteArray &bytes);
 
 // One car as the shared live view keeps it (Redis hash taxicore:cars, field = car id).
 QByteArray encodeCar(const CarSnapshot &car);

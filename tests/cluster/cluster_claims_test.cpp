@@ -3,7 +3,8 @@
 // the booking commits, so riders on other nodes are not offered it (a race for it costs a commit's
 // wait on the car's row lock and a retry); a withdrawn booking frees it there again, and so does
 // the end of the booking once announced; an announced booking brings its price along, and the
-// leader's ETAs of committed bookings reach every node.
+// leader's ETAs of committed bookings reach every node. What a node does in one turn of its event
+// loop travels as one message (a PUBLISH counted by the Redis server itself).
 #include "FleetLine.h"
 #include "FleetNodes.h"
 #include "PostgresKit.h"
@@ -15,7 +16,9 @@
 #include "pricing/PricingBoard.h"
 #include "region/SharedRegion.h"
 
+#include <QRegularExpression>
 #include <QTest>
+#include <QTimer>
 #include <memory>
 
 using namespace taxicore;
@@ -42,8 +45,11 @@ private Q_SLOTS:
     void anAnnouncedBookingCarriesItsPrice();
     void theLeadersEtaOfACommittedBookingReachesEveryNode();
     void aCarADeviceDrivesThroughOneNodeIsLeftAloneByTheOthersSimulator();
+    void theBookingsOfOneTurnTravelAsOneMessage();
 
 private:
+    // PUBLISH commands the Redis server has run (INFO commandstats); -1 if it did not say.
+    qint64 publishCalls() const;
     Node openNode(quint64 origin);
     // Until both copies hear each other: a position moved on each reaches the other.
     bool feedsAreUp();
@@ -182,6 +188,62 @@ void ClusterClaimsTest::aCarADeviceDrivesThroughOneNodeIsLeftAloneByTheOthersSim
     QVERIFY(m_a.fleet->isDeviceDriven(2));
     QVERIFY2(waitUntil([&] { return m_b.fleet->isDeviceDriven(2); }, kFeedTimeoutMs),
              "node B's simulator would go on moving a car a device drives through node A");
+}
+
+qint64 ClusterClaimsTest::publishCalls() const
+{
+    static const QRegularExpression calls(QStringLiteral("cmdstat_publish:calls=(\\d+)"));
+    const QString info = QString::fromLatin1(m_redis.rawCommand("INFO commandstats"));
+    const auto match = calls.match(info);
+    if (info.isEmpty() || !info.contains(QLatin1String("cmdstat_")))
+        return -1;
+    return match.hasMatch() ? match.captured(1).toLongLong() : 0;
+}
+
+// Under load a node books and commits hundreds of rides a second; one message per claim and per
+// announcement cost Redis and every node's subscriber more than the bookings themselves. The claims
+// and announcements of one turn of the node's event loop go out together, in order, and the other
+// node applies them all.
+void ClusterClaimsTest::theBookingsOfOneTurnTravelAsOneMessage()
+{
+    QTest::qWait(100); // the feed is quiet: the earlier tests' messages are out
+    const qint64 before = publishCalls();
+    QVERIFY2(before >= 0, "the Redis server did not answer INFO commandstats");
+    std::vector<uint64_t> ids;
+    QTimer::singleShot(0, [&] {
+        for (int i = 0; i < kCars; ++i) {
+            const auto booked =
+                m_a.fleet->book(QStringLiteral("burst-%1").arg(i), kCentre, std::nullopt, 5000, etaByDistance);
+            if (booked.result != FleetStore::BookResult::Booked)
+                return;
+            m_a.fleet->announce(booked.booking.id); // committed
+            ids.push_back(booked.booking.id);
+        }
+    });
+    QVERIFY2(waitUntil(
+                 [&] {
+                     if (ids.size() != std::size_t(kCars))
+                         return false;
+                     for (const uint64_t id : ids) {
+                         const auto there = m_b.fleet->booking(id);
+                         if (!there || m_b.fleet->car(there->carId)->bookingId != id)
+                             return false;
+                     }
+                     return true;
+                 },
+                 kFeedTimeoutMs),
+             "node B did not get every booking of the burst");
+    QCOMPARE(publishCalls() - before, qint64(1)); // 3 claims + 3 announcements: one PUBLISH
+    for (const uint64_t id : ids)
+        QCOMPARE(m_a.fleet->cancel(id).result, FleetStore::TransitionResult::Done);
+    QVERIFY(waitUntil(
+        [&] {
+            for (int car = 1; car <= kCars; ++car)
+                if (m_b.fleet->car(car)->state != CarState::Available)
+                    return false;
+            return true;
+        },
+        kFeedTimeoutMs));
 }
 
 QTEST_GUILESS_MAIN(ClusterClaimsTest)

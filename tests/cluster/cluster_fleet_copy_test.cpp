@@ -46,6 +46,8 @@ class ClusterFleetCopyTest : public QObject {
 private Q_SLOTS:
     void deltasRoundTrip();
     void unreadableDeltasAreRefused();
+    void aMessageCarriesSeveralDeltasInOrder();
+    void unreadableMessagesAreRefused();
     void idsComeFromTheSourceAndZeroRefusesTheBooking();
     void aRemoteBookingTakesItsCarAndStatesOnlyMoveForward();
     void aRemoteReassignmentMovesTheCar();
@@ -161,6 +163,70 @@ void ClusterFleetCopyTest::unreadableDeltasAreRefused()
     QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim)));
     claim.booking.carId = 1;
     QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim).chopped(1)));
+}
+
+void ClusterFleetCopyTest::aMessageCarriesSeveralDeltasInOrder()
+{
+    FleetDelta claim;
+    claim.kind = FleetDelta::Kind::Claim;
+    claim.origin = 4;
+    claim.booking.id = 10;
+    claim.booking.carId = 7;
+    FleetDelta booking;
+    booking.kind = FleetDelta::Kind::Booking;
+    booking.origin = 4;
+    booking.booking.id = 10;
+    booking.booking.carId = 7;
+    booking.booking.state = BookingState::Assigned;
+    FleetDelta cars;
+    cars.origin = 4;
+    cars.cars.resize(2);
+    cars.cars[1].id = 3;
+    // A lone delta is sent as it is: nodes that read single deltas read it.
+    const QByteArray lone = encodeFleetMessage(4, {encodeFleetDelta(claim)});
+    QCOMPARE(lone, encodeFleetDelta(claim));
+    QCOMPARE(decodeFleetMessage(lone)->size(), std::size_t(1));
+    const auto back = decodeFleetMessage(
+        encodeFleetMessage(4, {encodeFleetDelta(cars), encodeFleetDelta(claim), encodeFleetDelta(booking)}));
+    QVERIFY(back);
+    QCOMPARE(back->size(), std::size_t(3));
+    QCOMPARE(back->at(0).kind, FleetDelta::Kind::Cars);
+    QCOMPARE(back->at(0).cars.at(1).id, 3);
+    QCOMPARE(back->at(1).kind, FleetDelta::Kind::Claim);
+    QCOMPARE(back->at(1).booking.carId, 7);
+    QCOMPARE(back->at(2).kind, FleetDelta::Kind::Booking);
+    QCOMPARE(back->at(2).booking.state, BookingState::Assigned);
+    for (const FleetDelta &delta : *back)
+        QCOMPARE(delta.origin, quint64(4));
+}
+
+void ClusterFleetCopyTest::unreadableMessagesAreRefused()
+{
+    FleetDelta claim;
+    claim.kind = FleetDelta::Kind::Claim;
+    claim.origin = 4;
+    claim.booking.id = 10;
+    claim.booking.carId = 7;
+    const QByteArray part = encodeFleetDelta(claim);
+    const QByteArray two = encodeFleetMessage(4, {part, part});
+    QVERIFY(decodeFleetMessage(two));
+    QVERIFY(!decodeFleetDelta(two));                                   // a batch is not one delta
+    QVERIFY(!decodeFleetMessage(two.chopped(1)));                      // truncated
+    QVERIFY(!decodeFleetMessage(two + QByteArrayLiteral("junk")));     // trailing bytes
+    QVERIFY(!decodeFleetMessage(encodeFleetMessage(5, {part, part}))); // parts of another node
+    QVERIFY(!decodeFleetMessage(encodeFleetMessage(4, {part, two})));  // a batch in a batch
+    QVERIFY(!decodeFleetMessage(encodeFleetMessage(4, {part, QByteArrayLiteral("not a delta")})));
+    // Counts and sizes that promise more than the bytes hold are refused before anything is read.
+    const int countAt = 4 + 1 + 1 + 8;
+    QByteArray many = two;
+    many[countAt] = char(0x7f); // two billion parts
+    QVERIFY(!decodeFleetMessage(many));
+    QByteArray none = two;
+    none[countAt + 3] = char(0); // zero parts
+    QVERIFY(!decodeFleetMessage(none));
+    QByteArray longPart = two;
+    longPart[countAt + 4] = char(0x7f); // the first part's size: far past the end
+    QVERIFY(!decodeFleetMessage(longPart));
 }
 
 void ClusterFleetCopyTest::idsComeFromTheSourceAndZeroRefusesTheBooking()
