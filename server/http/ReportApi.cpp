@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "wire/ApiError.h"
+#include "http/LedgerLookups.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
 #include "http/RouteTable.h"
@@ -57,49 +58,78 @@ QJsonObject tripJson(const TripRecord &t)
             {QStringLiteral("currency"), t.fare.currency}};
 }
 
+// The ledger's verdict, or 503 ledger_unavailable with its reason (remembered, so that for a
+// moment the next reader is told at once instead of waiting out another timeout).
+template <typename T> T readOrRefuse(LedgerResult<T> read, LedgerLookups &lookups)
+{
+    if (!read.ok()) {
+        lookups.noteFailure(read.error);
+        throwApiError(503, "ledger_unavailable", read.error);
+    }
+    return std::move(read.value);
+}
+
+void refuseWhileFailing(const LedgerLookups &lookups)
+{
+    if (const auto failed = lookups.recentFailure())
+        throwApiError(503, "ledger_unavailable", *failed);
+}
+
+ApiResponse tripsList(const ApiRequest &request, const LedgerQueries &reader, LedgerLookups &lookups)
+{
+    const auto [from, to] = readSpan(request);
+    const std::vector<TripRecord> trips = readOrRefuse(reader.trips(from, to), lookups);
+    QJsonArray list;
+    for (const TripRecord &t : trips) {
+        if (list.size() >= kMaxTripsListed)
+            break;
+        list.append(tripJson(t));
+    }
+    return jsonResponse(
+        {{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
+}
+
+ApiResponse operatorsReport(const ApiRequest &request, const LedgerQueries &reader, LedgerLookups &lookups)
+{
+    const auto [from, to] = readSpan(request);
+    const LedgerReport report = readOrRefuse(reader.report(from, to), lookups);
+    if (request.query.queryItemValue(QStringLiteral("format")) == QStringLiteral("csv")) {
+        ApiResponse csv = textResponse(ledgerReportCsv(report));
+        csv.contentType = QByteArrayLiteral("text/csv; charset=utf-8");
+        return csv;
+    }
+    QJsonArray byHour;
+    for (int hour = 0; hour < 24; ++hour) {
+        const LedgerHourBucket &b = report.byHour[std::size_t(hour)];
+        byHour.append(QJsonObject{{QStringLiteral("hour"), hour},
+                                  {QStringLiteral("trips"), b.trips},
+                                  {QStringLiteral("revenue"), b.revenue}});
+    }
+    return jsonResponse({{QStringLiteral("from_ms"), from},
+                         {QStringLiteral("to_ms"), to},
+                         {QStringLiteral("trips"), report.trips},
+                         {QStringLiteral("revenue"), report.revenue},
+                         {QStringLiteral("average_fare"), report.averageFare},
+                         {QStringLiteral("currency"), report.currency},
+                         {QStringLiteral("by_hour"), byHour}});
+}
+
 } // namespace
 
-void registerReportRoutes(RouteTable &router, const LedgerQueries &reader)
+void registerReportRoutes(RouteTable &router, const LedgerQueries &reader, LedgerLookups &lookups)
 {
-    router.add(HttpMethod::Get, "/api/v1/trips", [&reader](const ApiRequest &request) {
-        const auto [from, to] = readSpan(request);
-        const auto trips = reader.trips(from, to);
-        if (!trips.ok())
-            throwApiError(503, "ledger_unavailable", trips.error);
-        QJsonArray list;
-        for (const TripRecord &t : trips.value) {
-            if (list.size() >= kMaxTripsListed)
-                break;
-            list.append(tripJson(t));
-        }
-        return jsonResponse(
-            {{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
+    // Bad spans and missing operator rights are answered at once; only the read itself waits.
+    router.add(HttpMethod::Get, "/api/v1/trips", [&reader, &lookups](const ApiRequest &request) {
+        readSpan(request);
+        refuseWhileFailing(lookups);
+        return lookups.defer(request, [&reader, &lookups, request] { return tripsList(request, reader, lookups); });
     });
-    router.add(HttpMethod::Get, "/admin/v1/report", [&reader](const ApiRequest &request) {
+    router.add(HttpMethod::Get, "/admin/v1/report", [&reader, &lookups](const ApiRequest &request) {
         requireOperator(request);
-        const auto [from, to] = readSpan(request);
-        const auto report = reader.report(from, to);
-        if (!report.ok())
-            throwApiError(503, "ledger_unavailable", report.error);
-        if (request.query.queryItemValue(QStringLiteral("format")) == QStringLiteral("csv")) {
-            ApiResponse csv = textResponse(ledgerReportCsv(report.value));
-            csv.contentType = QByteArrayLiteral("text/csv; charset=utf-8");
-            return csv;
-        }
-        QJsonArray byHour;
-        for (int hour = 0; hour < 24; ++hour) {
-            const LedgerHourBucket &b = report.value.byHour[std::size_t(hour)];
-            byHour.append(QJsonObject{{QStringLiteral("hour"), hour},
-                                      {QStringLiteral("trips"), b.trips},
-                                      {QStringLiteral("revenue"), b.revenue}});
-        }
-        return jsonResponse({{QStringLiteral("from_ms"), from},
-                             {QStringLiteral("to_ms"), to},
-                             {QStringLiteral("trips"), report.value.trips},
-                             {QStringLiteral("revenue"), report.value.revenue},
-                             {QStringLiteral("average_fare"), report.value.averageFare},
-                             {QStringLiteral("currency"), report.value.currency},
-                             {QStringLiteral("by_hour"), byHour}});
+        readSpan(request);
+        refuseWhileFailing(lookups);
+        return lookups.defer(request,
+                             [&reader, &lookups, request] { return operatorsReport(request, reader, lookups); });
     });
 }
 

@@ -29,6 +29,9 @@ public:
     // A cluster node's limiter, shared by the nodes (ApiStack); it must outlive this. Null: the
     // buckets in this machine's region.
     void setBookingLimiter(BookingLimiter *limiter) { m_limiter = limiter ? limiter : &m_rateLimiter; }
+    // Where this process's requests wait for the ledger (one read connection, one thread): the
+    // reports wait there too (ReportApi).
+    LedgerLookups &ledgerLookups() const { return m_lookups; }
 
 private:
     ApiResponse putPosition(const ApiRequest &request);

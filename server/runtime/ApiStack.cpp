@@ -53,7 +53,7 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
     registerSurgeRoutes(*m_router, m_fleet);
     registerPricingAdminRoutes(*m_router, m_fleet);
     if (ledger) {
-        registerReportRoutes(*m_router, ledger->reader());
+        registerReportRoutes(*m_router, ledger->reader(), m_taxi->ledgerLookups());
         registerEventRoutes(*m_router, *ledger);
     }
 

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void bookingsLiveInPostgresAndSurviveItsOutage_data();
     void bookingsLiveInPostgresAndSurviveItsOutage();
     void aHungLedgerStallsOnlyWhatNeedsIt();
+    void aReportOnAHungLedgerStallsNoOneElse();
     void unknownLedgerSchemeIsRefused();
 
 private:
@@ -202,6 +203,49 @@ void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
     m_pg.freeze(false);
     QVERIFY2(waitUntil([&] { return readBooking(http, 999999, token).status == 404; }, kRecoverMs, 200),
              "the ledger was not asked again after PostgreSQL came back");
+    QVERIFY2(server.isRunning(), server.stderrText().constData());
+}
+
+// The trips list and the operators' report read the ledger too (a long read, or a hung database):
+// they wait on the lookup thread like a booking only the ledger knows, never on the event loop.
+void ServerPostgresLedgerTest::aReportOnAHungLedgerStallsNoOneElse()
+{
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
+    QTemporaryDir dir;
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"), dir.path(),
+                          QStringLiteral("--ledger"), m_pg.url()});
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port());
+    TC_VERIFY_STATUS(http.get("/api/v1/trips"), 200);
+
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    std::vector<std::unique_ptr<HttpClient>> readers;
+    for (const QByteArray &path : {QByteArrayLiteral("/api/v1/trips"), QByteArrayLiteral("/admin/v1/report")}) {
+        auto reader = std::make_unique<HttpClient>(server.host(), server.port(), 30'000);
+        QVERIFY(reader->connectToServer());
+        QVERIFY(reader->sendRaw("GET " + path + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+        readers.push_back(std::move(reader));
+    }
+    QTest::qWait(300); // the server has read them and waits on the ledger
+
+    QElapsedTimer clock;
+    clock.start();
+    TC_VERIFY_STATUS(http.get("/api/v1/cars/nearby?lat=57.7003&lng=11.9668"), 200);
+    QVERIFY2(clock.elapsed() < kUnstalledMs,
+             qPrintable(QStringLiteral("the live view waited %1 ms behind a report").arg(clock.elapsed())));
+
+    // Each report is answered: the ledger's verdict after its timeout, never left hanging.
+    for (const auto &reader : readers) {
+        const QList<HttpResponse> answers = reader->readResponses(1);
+        QCOMPARE(answers.size(), 1);
+        TC_VERIFY_ERROR(answers.first(), 503, "ledger_unavailable");
+    }
+    thaw.dismiss();
+    m_pg.freeze(false);
+    QVERIFY2(waitUntil([&] { return http.get("/api/v1/trips").status == 200; }, kRecoverMs, 200),
+             "the trips list did not come back with PostgreSQL");
     QVERIFY2(server.isRunning(), server.stderrText().constData());
 }
 
