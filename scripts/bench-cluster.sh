@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): a cluster on this machine (scripts/cluster.sh: PostgreSQL, Redis, N nodes,
 # nginx) against one embedded server, in one run.
-#  - durable bookings/s through nginx: wrk with scripts/bench-durable.lua (each connection books,
+#  - durable bookings/s through nginx, and the CPU per request of each part (nodes, PostgreSQL,
+#    Redis, nginx, the whole machine): wrk with scripts/bench-durable.lua (each connection books,
 #    cancels, again; every 201 is committed in PostgreSQL, whose rows are counted afterwards);
 #  - nearby (1 km, 20 cars, road ETAs) requests/s and p50/p99 through nginx, and the same on the
 #    embedded server directly;
@@ -40,7 +41,7 @@ cleanup() {
 trap cleanup EXIT
 # Riders all come from this machine: lift the per-client booking limit for the run.
 node_flags=(--cars 2000 --demand-rate 0 --booking-burst 1000000 --booking-rate 1000000 --device-token "$device_token")
-up=$(timeout 180 scripts/cluster.sh up "$nodes" --port 0 --state-dir "$state" -- "${node_flags[@]}")
+up=$(TAXICORE_BIN_DIR="$(cd "$build" && pwd)/bin" timeout 180 scripts/cluster.sh up "$nodes" --port 0 --state-dir "$state" -- "${node_flags[@]}")
 url=$(sed -n 's|^url: ||p' <<<"$up" | tail -1)
 [ -n "$url" ] || { echo "bench-cluster: the cluster did not start: $up" >&2; exit 1; }
 "$build/bin/taxicore-server" --port 0 --data-dir "$state/single" "${node_flags[@]}" >"$state/single.log" 2>&1 &
@@ -61,12 +62,37 @@ nearby_row() { # label url
                      END {printf "| %s | %.0f | %s | %s |\n", label, rps, p50, p99}' <<<"$out"
 }
 
+# CPU ticks (utime + stime, /proc/PID/stat) summed over PIDs; the PIDs of a part of the cluster
+# (a node with its worker processes, the postmaster with its backends, nginx with its workers);
+# the machine's busy ticks (/proc/stat: user, nice, system, irq, softirq).
+ticks() { local t=0 p; for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+part_pids() {
+  local p n
+  case $1 in
+    nodes) for n in $(seq "$nodes"); do p=$(cat "$state/run/node-$n.pid"); echo "$p"; pgrep -P "$p" || true; done ;;
+    postgres|nginx) p=$(cat "$state/run/$1.pid"); echo "$p"; pgrep -P "$p" || true ;;
+    redis) cat "$state/run/redis.pid" ;;
+  esac
+}
+machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+parts="nodes postgres redis nginx"
+cpu_mark() { local part; for part in $parts; do printf '%s ' "$(ticks $(part_pids "$part"))"; done; machine_busy; }
+# µs of CPU per request of each part between two marks, and of the whole machine (wrk included).
+cpu_row() { # before after requests
+  awk -v before="$1" -v after="$2" -v requests="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+      n = split(before, b, " "); split(after, a, " "); line = "|"
+      for (i = 1; i <= n; i++) line = line sprintf(" %.0f |", (a[i] - b[i]) * 1e6 / hz / requests)
+      print line }'
+}
+
 echo "# Cluster: $nodes nodes + PostgreSQL + Redis + nginx on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 if want durable; then
 before=$(stored)
+cpu_before=$(cpu_mark)
 line=$(timeout $((seconds + 60)) wrk -t"$connections" -c"$connections" -d"${seconds}s" --timeout 10s \
          -s scripts/bench-durable.lua "$url" | grep '^DURABLE' || true)
+cpu_after=$(cpu_mark)
 after=$(stored)
 [ -n "$line" ] || { echo "bench-cluster: wrk failed" >&2; exit 1; }
 echo "Durable bookings through nginx (wrk -t$connections -c$connections -d${seconds}s, book + cancel):"
@@ -79,6 +105,15 @@ awk -v rows=$((after - before)) '{
            v["p50_ms"], v["p99_ms"], v["nocar"], v["failed"] + v["socket_errors"], rows,
            (rows >= v["bookings"] ? "ok" : "MISSING")
 }' <<<"$line"
+echo
+# Where the time goes: on one machine every part shares the same cores, so the sum per request
+# is what bounds bookings/s.
+requests=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } print v["bookings"] + v["cancels"] }' <<<"$line")
+echo "CPU per request (book or cancel), µs:"
+echo
+echo "| nodes | PostgreSQL | Redis | nginx | whole machine (wrk too) |"
+echo "|---|---|---|---|---|"
+cpu_row "$cpu_before" "$cpu_after" "$((requests > 0 ? requests : 1))"
 echo
 fi
 
