@@ -1,5 +1,7 @@
 // taxicore-feed-probe: the cluster figures wrk cannot measure (scripts/bench-cluster.sh,
-// docs/benchmarks.md §9). Plain Qt (QNetworkAccessManager, QWebSocket) on one event loop.
+// docs/benchmarks.md §9). The bookings and reports use QNetworkAccessManager on the main thread;
+// the WebSocket followers are plain sockets on their own epoll threads (FollowerLoop), as Qt's
+// event loop poll()s every socket on each wake-up and spent the probe's CPU doing so.
 //
 //   fanout --node URL... [--bookings N] [--followers-per-booking F] [--moving-cars M]
 //          [--rounds R] [--gap-ms G] [--hold-s S] [--pid PID...] [--no-follow] --device-token T
@@ -32,9 +34,15 @@
 #include <QNetworkRequest>
 #include <QRandomGenerator>
 #include <QTimer>
-#include <QWebSocket>
+
+#include "FeedMessageKind.h"
+#include "FollowerLoop.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -45,8 +53,14 @@
 #include <unistd.h>
 #include <vector>
 
+using namespace taxicore::feedprobe;
+
 namespace {
 
+// Threads that read the followers' sockets (each its own epoll loop); the reports and the
+// bookings stay on the main thread's Qt event loop. Two so one busy thread does not hold the
+// whole tail back on a 2-core machine.
+constexpr int kFollowerThreads = 2;
 // How long set-up steps (bookings, connects, first state) may take before the probe gives up.
 constexpr int kSetupTimeoutMs = 60'000;
 // After the last report, how long followers may still deliver before the rest count as lost.
@@ -63,14 +77,22 @@ double nowMs()
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// How often waitFor looks at its condition when no event woke it (the report rounds' clock).
+constexpr int kWaitTickMs = 1;
+
+// Runs the event loop until done() or timeoutMs. It sleeps between events: processEvents(flags,
+// ms) drops WaitForMoreEvents and so spun a whole core; a kWaitTickMs timer wakes it instead.
 bool waitFor(const std::function<bool()> &done, int timeoutMs)
 {
     QElapsedTimer timer;
     timer.start();
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    tick.start(kWaitTickMs);
     while (!done()) {
         if (timer.elapsed() > timeoutMs)
             return false;
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
     }
     return true;
 }
@@ -112,14 +134,6 @@ int statusOf(QNetworkReply *reply)
     return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
 }
 
-QUrl wsUrl(const QUrl &node)
-{
-    QUrl url = node;
-    url.setScheme(node.scheme() == QLatin1String("https") ? QStringLiteral("wss") : QStringLiteral("ws"));
-    url.setPath(QStringLiteral("/api/v1/stream"));
-    return url;
-}
-
 struct Booking {
     qint64 id = 0;
     int carId = 0;
@@ -130,14 +144,85 @@ struct Booking {
 };
 
 struct Follower {
-    std::unique_ptr<QWebSocket> socket;
     int booking = 0;
-    bool assignedSeen = false;
+    std::atomic<bool> assignedSeen{false}; // read by the main thread while its loop thread runs
+    // Written only by the follower's loop thread; read by the main thread once that has stopped.
     QString lastState;              // the booking's state in the newest message (for a failure's report)
     long seenUpTo = -1;             // the highest report index delivered so far
     int byFollow = 0, byUpdate = 0; // which kind of message delivered a new position first
     std::vector<double> seenMs;     // per report index: when it (or a later one) was delivered
 };
+
+// One text message at a follower, on its loop thread; `at`: when its bytes were read.
+void onFeedText(Follower &f, const Booking &booking, bool follow, const QByteArray &text, double at)
+{
+    // The 500 ms updates are large (nearby cars, the booking's whole view) and 4 in 5 messages:
+    // once the booking was seen they are told from their first bytes and not parsed, so the
+    // probe's own CPU stays out of the figures; the latency is the follow messages'.
+    const FeedMessageKind kind = feedMessageKind(text);
+    if (kind == FeedMessageKind::Update && f.assignedSeen.load(std::memory_order_relaxed))
+        return;
+    const QJsonObject message = QJsonDocument::fromJson(text).object();
+    const QString type = message.value(QStringLiteral("type")).toString();
+    if (type == QLatin1String("update") && !follow) {
+        f.assignedSeen = true;
+        return;
+    }
+    const QJsonObject bookingView = message.value(QStringLiteral("booking")).toObject();
+    if (bookingView.contains(QStringLiteral("state")))
+        f.lastState = bookingView.value(QStringLiteral("state")).toString();
+    // Open here: the node's copy knows the booking (a car booked within 40 m of its pickup is
+    // arriving at once).
+    if (f.lastState == QLatin1String("assigned") || f.lastState == QLatin1String("arriving"))
+        f.assignedSeen = true;
+    const bool isFollow = type == QLatin1String("follow");
+    const QJsonObject car = isFollow ? message.value(QStringLiteral("car")).toObject()
+                                     : bookingView.value(QStringLiteral("car")).toObject();
+    if (car.value(QStringLiteral("id")).toInt() != booking.carId)
+        return;
+    const double lat = car.value(QStringLiteral("lat")).toDouble();
+    const long index = std::lround((lat - booking.pickupLat - kStartOffsetDeg) / kStepDeg);
+    if (index <= f.seenUpTo || index >= long(f.seenMs.size()))
+        return;
+    for (long i = f.seenUpTo + 1; i <= index; ++i)
+        f.seenMs[std::size_t(i)] = at;
+    f.seenUpTo = index;
+    ++(isFollow ? f.byFollow : f.byUpdate);
+}
+
+QByteArray subscribeJson(const Booking &booking, bool follow)
+{
+    QJsonObject subscribe{{QStringLiteral("lat"), booking.pickupLat},
+                          {QStringLiteral("lng"), booking.pickupLng},
+                          {QStringLiteral("radius_m"), 100},
+                          {QStringLiteral("limit"), 1}};
+    if (follow) {
+        // A booking is followed only by its rider: the token its booking answer gave.
+        subscribe.insert(QStringLiteral("booking_id"), booking.id);
+        subscribe.insert(QStringLiteral("rider_token"), QString::fromLatin1(booking.riderToken));
+    }
+    return QJsonDocument(QJsonObject{{QStringLiteral("subscribe"), subscribe}}).toJson(QJsonDocument::Compact);
+}
+
+QByteArray hostHeader(const QUrl &node)
+{
+    return node.host().toLatin1() + ':' + QByteArray::number(node.port(80));
+}
+
+// The node's IPv4 address and port, for the followers' plain sockets.
+bool resolve(const QUrl &node, sockaddr_in &address)
+{
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    if (getaddrinfo(node.host().toLatin1().constData(), nullptr, &hints, &found) != 0 || !found)
+        return false;
+    address = *reinterpret_cast<const sockaddr_in *>(found->ai_addr);
+    address.sin_port = htons(quint16(node.port(80)));
+    freeaddrinfo(found);
+    return true;
+}
 
 int fanout(const QCommandLineParser &args)
 {
@@ -220,10 +305,24 @@ int fanout(const QCommandLineParser &args)
         return 1;
     }
 
-    // 3. Followers on the other nodes.
+    // 3. Followers on the other nodes, dealt over kFollowerThreads epoll loops.
     const int totalReports = rounds;
+    std::vector<sockaddr_in> addresses;
+    for (const QUrl &node : nodes) {
+        addresses.push_back({});
+        if (!resolve(node, addresses.back())) {
+            std::fprintf(stderr, "fanout: cannot resolve %s\n", qPrintable(node.host()));
+            return 1;
+        }
+    }
     std::vector<std::unique_ptr<Follower>> followers;
-    std::map<int, std::vector<Follower *>> byCar;
+    std::vector<std::unique_ptr<FollowerLoop>> loops;
+    for (int t = 0; t < kFollowerThreads; ++t)
+        loops.push_back(
+            std::make_unique<FollowerLoop>([&followers, &bookings, follow](int i, const QByteArray &text, double at) {
+                Follower &f = *followers[std::size_t(i)];
+                onFeedText(f, bookings[std::size_t(f.booking)], follow, text, at);
+            }));
     for (std::size_t bi = 0; bi < bookings.size(); ++bi) {
         for (int k = 0; k < perBooking; ++k) {
             auto f = std::make_unique<Follower>();
@@ -231,68 +330,25 @@ int fanout(const QCommandLineParser &args)
             f->seenMs.assign(std::size_t(totalReports) + 1, -1);
             const int node =
                 nodes.size() > 1 ? (bookings[bi].node + 1 + k % (int(nodes.size()) - 1)) % int(nodes.size()) : 0;
-            f->socket = std::make_unique<QWebSocket>();
-            Follower *raw = f.get();
-            const Booking *booking = &bookings[bi];
-            QObject::connect(raw->socket.get(), &QWebSocket::connected, [raw, booking, follow] {
-                QJsonObject subscribe{{QStringLiteral("lat"), booking->pickupLat},
-                                      {QStringLiteral("lng"), booking->pickupLng},
-                                      {QStringLiteral("radius_m"), 100},
-                                      {QStringLiteral("limit"), 1}};
-                if (follow) {
-                    // A booking is followed only by its rider: the token its booking answer gave.
-                    subscribe.insert(QStringLiteral("booking_id"), booking->id);
-                    subscribe.insert(QStringLiteral("rider_token"), QString::fromLatin1(booking->riderToken));
-                }
-                raw->socket->sendTextMessage(
-                    QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("subscribe"), subscribe}})
-                                          .toJson(QJsonDocument::Compact)));
-            });
-            QObject::connect(
-                raw->socket.get(), &QWebSocket::textMessageReceived, [raw, booking, follow](const QString &text) {
-                    const double at = nowMs();
-                    // The 500 ms updates are large (nearby cars, the booking's whole view): once the
-                    // booking was seen they are not parsed, so the probe's own CPU stays out of the
-                    // figures; the latency is the follow messages'.
-                    if (raw->assignedSeen && text.startsWith(QLatin1String("{\"type\":\"update\"")))
-                        return;
-                    const QJsonObject message = QJsonDocument::fromJson(text.toUtf8()).object();
-                    const QString type = message.value(QStringLiteral("type")).toString();
-                    if (type == QLatin1String("update") && !follow) {
-                        raw->assignedSeen = true;
-                        return;
-                    }
-                    const QJsonObject bookingView = message.value(QStringLiteral("booking")).toObject();
-                    if (bookingView.contains(QStringLiteral("state")))
-                        raw->lastState = bookingView.value(QStringLiteral("state")).toString();
-                    // Open here: the node's copy knows the booking (a car booked within 40 m of its
-                    // pickup is arriving at once).
-                    if (raw->lastState == QLatin1String("assigned") || raw->lastState == QLatin1String("arriving"))
-                        raw->assignedSeen = true;
-                    const QJsonObject car = type == QLatin1String("follow")
-                                                ? message.value(QStringLiteral("car")).toObject()
-                                                : bookingView.value(QStringLiteral("car")).toObject();
-                    if (car.value(QStringLiteral("id")).toInt() != booking->carId)
-                        return;
-                    const double lat = car.value(QStringLiteral("lat")).toDouble();
-                    const long index = std::lround((lat - booking->pickupLat - kStartOffsetDeg) / kStepDeg);
-                    if (index <= raw->seenUpTo || index >= long(raw->seenMs.size()))
-                        return;
-                    for (long i = raw->seenUpTo + 1; i <= index; ++i)
-                        raw->seenMs[std::size_t(i)] = at;
-                    raw->seenUpTo = index;
-                    ++(type == QLatin1String("follow") ? raw->byFollow : raw->byUpdate);
-                });
-            raw->socket->open(wsUrl(nodes[node]));
-            byCar[bookings[bi].carId].push_back(raw);
+            const int id = int(followers.size());
+            loops[std::size_t(id % kFollowerThreads)]->add(id, addresses[std::size_t(node)], hostHeader(nodes[node]),
+                                                           subscribeJson(bookings[bi], follow));
             followers.push_back(std::move(f));
         }
     }
+    for (auto &loop : loops)
+        loop->start();
+    const auto stopFollowers = [&loops] {
+        for (auto &loop : loops)
+            loop->stop();
+    };
     const auto count = [&](const std::function<bool(const Follower &)> &pred) {
         return int(std::count_if(followers.begin(), followers.end(), [&](const auto &f) { return pred(*f); }));
     };
-    if (!waitFor([&] { return count([](const Follower &f) { return f.assignedSeen; }) == int(followers.size()); },
-                 kSetupTimeoutMs)) {
+    if (!waitFor(
+            [&] { return count([](const Follower &f) { return f.assignedSeen.load(); }) == int(followers.size()); },
+            kSetupTimeoutMs)) {
+        stopFollowers(); // their state is read here only once their threads are done
         std::map<QString, int> states;
         for (const auto &f : followers)
             if (!f->assignedSeen)
@@ -300,9 +356,12 @@ int fanout(const QCommandLineParser &args)
         QString seen;
         for (const auto &[state, n] : states)
             seen += QStringLiteral(" %1x%2").arg(state).arg(n);
-        std::fprintf(stderr, "fanout: only %d of %zu followers saw their booking (connected: %d; the others saw:%s)\n",
-                     count([](const Follower &f) { return f.assignedSeen; }), followers.size(),
-                     count([](const Follower &f) { return f.socket->state() == QAbstractSocket::ConnectedState; }),
+        int failures = 0;
+        for (const auto &loop : loops)
+            failures += loop->failures();
+        std::fprintf(stderr,
+                     "fanout: only %d of %zu followers saw their booking (connections failed: %d; the others saw:%s)\n",
+                     count([](const Follower &f) { return f.assignedSeen.load(); }), followers.size(), failures,
                      qPrintable(seen));
         return 1;
     }
@@ -367,6 +426,8 @@ int fanout(const QCommandLineParser &args)
         waitFor([&] { return inFlight == 0; }, kSetupTimeoutMs);
         const double drainStart = nowMs();
         waitFor([&] { return nowMs() - drainStart >= kDrainMs; }, kDrainMs + 1000);
+        const double drainEnd = nowMs();
+        stopFollowers(); // their threads are done: their seenMs can be read here
         std::vector<double> latencies;
         int lost = 0, byFollow = 0, byUpdate = 0;
         for (const auto &f : followers) {
@@ -382,9 +443,9 @@ int fanout(const QCommandLineParser &args)
                     latencies.push_back(std::max(0.0, f->seenMs[i] - b.ackedMs[i]));
             }
         }
-        const double seconds = (nowMs() - started - kDrainMs) / 1000;
-        const double probeCpu =
-            double(cpuTicks(getpid()) - probeTicks) / double(sysconf(_SC_CLK_TCK)) / ((nowMs() - started) / 1000) * 100;
+        const double seconds = (drainEnd - started - kDrainMs) / 1000;
+        const double probeCpu = double(cpuTicks(getpid()) - probeTicks) / double(sysconf(_SC_CLK_TCK))
+                                / ((drainEnd - started) / 1000) * 100;
         std::printf("FANOUT followers=%zu reports=%d reports_per_s=%.0f failed=%d deliveries=%zu lost=%d by_follow=%d "
                     "by_update=%d probe_cpu_percent=%.0f p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f\n",
                     followers.size(), sent, sent / std::max(0.001, seconds), failed, latencies.size(), lost, byFollow,
@@ -394,8 +455,7 @@ int fanout(const QCommandLineParser &args)
     }
 
     // 6. Leave: close the followers, cancel the bookings (their cars are free for the next run).
-    for (auto &f : followers)
-        f->socket->close();
+    stopFollowers();
     int cancelled = 0;
     for (const Booking &b : bookings) {
         QNetworkReply *reply = http[std::size_t(b.node)]->post(
