@@ -119,7 +119,9 @@ ApiResponse operatorsReport(const ApiRequest &request, const LedgerQueries &read
 void registerReportRoutes(RouteTable &router, const LedgerQueries &reader, LedgerLookups &lookups)
 {
     // Bad spans and missing operator rights are answered at once; only the read itself waits.
+    // Every rider's trips (who rode when, which car, the fare): for operators, like the report.
     router.add(HttpMethod::Get, "/api/v1/trips", [&reader, &lookups](const ApiRequest &request) {
+        requireOperator(request);
         readSpan(request);
         refuseWhileFailing(lookups);
         return lookups.defer(request, [&reader, &lookups, request] { return tripsList(request, reader, lookups); });

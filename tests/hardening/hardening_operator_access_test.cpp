@@ -1,4 +1,5 @@
-// Operator access (issue 9): /admin/* is answered to trusted loopback clients without a token or
+// Operator access (issue 9): /admin/* (and the trips list, which names every rider) is answered to
+// trusted loopback clients without a token or
 // to anyone with the admin token; a wrong token is 401 even from loopback; --trust-loopback off
 // makes loopback clients need the token too. The token is made at first start in the data
 // directory (mode 0600) and kept across restarts; --admin-token overrides it. Riders (with their
@@ -100,7 +101,7 @@ private Q_SLOTS:
                               QString::fromLatin1(kAdminToken)});
         QVERIFY2(server.start(), qPrintable(server.error()));
         for (const QByteArray path :
-             {"/admin/v1/runtime", "/admin/v1/workers", "/admin/v1/events", "/admin/v1/report"}) {
+             {"/admin/v1/runtime", "/admin/v1/workers", "/admin/v1/events", "/admin/v1/report", "/api/v1/trips"}) {
             TC_VERIFY_UNAUTHORIZED(send(server, "GET", path), "admin_token_required");
             TC_VERIFY_UNAUTHORIZED(send(server, "GET", path, kAdminToken + "x"), "invalid_admin_token");
             TC_VERIFY_STATUS(send(server, "GET", path, kAdminToken), 200);
