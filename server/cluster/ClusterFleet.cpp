@@ -76,6 +76,7 @@ ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
     , m_origin(options.origin)
     , m_primary(options.primary)
     , m_fleetUrl(options.fleetUrl)
+    , m_claimHoldMs(options.claimHoldMs)
     , m_post(std::make_shared<FlushPost>())
 {
     m_post->fleet = this;
@@ -352,6 +353,8 @@ void ClusterFleet::flushLoop()
             due = std::min(due, lastResync + milliseconds(kMinResyncGapMs));
         if (const auto ready = readyAt())
             due = std::min(due, *ready);
+        if (const auto expiry = releaseExpiredClaims())
+            due = std::min(due, *expiry);
         if (due > Clock::now())
             m_flushWake.wait_until(lock, due);
         const auto now = std::chrono::steady_clock::now();
@@ -446,16 +449,59 @@ void ClusterFleet::apply(const FleetDelta &delta)
             m_local.applyRemotePosition(car);
         for (const int id : delta.deviceCars)
             m_local.markDeviceDriven(id);
-    } else if (delta.kind == FleetDelta::Kind::Claim)
+    } else if (delta.kind == FleetDelta::Kind::Claim) {
         m_local.holdCar(delta.booking.carId);
-    else if (delta.kind == FleetDelta::Kind::Unclaim)
+        noteClaim(delta.booking.carId, delta.booking.id);
+    } else if (delta.kind == FleetDelta::Kind::Unclaim) {
         m_local.releaseHeldCar(delta.booking.carId);
-    else if (!applyCommitted(delta.booking))
-        qWarning().noquote() << "cluster: no room for booking" << delta.booking.id << "in this node's copy";
-    else if (delta.price)
-        PricingBoard(m_local.pricing()).recordBookingPrice(delta.booking.id, *delta.price);
+        forgetClaim(delta.booking.carId, delta.booking.id);
+    } else {
+        forgetClaim(delta.booking.carId, delta.booking.id); // the booking holds the car now, or freed it
+        if (!applyCommitted(delta.booking))
+            qWarning().noquote() << "cluster: no room for booking" << delta.booking.id << "in this node's copy";
+        else if (delta.price)
+            PricingBoard(m_local.pricing()).recordBookingPrice(delta.booking.id, *delta.price);
+    }
     m_applied.fetch_add(1, std::memory_order_relaxed);
     signalChanges(delta);
+}
+
+void ClusterFleet::noteClaim(int carId, uint64_t bookingId)
+{
+    bool first = false;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        first = m_remoteClaims.empty();
+        m_remoteClaims[carId] = {bookingId, std::chrono::steady_clock::now()};
+    }
+    if (first)
+        m_flushWake.notify_one(); // the flusher's next wake-up: this claim's expiry
+}
+
+void ClusterFleet::forgetClaim(int carId, uint64_t bookingId)
+{
+    std::lock_guard lock(m_pendingMutex);
+    if (const auto it = m_remoteClaims.find(carId); it != m_remoteClaims.end() && it->second.bookingId == bookingId)
+        m_remoteClaims.erase(it);
+}
+
+// Under m_pendingMutex (the flusher's loop).
+std::optional<std::chrono::steady_clock::time_point> ClusterFleet::releaseExpiredClaims()
+{
+    const auto now = std::chrono::steady_clock::now();
+    const auto hold = std::chrono::milliseconds(m_claimHoldMs);
+    std::optional<std::chrono::steady_clock::time_point> next;
+    for (auto it = m_remoteClaims.begin(); it != m_remoteClaims.end();) {
+        const auto expires = it->second.heardAt + hold;
+        if (expires <= now) {
+            m_local.releaseHeldCar(it->first); // only if still held: a booking keeps its car
+            it = m_remoteClaims.erase(it);
+            continue;
+        }
+        next = next ? std::min(*next, expires) : expires;
+        ++it;
+    }
+    return next;
 }
 
 void ClusterFleet::signalChanges(const FleetDelta &delta)

@@ -35,7 +35,7 @@ class RedisSubscriber;
 //     reloads on every (re)subscribe: messages sent while it was away are lost);
 //   - bookings as they committed (announce()), whose states only move forward in a copy;
 //   - the car a booking claims, as it is booked and before it commits (held in the other copies
-//     until the booking's announcement, its Unclaim, or a resync frees it).
+//     until the booking's announcement, its Unclaim, kClaimHoldMs, or a resync frees it).
 // Bookings and claims travel with the positions: everything queued when a batch goes out is one
 // message (a Batch, FleetDelta.h), in the order it happened. Under load a node announces hundreds
 // of bookings a second, and a PUBLISH each cost Redis and every node's subscriber more than the
@@ -67,7 +67,12 @@ public:
     static constexpr int kMinFlushGapMs = 2;
     static constexpr int kResyncMs = 30'000;
     static constexpr int kMinResyncGapMs = 1000; // asked-for resyncs run at most this often
-    static constexpr uint32_t kEtaStepS = 10;    // an ETA travels when it changed by this much
+    // A car another node claimed is held here until that booking's announcement or Unclaim, or
+    // this long: a commit ends within the ledger's statement timeout (5 s) and connect timeout
+    // (2 s), so a claim older than this belongs to a node that died before it could say. The
+    // database still decides every booking: a car let go too early costs a retry, not a double.
+    static constexpr int kClaimHoldMs = 10'000;
+    static constexpr uint32_t kEtaStepS = 10; // an ETA travels when it changed by this much
     static constexpr const char *kChannel = "taxicore:fleet";
     static constexpr const char *kCarsKey = "taxicore:cars";
 
@@ -76,6 +81,7 @@ public:
         QString ledgerUrl; // postgresql://...: where ids come from
         bool primary = false;
         quint64 origin = 0; // the node: the same in the primary and its workers
+        int claimHoldMs = kClaimHoldMs;
     };
     // Null with `error` naming the problem (a bad URL, Redis or PostgreSQL not answering).
     static std::unique_ptr<ClusterFleet> open(SharedRegion &region, const Options &options, QString *error);
@@ -181,6 +187,12 @@ private:
     void trackEta(const BookingSnapshot &booking);
     void apply(const QByteArray &payload);
     void apply(const FleetDelta &delta);
+    // Claims of the other nodes, by car: the booking and when it was heard (m_pendingMutex).
+    void noteClaim(int carId, uint64_t bookingId);
+    // The claim of `bookingId` on `carId` is over (announced, or withdrawn).
+    void forgetClaim(int carId, uint64_t bookingId);
+    // Lets go of the cars whose claims are older than claimHoldMs; when the next one expires.
+    std::optional<std::chrono::steady_clock::time_point> releaseExpiredClaims();
     void reloadLiveView();
 
     SharedMemoryFleet m_local;
@@ -199,9 +211,15 @@ private:
 
     std::mutex m_pendingMutex;
     std::condition_variable m_flushWake;
-    std::unordered_map<int, CarSnapshot> m_pending;       // newest position per car since the last flush
-    std::unordered_set<int> m_pendingDevices;             // of those, the ones a device reported
-    std::vector<QByteArray> m_pendingDeltas;              // bookings and claims since, in order
+    std::unordered_map<int, CarSnapshot> m_pending; // newest position per car since the last flush
+    std::unordered_set<int> m_pendingDevices;       // of those, the ones a device reported
+    std::vector<QByteArray> m_pendingDeltas;        // bookings and claims since, in order
+    struct RemoteClaim {
+        uint64_t bookingId = 0;
+        std::chrono::steady_clock::time_point heardAt;
+    };
+    std::unordered_map<int, RemoteClaim> m_remoteClaims; // by car
+    int m_claimHoldMs;
     std::chrono::steady_clock::time_point m_pendingSince; // when the first of these was queued
     bool m_flushAsked = false;
     std::shared_ptr<FlushPost> m_post; // the flush posted to an event loop: outlives this fleet

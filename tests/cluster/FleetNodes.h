@@ -19,7 +19,8 @@ struct FleetNode {
 };
 
 // A primary's copy (origin `origin`) with `cars` cars placed north of kCentre.
-inline FleetNode openFleetNode(const QString &redisUrl, const QString &postgresUrl, quint64 origin, int cars)
+inline FleetNode openFleetNode(const QString &redisUrl, const QString &postgresUrl, quint64 origin, int cars,
+                               int claimHoldMs = ClusterFleet::kClaimHoldMs)
 {
     FleetNode node;
     QString error;
@@ -28,7 +29,7 @@ inline FleetNode openFleetNode(const QString &redisUrl, const QString &postgresU
         qWarning().noquote() << "cannot create the node's region:" << error;
         return node;
     }
-    node.fleet = ClusterFleet::open(*node.region, {redisUrl, postgresUrl, true, origin}, &error);
+    node.fleet = ClusterFleet::open(*node.region, {redisUrl, postgresUrl, true, origin, claimHoldMs}, &error);
     if (!node.fleet)
         qWarning().noquote() << "cannot open the node:" << error;
     else

@@ -30,6 +30,8 @@ namespace {
 constexpr int kCars = 3;
 // The feed's worst delivery time on a loaded 2-core machine, with a wide margin.
 constexpr int kFeedTimeoutMs = 5000;
+// A claim's hold in the test's watching node (ClusterFleet::kClaimHoldMs in a server: 10 s).
+constexpr int kShortClaimHoldMs = 300;
 
 using Node = FleetNode;
 
@@ -47,6 +49,7 @@ private Q_SLOTS:
     void theLeadersEtaOfACommittedBookingReachesEveryNode();
     void aCarADeviceDrivesThroughOneNodeIsLeftAloneByTheOthersSimulator();
     void theBookingsOfOneTurnTravelAsOneMessage();
+    void aClaimWhoseNodeDiedIsLetGo(); // last: the nodes above keep holding its car
 
 private:
     // PUBLISH commands the Redis server has run (INFO commandstats); -1 if it did not say.
@@ -257,6 +260,26 @@ void ClusterClaimsTest::theBookingsOfOneTurnTravelAsOneMessage()
             return true;
         },
         kFeedTimeoutMs));
+}
+
+// A node that dies between its claim and its commit never sends the Unclaim nor the announcement:
+// the other nodes let the car go after the claim's hold, not only at their next resync (30 s).
+void ClusterClaimsTest::aClaimWhoseNodeDiedIsLetGo()
+{
+    Node watcher = openFleetNode(m_redis.url(), m_postgres.url(), 5, kCars, kShortClaimHoldMs);
+    Node doomed = openFleetNode(m_redis.url(), m_postgres.url(), 6, kCars);
+    QVERIFY(watcher.fleet && doomed.fleet);
+    QVERIFY2(copiesHearEachOther(*watcher.fleet, *doomed.fleet, kCars), "the two copies never heard each other");
+    const auto booked = doomed.fleet->book(QStringLiteral("doomed"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.result, FleetStore::BookResult::Booked);
+    const int car = booked.booking.carId;
+    QVERIFY2(waitUntil([&] { return watcher.fleet->car(car)->state != CarState::Available; }, kFeedTimeoutMs),
+             "the watching node never heard the claim");
+    doomed.fleet.reset(); // gone before its commit: nothing more is said of that booking
+    QVERIFY2(waitUntil([&] { return watcher.fleet->car(car)->state == CarState::Available; },
+                       kShortClaimHoldMs + kFeedTimeoutMs),
+             "the claim of a node that died still holds its car");
+    QVERIFY(!watcher.fleet->booking(booked.booking.id));
 }
 
 QTEST_GUILESS_MAIN(ClusterClaimsTest)
