@@ -224,22 +224,33 @@ void ClusterFleet::carTakenElsewhere(int carId)
     m_flushWake.notify_one();
 }
 
+bool ClusterFleet::startsBatch()
+{
+    const bool first = m_pending.empty() && m_pendingDeltas.empty();
+    if (first)
+        m_pendingSince = std::chrono::steady_clock::now();
+    return first;
+}
+
+void ClusterFleet::queued(bool first, bool full)
+{
+    if (full)
+        askFlush();
+    else if (scheduleFlush() && first)
+        m_flushWake.notify_one(); // the flusher's deadline: kMaxHoldMs from now
+}
+
 void ClusterFleet::queueDelta(QByteArray delta)
 {
     bool first = false;
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
-        first = m_pending.empty() && m_pendingDeltas.empty();
-        if (first)
-            m_pendingSince = std::chrono::steady_clock::now();
+        first = startsBatch();
         m_pendingDeltas.push_back(std::move(delta));
         full = m_pendingDeltas.size() >= std::size_t(kFlushDeltas);
     }
-    if (full)
-        askFlush();
-    else if (scheduleFlush() && first)
-        m_flushWake.notify_one(); // the flusher's deadline: kMaxHoldMs from now
+    queued(first, full);
 }
 
 void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
@@ -248,18 +259,13 @@ void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
-        first = m_pending.empty() && m_pendingDeltas.empty();
-        if (first)
-            m_pendingSince = std::chrono::steady_clock::now();
+        first = startsBatch();
         m_pending[car.id] = car;
         if (fromDevice)
             m_pendingDevices.insert(car.id);
         full = m_pending.size() >= std::size_t(kFlushCars);
     }
-    if (full)
-        askFlush();
-    else if (scheduleFlush() && first)
-        m_flushWake.notify_one(); // the flusher's deadline: kMaxHoldMs from now
+    queued(first, full);
 }
 
 bool ClusterFleet::scheduleFlush()

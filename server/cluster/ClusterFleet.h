@@ -172,6 +172,10 @@ private:
     void queueCar(const CarSnapshot &car, bool fromDevice);
     // A booking's or a claim's delta, sent with the next batch.
     void queueDelta(QByteArray delta);
+    // Under m_pendingMutex, before queueing: true (and the batch's clock started) when nothing waits yet.
+    bool startsBatch();
+    // After queueing: the flusher told when the batch is full, or hooked to this turn's end.
+    void queued(bool first, bool full);
     // The positions queued go out when this thread's event loop turn ends (true: posted, or
     // already), or at once without a running loop (false).
     bool scheduleFlush();

@@ -209,7 +209,8 @@ std::optional<std::vector<FleetDelta>> decodeFleetMessage(const QByteArray &byte
         const qsizetype at = qsizetype(in.device()->pos());
         if (in.status() != QDataStream::Ok || qsizetype(size) > bytes.size() - at)
             return std::nullopt;
-        auto part = decodeFleetDelta(bytes.mid(at, size)); // a Batch inside is refused there
+        // A view, not a copy: `bytes` outlives it. A Batch inside is refused there.
+        auto part = decodeFleetDelta(QByteArray::fromRawData(bytes.constData() + at, qsizetype(size)));
         if (!part || part->origin != origin)
             return std::nullopt;
         deltas.push_back(std::move(*part));

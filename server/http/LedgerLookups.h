@@ -1,6 +1,7 @@
 #pragma once
 
 #include "wire/HttpTypes.h"
+#include "wire/RequestInput.h"
 
 #include <QString>
 #include <QThreadPool>
@@ -37,6 +38,21 @@ public:
     ApiResponse defer(const ApiRequest &request, std::function<ApiResponse()> lookup);
     // True inside a lookup: the handler reads the ledger itself instead of deferring again.
     static bool inLookup();
+
+    // The value of `read()` (a ledger read answering a LedgerResult), on the lookup thread; 503
+    // ledger_unavailable with the reason when it fails (noted, so that for kQuietAfterFailureMs the
+    // next readers are told at once instead of each waiting out another timeout), or failed lately.
+    template <typename Read> auto readLedger(const Read &read)
+    {
+        if (const auto failed = recentFailure())
+            throwApiError(503, "ledger_unavailable", *failed);
+        auto result = read();
+        if (!result.ok()) {
+            noteFailure(result.error);
+            throwApiError(503, "ledger_unavailable", result.error);
+        }
+        return std::move(result.value);
+    }
 
     // The ledger's error when a read failed less than kQuietAfterFailureMs ago.
     std::optional<QString> recentFailure() const;

@@ -58,27 +58,12 @@ QJsonObject tripJson(const TripRecord &t)
             {QStringLiteral("currency"), t.fare.currency}};
 }
 
-// The ledger's verdict, or 503 ledger_unavailable with its reason (remembered, so that for a
-// moment the next reader is told at once instead of waiting out another timeout).
-template <typename T> T readOrRefuse(LedgerResult<T> read, LedgerLookups &lookups)
-{
-    if (!read.ok()) {
-        lookups.noteFailure(read.error);
-        throwApiError(503, "ledger_unavailable", read.error);
-    }
-    return std::move(read.value);
-}
+using Span = std::pair<qint64, qint64>;
 
-void refuseWhileFailing(const LedgerLookups &lookups)
+ApiResponse tripsList(Span span, const LedgerQueries &reader, LedgerLookups &lookups)
 {
-    if (const auto failed = lookups.recentFailure())
-        throwApiError(503, "ledger_unavailable", *failed);
-}
-
-ApiResponse tripsList(const ApiRequest &request, const LedgerQueries &reader, LedgerLookups &lookups)
-{
-    const auto [from, to] = readSpan(request);
-    const std::vector<TripRecord> trips = readOrRefuse(reader.trips(from, to), lookups);
+    const auto [from, to] = span;
+    const std::vector<TripRecord> trips = lookups.readLedger([&] { return reader.trips(from, to); });
     QJsonArray list;
     for (const TripRecord &t : trips) {
         if (list.size() >= kMaxTripsListed)
@@ -89,11 +74,11 @@ ApiResponse tripsList(const ApiRequest &request, const LedgerQueries &reader, Le
         {{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
 }
 
-ApiResponse operatorsReport(const ApiRequest &request, const LedgerQueries &reader, LedgerLookups &lookups)
+ApiResponse operatorsReport(Span span, bool csvWanted, const LedgerQueries &reader, LedgerLookups &lookups)
 {
-    const auto [from, to] = readSpan(request);
-    const LedgerReport report = readOrRefuse(reader.report(from, to), lookups);
-    if (request.query.queryItemValue(QStringLiteral("format")) == QStringLiteral("csv")) {
+    const auto [from, to] = span;
+    const LedgerReport report = lookups.readLedger([&] { return reader.report(from, to); });
+    if (csvWanted) {
         ApiResponse csv = textResponse(ledgerReportCsv(report));
         csv.contentType = QByteArrayLiteral("text/csv; charset=utf-8");
         return csv;
@@ -118,20 +103,19 @@ ApiResponse operatorsReport(const ApiRequest &request, const LedgerQueries &read
 
 void registerReportRoutes(RouteTable &router, const LedgerQueries &reader, LedgerLookups &lookups)
 {
-    // Bad spans and missing operator rights are answered at once; only the read itself waits.
+    // Missing operator rights and bad spans are answered at once; only the read itself waits.
     // Every rider's trips (who rode when, which car, the fare): for operators, like the report.
     router.add(HttpMethod::Get, "/api/v1/trips", [&reader, &lookups](const ApiRequest &request) {
         requireOperator(request);
-        readSpan(request);
-        refuseWhileFailing(lookups);
-        return lookups.defer(request, [&reader, &lookups, request] { return tripsList(request, reader, lookups); });
+        return lookups.defer(
+            request, [&reader, &lookups, span = readSpan(request)] { return tripsList(span, reader, lookups); });
     });
     router.add(HttpMethod::Get, "/admin/v1/report", [&reader, &lookups](const ApiRequest &request) {
         requireOperator(request);
-        readSpan(request);
-        refuseWhileFailing(lookups);
-        return lookups.defer(request,
-                             [&reader, &lookups, request] { return operatorsReport(request, reader, lookups); });
+        const bool csv = request.query.queryItemValue(QStringLiteral("format")) == QStringLiteral("csv");
+        return lookups.defer(request, [&reader, &lookups, span = readSpan(request), csv] {
+            return operatorsReport(span, csv, reader, lookups);
+        });
     });
 }
 

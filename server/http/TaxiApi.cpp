@@ -235,14 +235,7 @@ bool TaxiApi::needsLedgerLookup(uint64_t id) const
 
 std::optional<StoredBooking> TaxiApi::storedBooking(uint64_t id) const
 {
-    if (const auto failed = m_lookups.recentFailure())
-        throwApiError(503, "ledger_unavailable", *failed);
-    auto stored = m_ledger->reader().booking(id);
-    if (!stored.ok()) {
-        m_lookups.noteFailure(stored.error);
-        throwApiError(503, "ledger_unavailable", stored.error);
-    }
-    return std::move(stored.value);
+    return m_lookups.readLedger([this, id] { return m_ledger->reader().booking(id); });
 }
 
 ApiResponse TaxiApi::getBooking(const ApiRequest &request) const

@@ -165,13 +165,22 @@ void ClusterFleetCopyTest::unreadableDeltasAreRefused()
     QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim).chopped(1)));
 }
 
-void ClusterFleetCopyTest::aMessageCarriesSeveralDeltasInOrder()
+namespace {
+// Node 4's claim of car 7 for booking 10.
+FleetDelta claimOfCar7()
 {
     FleetDelta claim;
     claim.kind = FleetDelta::Kind::Claim;
     claim.origin = 4;
     claim.booking.id = 10;
     claim.booking.carId = 7;
+    return claim;
+}
+} // namespace
+
+void ClusterFleetCopyTest::aMessageCarriesSeveralDeltasInOrder()
+{
+    const FleetDelta claim = claimOfCar7();
     FleetDelta booking;
     booking.kind = FleetDelta::Kind::Booking;
     booking.origin = 4;
@@ -202,12 +211,7 @@ void ClusterFleetCopyTest::aMessageCarriesSeveralDeltasInOrder()
 
 void ClusterFleetCopyTest::unreadableMessagesAreRefused()
 {
-    FleetDelta claim;
-    claim.kind = FleetDelta::Kind::Claim;
-    claim.origin = 4;
-    claim.booking.id = 10;
-    claim.booking.carId = 7;
-    const QByteArray part = encodeFleetDelta(claim);
+    const QByteArray part = encodeFleetDelta(claimOfCar7());
     const QByteArray two = encodeFleetMessage(4, {part, part});
     QVERIFY(decodeFleetMessage(two));
     QVERIFY(!decodeFleetDelta(two));                                   // a batch is not one delta

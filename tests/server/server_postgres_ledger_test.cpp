@@ -59,6 +59,10 @@ private Q_SLOTS:
     void unknownLedgerSchemeIsRefused();
 
 private:
+    // A server on a freshly emptied PostgreSQL ledger, its data in `dir`; null (warned) if either
+    // did not start.
+    std::unique_ptr<ServerProcess> serverOnFreshLedger(const QTemporaryDir &dir);
+
     PostgresKit m_pg;
 };
 
@@ -141,14 +145,29 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
     QVERIFY2(second.isRunning(), second.stderrText().constData());
 }
 
+std::unique_ptr<ServerProcess> ServerPostgresLedgerTest::serverOnFreshLedger(const QTemporaryDir &dir)
+{
+    if (!m_pg.start()) {
+        qWarning().noquote() << m_pg.error();
+        return nullptr;
+    }
+    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
+    auto server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--cars"), QStringLiteral("40"),
+                                                              QStringLiteral("--data-dir"), dir.path(),
+                                                              QStringLiteral("--ledger"), m_pg.url()});
+    if (!server->start(kStartMs)) {
+        qWarning().noquote() << server->error();
+        return nullptr;
+    }
+    return server;
+}
+
 void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
 {
-    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
-    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
     QTemporaryDir dir;
-    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"), dir.path(),
-                          QStringLiteral("--ledger"), m_pg.url()});
-    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    const auto started = serverOnFreshLedger(dir);
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
     HttpClient http(server.host(), server.port());
     TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-hang")), 201);
     // With a token (any): without one a read is refused before the ledger is asked.
@@ -210,12 +229,10 @@ void ServerPostgresLedgerTest::aHungLedgerStallsOnlyWhatNeedsIt()
 // they wait on the lookup thread like a booking only the ledger knows, never on the event loop.
 void ServerPostgresLedgerTest::aReportOnAHungLedgerStallsNoOneElse()
 {
-    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
-    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
     QTemporaryDir dir;
-    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"), dir.path(),
-                          QStringLiteral("--ledger"), m_pg.url()});
-    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    const auto started = serverOnFreshLedger(dir);
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
     HttpClient http(server.host(), server.port());
     TC_VERIFY_STATUS(http.get("/api/v1/trips"), 200);
 
