@@ -9,9 +9,6 @@ namespace {
 
 constexpr quint32 kMagic = 0x54434644; // "TCFD"
 constexpr quint8 kVersion = 1;
-// A message carries at most this many cars: a flush of the busiest tick fits, garbage does not
-// make the reader allocate.
-constexpr quint32 kMaxCarsPerDelta = 100'000;
 constexpr qsizetype kCarBytes = 4 + 8 + 8 + 4 + 4 + 1 + 8 + 8 + 8; // what writeCar() writes
 
 void writeCar(QDataStream &out, const CarSnapshot &c)

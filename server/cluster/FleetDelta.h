@@ -28,6 +28,9 @@ struct FleetDelta {
     std::optional<BookingPrice> price;
 };
 
+// A Cars delta carries at most this many cars: a flush of the busiest tick fits, garbage does not
+// make the reader allocate.
+inline constexpr quint32 kMaxCarsPerDelta = 100'000;
 QByteArray encodeFleetDelta(const FleetDelta &delta);
 // None for bytes that are not a delta of this version (counted and dropped by the reader); a
 // Batch is not a delta (decodeFleetMessage reads both).
