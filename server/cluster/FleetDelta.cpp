@@ -9,7 +9,8 @@ namespace {
 
 constexpr quint32 kMagic = 0x54434644; // "TCFD"
 constexpr quint8 kVersion = 1;
-constexpr qsizetype kCarBytes = 4 + 8 + 8 + 4 + 4 + 1 + 8 + 8 + 8; // what writeCar() writes
+// What writeCar() writes: the float heading and speed go as doubles too (DoublePrecision).
+constexpr qsizetype kCarBytes = 4 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8;
 
 void writeCar(QDataStream &out, const CarSnapshot &c)
 {
