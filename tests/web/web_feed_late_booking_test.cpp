@@ -4,18 +4,14 @@
 // stranger's token is then refused (not_your_booking) and shown nothing of the booking or its car,
 // while it keeps its point; the rider's token, subscribed just as early, follows the booking.
 
-#include "UpgradeOnlyServer.h"
-#include "fleet/SharedMemoryFleet.h"
-#include "http/LiveFeed.h"
-#include "region/SharedRegion.h"
 #include "wire/SecretToken.h"
 
+#include "LiveFeedKit.h"
 #include "Wait.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
-#include <QTcpServer>
 #include <QTest>
 #include <QWebSocket>
 #include <cmath>
@@ -90,36 +86,19 @@ std::vector<double> etaByDistance(LatLng pickup, const std::vector<LatLng> &cars
 
 } // namespace
 
-class WebFeedLateBookingTest : public QObject {
+class WebFeedLateBookingTest : public QObject, LiveFeedFixture {
     Q_OBJECT
 
 private slots:
     void initTestCase()
     {
         QString error;
-        m_region = SharedRegion::create(error);
-        QVERIFY2(m_region, qPrintable(error));
-        m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
-        m_fleet->initialiseCars(50, [](int id) {
-            return LatLng{57.70 + (id % 10) * 0.002, 11.96 + (id / 10) * 0.002};
-        });
+        QVERIFY2(startFeed({50, 10, 0.002}, error), qPrintable(error));
         m_fleet->setIdSource([] { return kLateId; });
-        m_server = std::make_unique<UpgradeOnlyServer>();
-        auto *listener = new QTcpServer;
-        QVERIFY(listener->listen(QHostAddress::LocalHost, 0));
-        m_server->bind(listener);
-        m_url = QUrl(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(listener->serverPort()));
-        m_feed = std::make_unique<LiveFeed>(*m_server, *m_fleet);
         m_feed->setIntervalMs(kUpdateIntervalMs);
     }
 
-    void cleanupTestCase()
-    {
-        m_feed.reset();
-        m_server.reset();
-        m_fleet.reset();
-        m_region.reset();
-    }
+    void cleanupTestCase() { stopFeed(); }
 
     void aBookingThatArrivesLaterIsCheckedWhenItArrives()
     {
@@ -155,13 +134,6 @@ private slots:
         QVERIFY2(stranger.find(showsTheBooking) < 0, "the stranger was shown the booking or its car");
         QVERIFY(stranger.find([](const QJsonObject &m) { return m.contains("booking"); }, refusedAt) < 0);
     }
-
-private:
-    std::unique_ptr<SharedRegion> m_region;
-    std::unique_ptr<SharedMemoryFleet> m_fleet;
-    std::unique_ptr<UpgradeOnlyServer> m_server;
-    std::unique_ptr<LiveFeed> m_feed;
-    QUrl m_url;
 };
 
 QTEST_GUILESS_MAIN(WebFeedLateBookingTest)

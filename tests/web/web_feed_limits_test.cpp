@@ -4,19 +4,12 @@
 // leaves, a client that stops reading (dropped), and the feed going away (every client is
 // disconnected, none left dangling).
 
-#include "UpgradeOnlyServer.h"
-#include "fleet/SharedMemoryFleet.h"
-#include "region/SharedRegion.h"
-#include "http/LiveFeed.h"
-
+#include "LiveFeedKit.h"
 #include "Wait.h"
 
-#include <QAbstractHttpServer>
-#include <QHttpServerRequest>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
-#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
 #include <QWebSocket>
@@ -47,34 +40,20 @@ struct Client {
 
 } // namespace
 
-class WebFeedLimitsTest : public QObject {
+class WebFeedLimitsTest : public QObject, LiveFeedFixture {
     Q_OBJECT
 
 private slots:
     void init()
     {
         QString error;
-        m_region = SharedRegion::create(error);
-        QVERIFY2(m_region, qPrintable(error));
-        m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
-        m_fleet->initialiseCars(150, [](int id) {
-            return LatLng{57.70 + (id % 12) * 0.001, 11.96 + (id / 12) * 0.001};
-        });
-        m_server = std::make_unique<UpgradeOnlyServer>();
-        auto *listener = new QTcpServer;
-        QVERIFY(listener->listen(QHostAddress::LocalHost, 0));
-        m_server->bind(listener);
-        m_url = QUrl(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(listener->serverPort()));
-        m_feed = std::make_unique<LiveFeed>(*m_server, *m_fleet);
+        QVERIFY2(startFeed({150, 12, 0.001}, error), qPrintable(error));
     }
 
     void cleanup()
     {
-        m_clients.clear();
-        m_feed.reset();
-        m_server.reset();
-        m_fleet.reset();
-        m_region.reset();
+        m_clients.clear(); // before the feed they are clients of
+        stopFeed();
     }
 
     void capOnClients()
@@ -166,12 +145,7 @@ private slots:
     }
 
 private:
-    std::unique_ptr<SharedRegion> m_region;
-    std::unique_ptr<FleetStore> m_fleet;
-    std::unique_ptr<UpgradeOnlyServer> m_server;
-    std::unique_ptr<LiveFeed> m_feed;
     std::vector<std::unique_ptr<Client>> m_clients;
-    QUrl m_url;
 };
 
 QTEST_GUILESS_MAIN(WebFeedLimitsTest)
