@@ -35,8 +35,12 @@ constexpr int kMaxLimit = 100;
 constexpr qint64 kMaxIncomingBytes = 4096;
 constexpr qint64 kMinImmediateGapMs = 250;
 // Road ETAs cost ~0.25 ms per distinct rider cell; past this much work in one tick the rest of
-// the tick uses straight-line ETAs, so the I/O thread never stalls for the feed.
+// the tick uses straight-line ETAs, so the feed's CPU stays bounded however many riders it has.
 constexpr qint64 kRoadEtaBudgetMs = 25;
+// An update tick serves its clients in slices of this much work, and the thread's event loop
+// (HTTP requests, follow messages) gets a turn after each: a tick over 667 riders took 30-70 ms
+// in one piece, and every follow signalled meanwhile waited for its end (docs/benchmarks.md §18).
+constexpr qint64 kTickSliceNs = 1'000'000;
 // A refused or closing socket that does not finish the closing handshake is aborted after this.
 constexpr int kCloseGraceMs = 3000;
 
@@ -148,6 +152,9 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
                 disconnect(source, nullptr, this, nullptr);
         }
     }
+    m_sliceTimer.setSingleShot(true);
+    m_sliceTimer.setInterval(0);
+    connect(&m_sliceTimer, &QTimer::timeout, this, &LiveFeed::runTickSlice);
     m_retryTimer.setSingleShot(true);
     m_retryTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_retryTimer, &QTimer::timeout, this, &LiveFeed::followMarked);
@@ -334,15 +341,13 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     if (now - client->lastImmediateMs >= kMinImmediateGapMs) {
         client->lastImmediateMs = now;
         TickCache cache;
-        cache.started.start();
+        cache.slice.start();
         sendUpdate(*client, cache);
     }
     if (!m_timer.isActive())
         m_timer.start();
-    if (client->following && !m_eventDriven && !m_followTimer.isActive()) {
+    if (client->following && !m_eventDriven && !m_followTimer.isActive())
         m_followTimer.start();
-        m_sinceFollowPass.start();
-    }
 }
 
 bool LiveFeed::mayShow(Client &client, const BookingSnapshot &booking)
@@ -387,7 +392,6 @@ void LiveFeed::startFollowing(Client &client)
 
 void LiveFeed::followTick()
 {
-    m_sinceFollowPass.start();
     m_followers.clear();
     for (const std::shared_ptr<Client> &client : std::as_const(m_clients))
         if (client->following)
@@ -495,7 +499,6 @@ void LiveFeed::onFleetReloaded()
 void LiveFeed::followMarked()
 {
     m_passPosted = false;
-    m_sinceFollowPass.start();
     const qint64 now = clock::monotonicMs();
     // Retries that are due join this pass.
     for (auto it = m_retries.begin(); it != m_retries.end();) {
@@ -598,38 +601,47 @@ void LiveFeed::tick()
         m_timer.stop();
         return;
     }
-    if (m_eventDriven)
-        m_sinceFollowPass.start();
-    // Riders near one another share one query per tick.
-    TickCache cache;
-    cache.started.start();
-    const auto clients = m_clients.values(); // send() may drop clients while we iterate
-    for (const std::shared_ptr<Client> &client : clients) {
-        if (client->subscribed && m_clients.contains(client->socket))
-            sendUpdate(*client, cache);
-        // An update costs a nearby query and road ETAs, so a tick over hundreds of clients can
-        // hold this thread for tens of milliseconds (more on a busy machine): followers must not
-        // wait for it to end.
-        if (m_followTimer.isActive() && m_sinceFollowPass.elapsed() >= m_followTimer.interval())
-            followTick();
-        else if (m_eventDriven && m_sinceFollowPass.elapsed() >= kFollowIntervalMs) {
-            // The fleet's signals queued meanwhile, and the pass they ask for.
-            m_sinceFollowPass.start();
-            QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
-            if (!m_marked.isEmpty())
-                followMarked();
+    if (m_tickNext < m_tickQueue.size())
+        return; // the last tick is still being served (an overloaded thread): no second one on top
+    m_tick = TickCache{};
+    m_tickQueue.assign(m_clients.cbegin(), m_clients.cend());
+    m_tickNext = 0;
+    runTickSlice();
+}
+
+void LiveFeed::runTickSlice()
+{
+    // The follows signalled while the thread did other work go first: they are the feed's latency.
+    if (!m_marked.isEmpty())
+        followMarked();
+    m_tick.slice.start();
+    while (m_tickNext < m_tickQueue.size() && m_tick.slice.nsecsElapsed() < kTickSliceNs) {
+        const std::shared_ptr<Client> client = std::move(m_tickQueue[m_tickNext++]);
+        if (client->subscribed && isCurrent(*client))
+            sendUpdate(*client, m_tick);
+        // The safety net over an event-driven fleet: every follower once per update tick, for a
+        // change nothing signalled.
+        if (m_eventDriven && client->following && isCurrent(*client)) {
+            m_tick.followersChecked = true;
+            pushFollow(*client);
         }
     }
-    if (m_eventDriven) {
-        // The safety net: every follower once per update tick, for a change nothing signalled.
-        bool any = false;
-        for (const std::shared_ptr<Client> &client : clients)
-            if (client->following && m_clients.contains(client->socket)) {
-                any = true;
-                pushFollow(*client);
-            }
-        m_followPasses += any ? 1 : 0;
+    m_tick.workedNs += m_tick.slice.nsecsElapsed();
+    if (m_tickNext < m_tickQueue.size()) {
+        m_sliceTimer.start(); // the rest after the I/O, timers and follows that are waiting
+        return;
     }
+    m_tickQueue.clear();
+    m_tickNext = 0;
+    m_followPasses += m_tick.followersChecked ? 1 : 0;
+}
+
+bool LiveFeed::isCurrent(const Client &client) const
+{
+    // Not dropped since the tick began (a send drops a client that does not read; a socket's
+    // address may since belong to a new client).
+    const auto it = m_clients.constFind(client.socket);
+    return it != m_clients.constEnd() && it->get() == &client;
 }
 
 QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
@@ -640,7 +652,7 @@ QByteArray LiveFeed::carsJson(const Client &client, TickCache &cache) const
     const QString key = QStringLiteral("%1,%2,%3,%4").arg(lat).arg(lng).arg(client.radiusM).arg(client.limit);
     if (auto it = cache.cars.constFind(key); it != cache.cars.constEnd())
         return *it;
-    if (cache.byRoad && cache.started.elapsed() > kRoadEtaBudgetMs)
+    if (cache.byRoad && cache.workedMs() > kRoadEtaBudgetMs)
         cache.byRoad = false;
     const LatLng centre{lat, lng};
     const std::vector<NearbyCar> found = m_fleet.nearby(centre, client.radiusM, client.limit);
@@ -661,7 +673,7 @@ QByteArray LiveFeed::bookingJsonBytes(Client &client, TickCache *cache)
         return {};
     // A booking's view costs a road ETA or two, every update of every follower: under the same
     // budget per tick as the cars' ETAs, so hundreds of followers cannot hold this thread.
-    if (cache && cache->byRoad && cache->started.elapsed() > kRoadEtaBudgetMs)
+    if (cache && cache->byRoad && cache->workedMs() > kRoadEtaBudgetMs)
         cache->byRoad = false;
     const bool byRoad = m_estimator && (!cache || cache->byRoad);
     const TripEstimator &estimator = byRoad ? *m_estimator : *m_fallbackEstimator;

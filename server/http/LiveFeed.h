@@ -49,6 +49,8 @@ class TripEstimator;
 //                  {"type":"update","cars":[...],"booking":{...}} every interval_ms,
 //                  {"type":"follow","t":..,"booking_id":7,"car":{...},"booking":{...}?} on a change,
 //                  {"type":"error","error":code,"message":text}.
+// An update tick serves its clients in slices of ~1 ms of work, the event loop running between
+// them (runTickSlice): this thread's HTTP requests and follow messages wait for a slice, not a tick.
 // Bounded: at most maxClients() sockets; a client whose unsent bytes exceed maxPendingBytes()
 // is dropped; one that has not subscribed within idleTimeoutMs() is closed (1008). Upgraded
 // sockets still count toward the connection guard's --max-connections (ConnectionGuard::
@@ -118,7 +120,11 @@ private:
     void acceptPending();
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
+    // An update tick: every client's update, served in slices (runTickSlice) between which the
+    // thread's event loop runs.
     void tick();
+    void runTickSlice();
+    bool isCurrent(const Client &client) const;
     // The follow tick: pushes each followed booking's car (and the booking) when it changed.
     void followTick();
     // Checks one follower and pushes its `follow` message when it changed; false when nothing did.
@@ -138,8 +144,11 @@ private:
     // One tick's shared work: answers per ~10 m cell, and whether road ETAs are still affordable.
     struct TickCache {
         QHash<QString, QByteArray> cars;
-        QElapsedTimer started;
+        qint64 workedNs = 0; // the tick's own work in the slices before this one
+        QElapsedTimer slice; // this slice's
         bool byRoad = true;
+        bool followersChecked = false;
+        qint64 workedMs() const { return (workedNs + slice.nsecsElapsed()) / 1'000'000; }
     };
     void sendUpdate(Client &client, TickCache &cache);
     QByteArray carsJson(const Client &client, TickCache &cache) const;
@@ -155,7 +164,11 @@ private:
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
     QTimer m_timer;
     QTimer m_followTimer;
-    QElapsedTimer m_sinceFollowPass;                  // a long update tick runs the follow pass in between
+    // The update tick being served: its clients in order, the next one, and its shared work.
+    std::vector<std::shared_ptr<Client>> m_tickQueue;
+    std::size_t m_tickNext = 0;
+    TickCache m_tick;
+    QTimer m_sliceTimer;
     std::vector<std::shared_ptr<Client>> m_followers; // reused by every follow tick
     quint64 m_followPasses = 0;
     // Event-driven mode.
