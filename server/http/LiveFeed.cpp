@@ -37,9 +37,14 @@ constexpr qint64 kMinImmediateGapMs = 250;
 // Road ETAs cost ~0.25 ms per distinct rider cell; past this much work in one tick the rest of
 // the tick uses straight-line ETAs, so the feed's CPU stays bounded however many riders it has.
 constexpr qint64 kRoadEtaBudgetMs = 25;
-// An update tick serves its clients in slices of this much work, and the thread's event loop
-// (HTTP requests, follow messages) gets a turn after each: a tick over 667 riders took 30-70 ms
-// in one piece, and every follow signalled meanwhile waited for its end (docs/benchmarks.md §18).
+// An update tick's clients are served evenly over this share of its interval, a few every
+// kTickStepMs, and never more than kTickSliceNs of work before the event loop runs again. In one
+// piece, a tick over 667 riders held its thread 30-70 ms every 500 ms; the ticks of a cluster's
+// nodes coincide (their riders subscribed together), so the machine's cores were full for those
+// milliseconds and the follows, the Redis feed and the HTTP answers of every node waited on the
+// run queue (docs/benchmarks.md §18).
+constexpr int kTickSpreadPercent = 80;
+constexpr int kTickStepMs = 20;
 constexpr qint64 kTickSliceNs = 1'000'000;
 // A refused or closing socket that does not finish the closing handshake is aborted after this.
 constexpr int kCloseGraceMs = 3000;
@@ -153,7 +158,7 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
         }
     }
     m_sliceTimer.setSingleShot(true);
-    m_sliceTimer.setInterval(0);
+    m_sliceTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_sliceTimer, &QTimer::timeout, this, &LiveFeed::runTickSlice);
     m_retryTimer.setSingleShot(true);
     m_retryTimer.setTimerType(Qt::PreciseTimer);
@@ -604,6 +609,7 @@ void LiveFeed::tick()
     if (m_tickNext < m_tickQueue.size())
         return; // the last tick is still being served (an overloaded thread): no second one on top
     m_tick = TickCache{};
+    m_tick.sinceStart.start();
     m_tickQueue.assign(m_clients.cbegin(), m_clients.cend());
     m_tickNext = 0;
     runTickSlice();
@@ -614,8 +620,15 @@ void LiveFeed::runTickSlice()
     // The follows signalled while the thread did other work go first: they are the feed's latency.
     if (!m_marked.isEmpty())
         followMarked();
+    const std::size_t total = m_tickQueue.size();
+    // Client i is due i/total of the way through the spread; this slice serves those due before
+    // the next step, so each wake-up serves a few.
+    const qint64 spreadMs = qint64(m_timer.interval()) * kTickSpreadPercent / 100;
+    const qint64 horizonMs = m_tick.sinceStart.elapsed() + kTickStepMs;
+    const std::size_t due =
+        spreadMs <= horizonMs ? total : std::min(total, std::size_t(qint64(total) * horizonMs / spreadMs) + 1);
     m_tick.slice.start();
-    while (m_tickNext < m_tickQueue.size() && m_tick.slice.nsecsElapsed() < kTickSliceNs) {
+    while (m_tickNext < due && m_tick.slice.nsecsElapsed() < kTickSliceNs) {
         const std::shared_ptr<Client> client = std::move(m_tickQueue[m_tickNext++]);
         if (client->subscribed && isCurrent(*client))
             sendUpdate(*client, m_tick);
@@ -627,8 +640,9 @@ void LiveFeed::runTickSlice()
         }
     }
     m_tick.workedNs += m_tick.slice.nsecsElapsed();
-    if (m_tickNext < m_tickQueue.size()) {
-        m_sliceTimer.start(); // the rest after the I/O, timers and follows that are waiting
+    if (m_tickNext < total) {
+        // Behind (a slice's work was not enough): again once the waiting I/O and follows ran.
+        m_sliceTimer.start(m_tickNext < due ? 0 : kTickStepMs);
         return;
     }
     m_tickQueue.clear();

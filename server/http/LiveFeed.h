@@ -49,8 +49,9 @@ class TripEstimator;
 //                  {"type":"update","cars":[...],"booking":{...}} every interval_ms,
 //                  {"type":"follow","t":..,"booking_id":7,"car":{...},"booking":{...}?} on a change,
 //                  {"type":"error","error":code,"message":text}.
-// An update tick serves its clients in slices of ~1 ms of work, the event loop running between
-// them (runTickSlice): this thread's HTTP requests and follow messages wait for a slice, not a tick.
+// An update tick serves its clients spread evenly over most of its interval, a few at a time and
+// at most ~1 ms of work before the event loop runs again (runTickSlice): this thread's HTTP
+// requests and follow messages wait for a slice, not a tick, and the tick is no burst of CPU.
 // Bounded: at most maxClients() sockets; a client whose unsent bytes exceed maxPendingBytes()
 // is dropped; one that has not subscribed within idleTimeoutMs() is closed (1008). Upgraded
 // sockets still count toward the connection guard's --max-connections (ConnectionGuard::
@@ -120,8 +121,8 @@ private:
     void acceptPending();
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
-    // An update tick: every client's update, served in slices (runTickSlice) between which the
-    // thread's event loop runs.
+    // An update tick: every client's update, served in paced slices (runTickSlice) between which
+    // the thread's event loop runs.
     void tick();
     void runTickSlice();
     bool isCurrent(const Client &client) const;
@@ -144,6 +145,7 @@ private:
     // One tick's shared work: answers per ~10 m cell, and whether road ETAs are still affordable.
     struct TickCache {
         QHash<QString, QByteArray> cars;
+        QElapsedTimer sinceStart;
         qint64 workedNs = 0; // the tick's own work in the slices before this one
         QElapsedTimer slice; // this slice's
         bool byRoad = true;
