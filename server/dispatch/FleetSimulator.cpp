@@ -41,8 +41,8 @@ FleetSimulator::FleetSimulator(FleetStore &fleet, std::shared_ptr<const city::Ci
     // Every position the fleet is given is located on these roads as it is written, so nearby's
     // road ETAs start from each car's stored place instead of snapping it again.
     m_fleet.locateOnRoads(m_city);
-    m_timer.setInterval(kTickMs);
-    connect(&m_timer, &QTimer::timeout, this, [this] { step(kTickMs / 1000.0 * m_speedFactor); });
+    m_timer.setInterval(kTickMs / kTickGroups);
+    connect(&m_timer, &QTimer::timeout, this, &FleetSimulator::stepNextGroup);
 }
 
 FleetSimulator::~FleetSimulator() = default;
@@ -186,10 +186,25 @@ LatLng FleetSimulator::advance(int id, const CarSnapshot &car, Plan &plan, doubl
 
 void FleetSimulator::step(double seconds)
 {
+    moveCars(seconds, 0, 1);
+    runTickWork(seconds);
+}
+
+void FleetSimulator::stepNextGroup()
+{
+    const double seconds = kTickMs / 1000.0 * m_speedFactor;
+    moveCars(seconds, m_nextGroup, kTickGroups);
+    m_nextGroup = (m_nextGroup + 1) % kTickGroups;
+    if (m_nextGroup == 0)
+        runTickWork(seconds);
+}
+
+void FleetSimulator::moveCars(double seconds, int group, int groups)
+{
     const int count = m_fleet.carCount();
     if (int(m_plans.size()) < count)
         m_plans.resize(std::size_t(count));
-    for (int id = 1; id <= count; ++id) {
+    for (int id = 1 + group; id <= count; id += groups) {
         if (m_fleet.isDeviceDriven(id))
             continue;
         const auto car = m_fleet.car(id);
@@ -231,6 +246,10 @@ void FleetSimulator::step(double seconds)
             recordIfArrived(car->bookingId);
         }
     }
+}
+
+void FleetSimulator::runTickWork(double seconds)
+{
     m_sinceSurgeS += seconds;
     if (m_sinceSurgeS >= kSurgeIntervalS) {
         m_surge->update(m_sinceSurgeS);
