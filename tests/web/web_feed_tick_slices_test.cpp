@@ -19,7 +19,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
-#include <QTcpServer>
 #include <QTest>
 #include <QWebSocket>
 #include <memory>
@@ -79,31 +78,29 @@ struct Client {
 
 } // namespace
 
-class WebFeedTickSlicesTest : public QObject {
+class WebFeedTickSlicesTest : public QObject, public LiveFeedFixture {
     Q_OBJECT
 
 private slots:
+    void init()
+    {
+        connect(QAbstractEventDispatcher::instance(), &QAbstractEventDispatcher::awake, this, [this] { ++m_turns; });
+    }
+    void cleanup()
+    {
+        disconnect(QAbstractEventDispatcher::instance(), nullptr, this, nullptr);
+        stopFeed();
+        m_estimator.reset(); // after the feed that calls it
+    }
+
     void aLongTickRunsInSlicesSpreadOverItsInterval()
     {
+        m_estimator = std::make_unique<SlowRoadEstimator>(m_turns);
+        SlowRoadEstimator &estimator = *m_estimator;
         QString error;
-        const auto region = SharedRegion::create(error);
-        QVERIFY2(region, qPrintable(error));
-        SharedMemoryFleet fleet(*region);
-        fleet.initialiseCars(200, [](int id) {
-            return LatLng{57.700 + (id % 14) * 0.0005, 11.960 + (id / 14) * 0.0005};
-        });
-        UpgradeOnlyServer server;
-        auto *listener = new QTcpServer;
-        QVERIFY(listener->listen(QHostAddress::LocalHost, 0));
-        server.bind(listener);
-        const QUrl url(QStringLiteral("ws://127.0.0.1:%1/api/v1/stream").arg(listener->serverPort()));
-
-        quint64 turns = 0;
-        connect(QAbstractEventDispatcher::instance(), &QAbstractEventDispatcher::awake, this, [&turns] { ++turns; });
-        SlowRoadEstimator estimator(turns);
-        LiveFeed feed(server, fleet);
-        feed.setEstimator(&estimator);
-        feed.setIntervalMs(1000);
+        QVERIFY2(startFeed({200, 14, 0.0005}, error), qPrintable(error));
+        m_feed->setEstimator(&estimator);
+        m_feed->setIntervalMs(1000);
 
         // 120 riders, each in its own ~50 m cell: no two share a tick's answer.
         constexpr int kRiders = 120;
@@ -113,7 +110,7 @@ private slots:
         for (int i = 0; i < kRiders; ++i) {
             clients.push_back(std::make_unique<Client>(clock));
             QSignalSpy connected(clients.back()->socket.get(), &QWebSocket::connected);
-            clients.back()->socket->open(url);
+            clients.back()->socket->open(m_url);
             QVERIFY(connected.wait(5000));
             clients.back()->socket->sendTextMessage(
                 QStringLiteral(R"({"subscribe":{"lat":%1,"lng":%2,"radius_m":1000}})")
@@ -152,6 +149,10 @@ private slots:
         QVERIFY2(spreadMs >= 400 && spreadMs <= 1000,
                  qPrintable(QStringLiteral("one tick's updates arrived within %1 ms").arg(spreadMs)));
     }
+
+private:
+    quint64 m_turns = 0; // turns of this thread's event loop (QAbstractEventDispatcher::awake)
+    std::unique_ptr<SlowRoadEstimator> m_estimator;
 };
 
 QTEST_MAIN(WebFeedTickSlicesTest)
