@@ -6,6 +6,8 @@
 #include "FuzzChecks.h"
 #include "cluster/FleetDelta.h"
 
+#include <cmath>
+
 using namespace taxicore;
 
 namespace {
@@ -30,6 +32,14 @@ void checkBounds(const std::vector<FleetDelta> &deltas)
         TAXICORE_FUZZ_CHECK(delta.deviceCars.size() <= delta.cars.size());
         if (delta.kind == FleetDelta::Kind::Claim || delta.kind == FleetDelta::Kind::Unclaim)
             TAXICORE_FUZZ_CHECK(delta.booking.carId > 0);
+        // Only states that exist and places on the globe reach a node's copy.
+        for (const CarSnapshot &car : delta.cars)
+            TAXICORE_FUZZ_CHECK(car.state <= CarState::Waiting && std::isfinite(car.position.lat)
+                                && std::abs(car.position.lat) <= 90 && std::isfinite(car.position.lng)
+                                && std::abs(car.position.lng) <= 180);
+        if (delta.kind == FleetDelta::Kind::Booking)
+            TAXICORE_FUZZ_CHECK(delta.booking.state <= BookingState::Expired && std::isfinite(delta.booking.pickup.lat)
+                                && std::isfinite(delta.booking.fare));
     }
 }
 
@@ -42,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     checkBounds(*deltas);
 
-    // Bytes compared, not values: a NaN position must survive too. The first re-encoding may
+    // Bytes compared, not values. The first re-encoding may
     // differ from the input (ignored trailing bytes, a bool stored as 7); from then on it is fixed.
     const QByteArray canonical = reencoded(*deltas);
     const std::optional<std::vector<FleetDelta>> again = decodeFleetMessage(canonical);

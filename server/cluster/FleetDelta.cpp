@@ -2,6 +2,7 @@
 
 #include <QDataStream>
 #include <QIODevice>
+#include <cmath>
 
 namespace taxicore {
 
@@ -11,6 +12,27 @@ constexpr quint32 kMagic = 0x54434644; // "TCFD"
 constexpr quint8 kVersion = 1;
 // What writeCar() writes: the float heading and speed go as doubles too (DoublePrecision).
 constexpr qsizetype kCarBytes = 4 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8;
+
+// What a node may store from the feed: a state that exists, a place on the globe, finite numbers.
+// A NaN or an unknown state byte (from a bug or a foreign writer on the channel) would otherwise
+// land in this node's copy and in every answer built from it.
+bool onTheGlobe(LatLng p)
+{
+    return std::isfinite(p.lat) && std::isfinite(p.lng) && std::abs(p.lat) <= 90 && std::abs(p.lng) <= 180;
+}
+
+bool plausibleCar(const CarSnapshot &c, quint8 state)
+{
+    return state <= quint8(CarState::Waiting) && onTheGlobe(c.position) && std::isfinite(c.heading)
+           && std::isfinite(c.speedKmh) && std::isfinite(c.odometerM);
+}
+
+bool plausibleBooking(const BookingSnapshot &b, quint8 state)
+{
+    return state <= quint8(BookingState::Expired) && onTheGlobe(b.pickup) && onTheGlobe(b.dropoff)
+           && onTheGlobe(b.destination) && std::isfinite(b.startOdometerM) && std::isfinite(b.distanceM)
+           && std::isfinite(b.fare) && std::isfinite(b.durationS);
+}
 
 void writeCar(QDataStream &out, const CarSnapshot &c)
 {
@@ -30,7 +52,7 @@ bool readCar(QDataStream &in, CarSnapshot &c)
     c.state = static_cast<CarState>(state);
     c.bookingId = booking;
     c.updatedMs = updated;
-    return in.status() == QDataStream::Ok;
+    return in.status() == QDataStream::Ok && plausibleCar(c, state);
 }
 
 void writeBooking(QDataStream &out, const BookingSnapshot &b)
@@ -59,7 +81,7 @@ bool readBooking(QDataStream &in, BookingSnapshot &b)
     b.arrivedMs = arrived;
     b.pickupMs = pickedUp;
     b.endedMs = ended;
-    return in.status() == QDataStream::Ok;
+    return in.status() == QDataStream::Ok && plausibleBooking(b, state);
 }
 
 void writePrice(QDataStream &out, const std::optional<BookingPrice> &price)
@@ -81,6 +103,10 @@ bool readPrice(QDataStream &in, std::optional<BookingPrice> &price)
         FareBreakdown &q = p.quote;
         in >> p.surge >> p.hasQuote >> p.quotedDistanceM >> p.quotedDurationS >> q.base >> q.distanceCharge
             >> q.timeCharge >> q.minimum >> q.surge >> q.total;
+        for (const double value : {p.surge, p.quotedDistanceM, p.quotedDurationS, q.base, q.distanceCharge,
+                                   q.timeCharge, q.minimum, q.surge, q.total})
+            if (!std::isfinite(value))
+                return false;
         price = p;
     }
     return in.status() == QDataStream::Ok;

@@ -9,6 +9,9 @@
 #include "region/SharedRegion.h"
 
 #include <QTest>
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <memory>
 
 using namespace taxicore;
@@ -46,6 +49,7 @@ class ClusterFleetCopyTest : public QObject {
 private Q_SLOTS:
     void deltasRoundTrip();
     void unreadableDeltasAreRefused();
+    void implausibleValuesAreRefused();
     void aMessageCarriesSeveralDeltasInOrder();
     void unreadableMessagesAreRefused();
     void idsComeFromTheSourceAndZeroRefusesTheBooking();
@@ -163,6 +167,44 @@ void ClusterFleetCopyTest::unreadableDeltasAreRefused()
     QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim)));
     claim.booking.carId = 1;
     QVERIFY(!decodeFleetDelta(encodeFleetDelta(claim).chopped(1)));
+}
+
+// A state that does not exist, a NaN or a place off the globe never reaches a node's copy (nor the
+// answers built from it): the delta carrying it is refused whole, like an unreadable one.
+void ClusterFleetCopyTest::implausibleValuesAreRefused()
+{
+    FleetDelta cars;
+    cars.cars.resize(2);
+    cars.cars[1].id = 2;
+    QVERIFY(decodeFleetDelta(encodeFleetDelta(cars)));
+    const auto refusedWith = [&](const std::function<void(CarSnapshot &)> &spoil) {
+        FleetDelta bad = cars;
+        spoil(bad.cars[1]);
+        return !decodeFleetDelta(encodeFleetDelta(bad)) && !decodeCar(encodeCar(bad.cars[1]))
+               && !decodeFleetMessage(encodeFleetMessage(0, {encodeFleetDelta(cars), encodeFleetDelta(bad)}));
+    };
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.state = static_cast<CarState>(200); }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.position.lat = std::nan(""); }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.position.lng = 181; }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.position.lat = -std::numeric_limits<double>::infinity(); }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.speedKmh = std::numeric_limits<float>::quiet_NaN(); }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.odometerM = std::numeric_limits<double>::infinity(); }));
+
+    FleetDelta booking;
+    booking.kind = FleetDelta::Kind::Booking;
+    booking.booking.id = 3;
+    booking.booking.state = BookingState::Expired; // the last state there is
+    QVERIFY(decodeFleetDelta(encodeFleetDelta(booking)));
+    const auto bookingRefusedWith = [&](const std::function<void(FleetDelta &)> &spoil) {
+        FleetDelta bad = booking;
+        spoil(bad);
+        return !decodeFleetDelta(encodeFleetDelta(bad));
+    };
+    QVERIFY(bookingRefusedWith([](FleetDelta &d) { d.booking.state = static_cast<BookingState>(7); }));
+    QVERIFY(bookingRefusedWith([](FleetDelta &d) { d.booking.pickup.lng = std::nan(""); }));
+    QVERIFY(bookingRefusedWith([](FleetDelta &d) { d.booking.dropoff.lat = 91; }));
+    QVERIFY(bookingRefusedWith([](FleetDelta &d) { d.booking.fare = std::numeric_limits<double>::infinity(); }));
+    QVERIFY(bookingRefusedWith([](FleetDelta &d) { d.price = BookingPrice{std::nan(""), false, 0, 0, {}}; }));
 }
 
 namespace {
