@@ -2,15 +2,13 @@
 // clients in slices and lets the event loop run between them, so a follow message or an HTTP
 // request waits for a slice (~1 ms), not for the whole tick (30-70 ms over 667 riders on a
 // cluster node, docs/benchmarks.md §18); and the slices are spread over the tick's interval, so
-// the tick is no burst of CPU that every process on the machine waits behind. In-process over a real SharedRegion; the
-// road estimator is made slow (1 ms per rider cell) so that one tick is long on any machine, and each of its calls
-// notes which turn of the event loop it ran in (QAbstractEventDispatcher::awake counts them).
+// the tick is no burst of CPU that every process on the machine waits behind. In-process over a
+// real SharedRegion (LiveFeedKit); the road estimator is made slow (1 ms per rider cell) so that
+// one tick is long on any machine, and each of its calls notes which turn of the event loop it ran
+// in (QAbstractEventDispatcher::awake counts them).
 
-#include "UpgradeOnlyServer.h"
+#include "LiveFeedKit.h"
 #include "pricing/TripEstimator.h"
-#include "fleet/SharedMemoryFleet.h"
-#include "http/LiveFeed.h"
-#include "region/SharedRegion.h"
 
 #include "Wait.h"
 
