@@ -32,7 +32,7 @@ private Q_SLOTS:
         constexpr int kCars = 200;
         fleet.initialiseCars(kCars, [&](int) { return simulator.randomPoint(); });
         simulator.start();
-        QTest::qWait(3 * FleetSimulator::kTickMs); // inherent: the simulator's own timer drives it
+        QTest::qWait(5 * FleetSimulator::kTickMs); // inherent: the simulator's own timer drives it
         simulator.stop();
         const qint64 stoppedMs = clock::wallMs();
 
@@ -41,8 +41,9 @@ private Q_SLOTS:
         for (int id = 1; id <= kCars; ++id) {
             const auto car = fleet.car(id);
             QVERIFY(car);
-            // Every car moved within the last tick (plus a late timer's slack).
-            QVERIFY2(stoppedMs - car->updatedMs <= FleetSimulator::kTickMs + 150,
+            // Every car moved within the last tick or two (a loaded machine's timers run late);
+            // its stamp from being placed is 5 ticks old.
+            QVERIFY2(stoppedMs - car->updatedMs <= 2 * FleetSimulator::kTickMs,
                      qPrintable(QStringLiteral("car %1 last moved %2 ms ago").arg(id).arg(stoppedMs - car->updatedMs)));
             qint64 &latest = latestOfGroup[std::size_t((id - 1) % kGroups)];
             latest = std::max<qint64>(latest, car->updatedMs);
@@ -53,7 +54,7 @@ private Q_SLOTS:
         const qint64 spreadMs = *last - *first;
         QVERIFY2(spreadMs >= FleetSimulator::kTickMs / kGroups * (kGroups - 1) / 2,
                  qPrintable(QStringLiteral("the groups moved within %1 ms of one another").arg(spreadMs)));
-        QVERIFY2(spreadMs <= FleetSimulator::kTickMs,
+        QVERIFY2(spreadMs <= 2 * FleetSimulator::kTickMs,
                  qPrintable(QStringLiteral("the groups' last moves are %1 ms apart").arg(spreadMs)));
     }
 };
