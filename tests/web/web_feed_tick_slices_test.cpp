@@ -98,7 +98,7 @@ private slots:
         QString error;
         QVERIFY2(startFeed({200, 14, 0.0005}, error), qPrintable(error));
         m_feed->setEstimator(&estimator);
-        m_feed->setIntervalMs(1000);
+        m_feed->setIntervalMs(60'000); // no tick while the riders subscribe: the first has them all
 
         // 120 riders, each in its own ~50 m cell: no two share a tick's answer.
         constexpr int kRiders = 120;
@@ -120,8 +120,9 @@ private slots:
         };
         QVERIFY2(waitUntil([&] { return everyoneHas(1); }, 10000), "not every rider got its first picture");
 
-        // One whole tick.
+        // One whole tick, the first, with every rider in it.
         estimator.calls.clear();
+        m_feed->setIntervalMs(1000); // restarts the feed's timer: the tick 1 s from now
         QVERIFY2(waitUntil([&] { return everyoneHas(2); }, 5000), "a tick did not reach every rider");
         std::vector<SlowRoadEstimator::Call> tick;
         for (const auto &call : estimator.calls)
@@ -129,7 +130,7 @@ private slots:
                 tick.push_back(call);
         // The tick's road ETAs stop at its 25 ms budget of work (straight lines after): the work of
         // all its slices counts, not only the last one's.
-        QVERIFY2(tick.size() >= 10 && tick.size() <= 40, qPrintable(QString::number(tick.size())));
+        QVERIFY2(tick.size() >= 5 && tick.size() <= 40, qPrintable(QString::number(tick.size())));
         std::set<quint64> turnsOfTheTick;
         for (const auto &call : tick)
             turnsOfTheTick.insert(call.turn);
