@@ -21,15 +21,15 @@ bool onTheGlobe(LatLng p)
     return std::isfinite(p.lat) && std::isfinite(p.lng) && std::abs(p.lat) <= 90 && std::abs(p.lng) <= 180;
 }
 
-bool plausibleCar(const CarSnapshot &c, quint8 state)
+bool plausibleCar(const CarSnapshot &c)
 {
-    return state <= quint8(CarState::Waiting) && onTheGlobe(c.position) && std::isfinite(c.heading)
+    return c.state <= CarState::Waiting && onTheGlobe(c.position) && std::isfinite(c.heading)
            && std::isfinite(c.speedKmh) && std::isfinite(c.odometerM);
 }
 
-bool plausibleBooking(const BookingSnapshot &b, quint8 state)
+bool plausibleBooking(const BookingSnapshot &b)
 {
-    return state <= quint8(BookingState::Expired) && onTheGlobe(b.pickup) && onTheGlobe(b.dropoff)
+    return b.state <= BookingState::Expired && onTheGlobe(b.pickup) && onTheGlobe(b.dropoff)
            && onTheGlobe(b.destination) && std::isfinite(b.startOdometerM) && std::isfinite(b.distanceM)
            && std::isfinite(b.fare) && std::isfinite(b.durationS);
 }
@@ -52,7 +52,7 @@ bool readCar(QDataStream &in, CarSnapshot &c)
     c.state = static_cast<CarState>(state);
     c.bookingId = booking;
     c.updatedMs = updated;
-    return in.status() == QDataStream::Ok && plausibleCar(c, state);
+    return in.status() == QDataStream::Ok && plausibleCar(c);
 }
 
 void writeBooking(QDataStream &out, const BookingSnapshot &b)
@@ -81,7 +81,7 @@ bool readBooking(QDataStream &in, BookingSnapshot &b)
     b.arrivedMs = arrived;
     b.pickupMs = pickedUp;
     b.endedMs = ended;
-    return in.status() == QDataStream::Ok && plausibleBooking(b, state);
+    return in.status() == QDataStream::Ok && plausibleBooking(b);
 }
 
 void writePrice(QDataStream &out, const std::optional<BookingPrice> &price)
