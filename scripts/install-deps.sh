@@ -15,7 +15,7 @@ packages=(
   libosmium2-dev zlib1g-dev libbz2-dev libexpat1-dev
   clang libclang-rt-14-dev llvm clang-format
   chromium
-  postgresql libpq-dev redis-server libhiredis-dev nginx-light iptables
+  postgresql libpq-dev redis-server libhiredis-dev nginx-light iptables faketime
   dpkg-dev lintian desktop-file-utils appstream curl groff man-db
 )
 

@@ -35,6 +35,16 @@ QString ServerProcess::binary()
     return QDir(binDir()).filePath(QStringLiteral("taxicore-server"));
 }
 
+void ServerProcess::setEnvironment(const QStringList &nameEqualsValue)
+{
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const QString &entry : nameEqualsValue) {
+        const qsizetype equals = entry.indexOf(u'=');
+        environment.insert(entry.left(equals), entry.mid(equals + 1));
+    }
+    m_process.setProcessEnvironment(environment);
+}
+
 bool ServerProcess::start(int timeoutMs)
 {
     m_error.clear();

@@ -25,6 +25,8 @@ public:
 
     // Starts the server and reads its first stdout line (at most `timeoutMs`).
     bool start(int timeoutMs = 10'000);
+    // Variables set (or overridden) in the server's environment from the next start() on.
+    void setEnvironment(const QStringList &nameEqualsValue);
     // SIGTERM, wait up to `graceMs`, then SIGKILL. Returns the exit code, or -1 when it had to be
     // killed or was not running.
     int stop(int graceMs = 10'000);
