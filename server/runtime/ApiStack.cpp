@@ -30,8 +30,15 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
     , m_metrics(fleet.workerSlot(workerSlot))
     , m_router(std::make_unique<RouteTable>())
 {
-    if (m_city)
+    if (m_city) {
         m_byRoad = std::make_unique<RoadTripEstimator>(*m_city);
+        // Every process that serves the API builds this stack (the primary's I/O thread and each
+        // worker process), so this is where a serving process's fleet is given the city: positions
+        // a device reports here are stored with their road place, and nearby's road ETAs start
+        // from it instead of snapping those cars again on every request. The simulator does the
+        // same in the primary (before it places the cars); the same city again changes nothing.
+        m_fleet.locateOnRoads(m_city);
+    }
     const TripEstimator &estimator = m_byRoad ? static_cast<const TripEstimator &>(*m_byRoad) : m_straightLine;
     m_taxi = std::make_unique<TaxiApi>(m_fleet, estimator, ledger);
     if (isClusterFleetUrl(fleetUrl)) {

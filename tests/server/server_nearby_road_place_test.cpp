@@ -199,7 +199,7 @@ void NearbyRoadPlaceTest::positionsFromEveryPathAreLocated()
 
 void NearbyRoadPlaceTest::withoutRoadsPositionsStayUnlocatedAndEtasAreSnapped()
 {
-    m_fleet->locateOnRoads(nullptr); // a worker process's fleet: no simulator gave it the city
+    m_fleet->locateOnRoads(nullptr); // a fleet never given the city (a process without one)
     const std::vector<LatLng> elsewhere = randomCentres(2, 11);
     m_fleet->updatePosition(5, elsewhere[0], 0, 20, true);
     QVERIFY(!m_fleet->car(5)->road.located); // moved: the old place is not kept
