@@ -508,7 +508,11 @@ void SharedMemoryFleet::writePosition(CarSlot &slot, LatLng position, float head
     }
     slot.heading.store(heading, std::memory_order_relaxed);
     slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
-    slot.updatedMs.store(clock::wallMs(), std::memory_order_relaxed);
+    // The stamp is also the car's version across a cluster's copies (applyRemotePosition keeps the
+    // newest). Never below the one it replaces: a node whose clock is behind the others', or was
+    // stepped back, would otherwise write versions every other copy drops as stale.
+    slot.updatedMs.store(std::max(clock::wallMs(), slot.updatedMs.load(std::memory_order_relaxed) + 1),
+                         std::memory_order_relaxed);
     storePosition(slot, position, road);
     slot.seq.store(seq + 2, std::memory_order_release);
 }

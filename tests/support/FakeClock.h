@@ -31,4 +31,12 @@ inline QStringList wallClockOffsetBy(int offsetS)
             QStringLiteral("FAKETIME_DONT_FAKE_MONOTONIC=1")};
 }
 
+// Environment entries for a wall clock that can be stepped while the process runs: its offset is
+// read from `offsetFile` (e.g. "+0", then "-3600" to step it an hour back), at most once a second.
+inline QStringList steppableWallClock(const QString &offsetFile)
+{
+    return {QStringLiteral("LD_PRELOAD=") + fakeTimeLibrary(), QStringLiteral("FAKETIME_TIMESTAMP_FILE=") + offsetFile,
+            QStringLiteral("FAKETIME_CACHE_DURATION=1"), QStringLiteral("FAKETIME_DONT_FAKE_MONOTONIC=1")};
+}
+
 } // namespace taxicore::test
