@@ -18,15 +18,15 @@ int BookingExpiry::pickupTimeoutS() const
     return timeout > 0 ? timeout : kDefaultPickupTimeoutS;
 }
 
-int BookingExpiry::sweepIfDue(int64_t nowMs)
+int BookingExpiry::sweepIfDue(int64_t monotonicNowMs)
 {
-    if (nowMs - m_lastSweepMs < kSweepIntervalMs)
+    if (monotonicNowMs - m_lastSweepMs < kSweepIntervalMs)
         return 0;
-    m_lastSweepMs = nowMs;
-    return sweep(nowMs);
+    m_lastSweepMs = monotonicNowMs;
+    return sweep();
 }
 
-int BookingExpiry::sweep(int64_t nowMs)
+int BookingExpiry::sweep()
 {
     const double timeoutS = pickupTimeoutS();
     int expired = 0;
@@ -40,7 +40,7 @@ int BookingExpiry::sweep(int64_t nowMs)
         const auto booking = m_fleet.booking(car->bookingId);
         if (!booking || (booking->state != BookingState::Assigned && booking->state != BookingState::Arriving))
             continue;
-        if (m_fleet.simulatedSeconds(booking->createdMs, nowMs) < timeoutS)
+        if (m_fleet.simulatedSecondsSince(booking->createdMonoMs, booking->createdMs) < timeoutS)
             continue;
         // Decided under the booking's lock: a pickup that came first wins and nothing happens; a
         // move in progress (the rider boarding) is left to finish, the next sweep looks again.

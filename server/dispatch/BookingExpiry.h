@@ -21,15 +21,17 @@ public:
 
     // The timeout in force: ControlBlock::pickupTimeoutS (--pickup-timeout), else the default.
     int pickupTimeoutS() const;
-    // Expires every overdue booking at most once per kSweepIntervalMs; returns how many.
-    int sweepIfDue(int64_t nowMs);
-    // Expires every overdue booking now; returns how many.
-    int sweep(int64_t nowMs);
+    // Expires every overdue booking at most once per kSweepIntervalMs of `monotonicNowMs`
+    // (clock::monotonicMs: a wall-clock step neither stops the sweeps nor bunches them); returns how many.
+    int sweepIfDue(int64_t monotonicNowMs);
+    // Expires every overdue booking now; returns how many. A booking's age is on the monotonic
+    // clock (BookingSnapshot::createdMonoMs), so a wall-clock step forward expires nothing early.
+    int sweep();
 
 private:
     FleetStore &m_fleet;
     Ledger *m_ledger;
-    int64_t m_lastSweepMs = 0;
+    int64_t m_lastSweepMs = INT64_MIN / 2;
 };
 
 } // namespace taxicore

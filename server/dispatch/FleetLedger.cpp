@@ -40,7 +40,7 @@ ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &b,
         r.progress.destination = LedgerPoint{b.destination.lat, b.destination.lng};
     if (b.state == BookingState::OnTrip) {
         r.progress.tripDistanceM = std::max(0.0, odometerM - b.startOdometerM);
-        r.progress.tripElapsedS = std::max(0.0, fleet.simulatedSeconds(b.pickupMs, r.progress.atMs));
+        r.progress.tripElapsedS = std::max(0.0, fleet.simulatedSecondsSince(b.pickupMonoMs, b.pickupMs));
     }
     return r;
 }

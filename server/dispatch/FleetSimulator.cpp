@@ -82,7 +82,7 @@ void FleetSimulator::recordIfArrived(uint64_t bookingId)
 
 void FleetSimulator::checkpointProgress()
 {
-    const int64_t now = clock::wallMs();
+    const int64_t now = clock::monotonicMs(); // an interval: a wall-clock step must not stop the checkpoints
     if (!m_ledger || now - m_lastCheckpointMs < kCheckpointIntervalMs)
         return;
     m_lastCheckpointMs = now;
@@ -256,7 +256,7 @@ void FleetSimulator::runTickWork(double seconds)
         m_sinceSurgeS = 0;
     }
     m_demand->step(seconds / m_speedFactor, seconds);
-    m_expiry->sweepIfDue(clock::wallMs());
+    m_expiry->sweepIfDue(clock::monotonicMs());
     checkpointProgress();
 }
 

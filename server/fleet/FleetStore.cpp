@@ -1,6 +1,7 @@
 #include "fleet/FleetStore.h"
 
 #include "fleet/SharedMemoryFleet.h"
+#include "region/Clock.h"
 #include "region/SharedRegion.h"
 
 namespace taxicore {
@@ -30,6 +31,13 @@ double FleetStore::simSpeed() const
 double FleetStore::simulatedSeconds(int64_t fromMs, int64_t toMs) const
 {
     return double(toMs - fromMs) / 1000.0 * simSpeed();
+}
+
+double FleetStore::simulatedSecondsSince(int64_t monotonicMs, int64_t wallMs) const
+{
+    if (monotonicMs != 0)
+        return double(clock::monotonicMs() - monotonicMs) / 1000.0 * simSpeed();
+    return simulatedSeconds(wallMs, clock::wallMs());
 }
 
 ControlBlock &FleetStore::control() const

@@ -149,6 +149,10 @@ public:
     // Simulated seconds between two wall-clock times: the one time base of ETAs, trip durations
     // and time charges.
     double simulatedSeconds(int64_t fromMs, int64_t toMs) const;
+    // Simulated seconds from a booking's instant until now: on this host's monotonic clock when the
+    // instant has a stamp there (BookingSnapshot::createdMonoMs, pickupMonoMs), else on the wall
+    // clock from `wallMs`.
+    double simulatedSecondsSince(int64_t monotonicMs, int64_t wallMs) const;
 
 protected:
     explicit FleetStore(SharedRegion &region);

@@ -57,6 +57,13 @@ struct BookingSnapshot {
     bool hasDestination = false; // a trip without a drop-off: where the simulator drives it
     LatLng destination;
     double durationS = 0; // simulated seconds on board, when completed
+    // createdMs and pickupMs on this host's CLOCK_MONOTONIC (0: none yet): the durations a booking
+    // is judged and charged by (pickup timeout, time on board) come from these, so a step of the
+    // wall clock neither expires every waiting booking nor bills an hour. Set when the booking is
+    // made or picked up here; one that arrives from elsewhere (another node, a restore) gets its
+    // wall-clock age at arrival. Host-local: never sent to another node or stored in the ledger.
+    int64_t createdMonoMs = 0;
+    int64_t pickupMonoMs = 0;
 };
 
 // Where a restored booking's ride stood at its last checkpoint (the ledger's progress columns).

@@ -70,7 +70,23 @@ BookingSnapshot snapshotOf(const BookingSlot &slot)
     b.hasDestination = slot.hasDestination != 0;
     b.destination = {slot.destinationLat, slot.destinationLng};
     b.durationS = slot.durationS;
+    b.createdMonoMs = slot.createdMonoMs;
+    b.pickupMonoMs = slot.pickupMonoMs;
     return b;
+}
+
+// The monotonic stamp of a booking's wall-clock instant `wallMs` (0: none): the one it came with,
+// else the one the slot holds for that same instant, else its wall-clock age now (a booking that
+// arrived from elsewhere). Wall-clock steps after that no longer reach durations measured from it.
+int64_t monotonicStampOf(int64_t wallMs, int64_t given, int64_t held)
+{
+    if (wallMs == 0)
+        return 0;
+    if (given != 0)
+        return given;
+    if (held != 0)
+        return held;
+    return clock::monotonicMs() - std::max<int64_t>(0, clock::wallMs() - wallMs);
 }
 
 // The owner's token hash into a slot (zero-padded; empty: no owner).
@@ -86,6 +102,13 @@ void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
 // the mirror of snapshotOf().
 void writeBookingSlot(BookingSlot &slot, const BookingSnapshot &b)
 {
+    // Read before the slot is overwritten: a later announcement of the same booking keeps the
+    // stamps its first arrival got.
+    const bool same = slot.id.load(std::memory_order_relaxed) == b.id;
+    slot.createdMonoMs =
+        monotonicStampOf(b.createdMs, b.createdMonoMs, same && slot.createdMs == b.createdMs ? slot.createdMonoMs : 0);
+    slot.pickupMonoMs =
+        monotonicStampOf(b.pickupMs, b.pickupMonoMs, same && slot.pickupMs == b.pickupMs ? slot.pickupMonoMs : 0);
     const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
     std::memset(slot.riderId, 0, sizeof slot.riderId);
     std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
@@ -740,6 +763,7 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
         created.dropoff = dropoff.value_or(LatLng{});
         created.etaS = uint32_t(std::lround(reserved.etaS));
         created.createdMs = clock::wallMs();
+        created.createdMonoMs = clock::monotonicMs();
         writeBookingSlot(slot, created);
         slot.pendingMove = 0;
         slot.id.store(id, std::memory_order_release);
@@ -868,6 +892,7 @@ FleetStore::Transition SharedMemoryFleet::beginPickup(uint64_t id)
     return beginTransition(id, BookingState::OnTrip, [this](BookingSnapshot &b) {
         const CarSlot *car = carSlot(b.carId);
         b.pickupMs = clock::wallMs();
+        b.pickupMonoMs = clock::monotonicMs();
         b.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
     });
 }
@@ -880,7 +905,7 @@ FleetStore::Transition SharedMemoryFleet::beginComplete(uint64_t id,
         const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : b.startOdometerM;
         b.endedMs = clock::wallMs();
         b.distanceM = std::max(0.0, odometer - b.startOdometerM);
-        b.durationS = simulatedSeconds(b.pickupMs, b.endedMs); // one time base: simulated
+        b.durationS = std::max(0.0, simulatedSecondsSince(b.pickupMonoMs, b.pickupMs)); // one time base: simulated
         b.fare = fareFor(b.distanceM, b.durationS);
     });
 }
@@ -910,6 +935,7 @@ FleetStore::Transition SharedMemoryFleet::settle(const Transition &move, bool co
         switch (move.booking.state) {
         case BookingState::OnTrip:
             slot.pickupMs = move.booking.pickupMs;
+            slot.pickupMonoMs = move.booking.pickupMonoMs;
             slot.startOdometerM = move.booking.startOdometerM;
             if (CarSlot *car = carSlot(slot.carId))
                 car->state.store(static_cast<uint32_t>(CarState::OnTrip), std::memory_order_release);

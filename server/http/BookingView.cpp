@@ -37,7 +37,7 @@ QJsonObject bookingView(const FleetStore &fleet, const TripEstimator &estimator,
     double distance = 0, seconds = 0;
     if (b.state == BookingState::OnTrip && car) {
         distance = std::max(0.0, car->odometerM - b.startOdometerM);
-        seconds = std::max(0.0, fleet.simulatedSeconds(b.pickupMs, clock::wallMs()));
+        seconds = std::max(0.0, fleet.simulatedSecondsSince(b.pickupMonoMs, b.pickupMs));
     } else if (b.state == BookingState::Completed) {
         distance = b.distanceM;
         seconds = b.durationS;

@@ -13,7 +13,8 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 8;        // 6: the nearby grid; 7: each car's road place; 8: passedAdopted
+inline constexpr uint32_t kRegionVersion =
+    9; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9: bookings' monotonic stamps
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -61,7 +62,8 @@ struct BookingSlot {
     // Where the car heads on a trip booked without a drop-off (the simulator chooses it).
     uint32_t hasDestination;
     double destinationLat, destinationLng;
-    double durationS; // simulated seconds on board, when completed
+    double durationS;                    // simulated seconds on board, when completed
+    int64_t createdMonoMs, pickupMonoMs; // BookingSnapshot::createdMonoMs, pickupMonoMs
 };
 
 // Per-process serving counters; the console and /metrics sum them over every slot.

@@ -1,0 +1,116 @@
+// A booking's durations (pickup timeout, time on board) run on the host's monotonic clock from
+// stamps its copy keeps (BookingSnapshot::createdMonoMs, pickupMonoMs). One made on another node
+// of a cluster, or restored from the ledger, arrives with wall-clock instants only: its stamps are
+// its wall-clock age at arrival, and later announcements of it must not move them (a wall-clock
+// step between two announcements would otherwise reach its age). tests/trip/trip_clock_step_test
+// steps a real server's clock.
+
+#include "fleet/SharedMemoryFleet.h"
+#include "region/Clock.h"
+#include "region/SharedRegion.h"
+
+#include <QTest>
+#include <memory>
+
+using namespace taxicore;
+
+namespace {
+
+constexpr int64_t kAgeMs = 300'000;
+constexpr int64_t kSlackMs = 50;
+
+BookingSnapshot fromElsewhere(uint64_t id, BookingState state, int64_t createdMs)
+{
+    BookingSnapshot b;
+    b.id = id;
+    b.state = state;
+    b.carId = 1;
+    b.riderId = QStringLiteral("elsewhere");
+    b.pickup = {57.7003, 11.9668};
+    b.createdMs = createdMs;
+    return b;
+}
+
+} // namespace
+
+class BookingDurationsTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void aBookingFromElsewhereIsAsOldAsItsWallClockAgeOnArrival();
+    void aLaterAnnouncementKeepsTheFirstStamps();
+    void aPickupFromElsewhereIsStampedOnArrival();
+
+private:
+    std::unique_ptr<SharedRegion> m_region;
+    std::unique_ptr<SharedMemoryFleet> m_fleet;
+};
+
+void BookingDurationsTest::init()
+{
+    QString error;
+    m_region = SharedRegion::create(error);
+    QVERIFY2(m_region, qPrintable(error));
+    m_fleet = std::make_unique<SharedMemoryFleet>(*m_region);
+    m_fleet->initialiseCars(2, [](int id) { return LatLng{57.70 + id * 0.001, 11.97}; });
+}
+
+void BookingDurationsTest::cleanup()
+{
+    m_fleet.reset();
+    m_region.reset();
+}
+
+void BookingDurationsTest::aBookingFromElsewhereIsAsOldAsItsWallClockAgeOnArrival()
+{
+    const int64_t before = clock::monotonicMs();
+    QVERIFY(m_fleet->applyRemoteBooking(fromElsewhere(7, BookingState::Assigned, clock::wallMs() - kAgeMs)));
+    const int64_t after = clock::monotonicMs();
+    const auto held = m_fleet->booking(7);
+    QVERIFY(held);
+    QVERIFY2(held->createdMonoMs >= before - kAgeMs - kSlackMs && held->createdMonoMs <= after - kAgeMs + kSlackMs,
+             qPrintable(QStringLiteral("stamped %1 on the monotonic clock, arrived between %2 and %3, %4 ms old")
+                            .arg(held->createdMonoMs)
+                            .arg(before)
+                            .arg(after)
+                            .arg(kAgeMs)));
+    const double ageS = m_fleet->simulatedSecondsSince(held->createdMonoMs, held->createdMs) / m_fleet->simSpeed();
+    QVERIFY2(std::abs(ageS - kAgeMs / 1000.0) < 1.0, qPrintable(QString::number(ageS)));
+}
+
+void BookingDurationsTest::aLaterAnnouncementKeepsTheFirstStamps()
+{
+    // It arrived a second after it was made (stamped so); then the wall clock stepped forward, and
+    // now its wall-clock age reads kAgeMs. The next announcement must not make it that old.
+    const int64_t createdMs = clock::wallMs() - kAgeMs;
+    BookingSnapshot arrived = fromElsewhere(8, BookingState::Assigned, createdMs);
+    arrived.createdMonoMs = clock::monotonicMs() - 1000;
+    QVERIFY(m_fleet->applyRemoteBooking(arrived));
+    const int64_t first = m_fleet->booking(8)->createdMonoMs;
+    QCOMPARE(first, arrived.createdMonoMs);
+    QVERIFY(m_fleet->applyRemoteBooking(fromElsewhere(8, BookingState::Arriving, createdMs)));
+    QCOMPARE(m_fleet->booking(8)->state, BookingState::Arriving);
+    QCOMPARE(m_fleet->booking(8)->createdMonoMs, first);
+}
+
+void BookingDurationsTest::aPickupFromElsewhereIsStampedOnArrival()
+{
+    BookingSnapshot onTrip = fromElsewhere(9, BookingState::OnTrip, clock::wallMs() - kAgeMs);
+    onTrip.pickupMs = clock::wallMs() - 60'000;
+    QVERIFY(m_fleet->applyRemoteBooking(onTrip));
+    const auto held = m_fleet->booking(9);
+    QVERIFY(held && held->pickupMonoMs != 0);
+    const double onBoardS = m_fleet->simulatedSecondsSince(held->pickupMonoMs, held->pickupMs) / m_fleet->simSpeed();
+    QVERIFY2(std::abs(onBoardS - 60.0) < 1.0, qPrintable(QString::number(onBoardS)));
+    // The same after a step: a held stamp stays (planted 10 s after the derived one).
+    BookingSnapshot planted = onTrip;
+    planted.pickupMonoMs = held->pickupMonoMs + 10'000;
+    QVERIFY(m_fleet->applyRemoteBooking(planted));
+    QVERIFY(m_fleet->applyRemoteBooking(onTrip));
+    QCOMPARE(m_fleet->booking(9)->pickupMonoMs, planted.pickupMonoMs);
+}
+
+QTEST_GUILESS_MAIN(BookingDurationsTest)
+#include "server_booking_durations_test.moc"
