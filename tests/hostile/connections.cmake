@@ -5,10 +5,6 @@ if(NOT TARGET taxicore_testsupport)
   add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/../support ${CMAKE_BINARY_DIR}/tests/support)
 endif()
 
-# Preloaded into the server by clock_step: moves the wall clock, leaves CLOCK_MONOTONIC alone.
-add_library(taxicore_clock_step_shim SHARED ${CMAKE_CURRENT_SOURCE_DIR}/ClockStepShim.cpp)
-target_link_libraries(taxicore_clock_step_shim PRIVATE ${CMAKE_DL_LIBS})
-
 foreach(source IN ITEMS
     hostile_accept_backoff_test.cpp
     hostile_drain_refuses_test.cpp
@@ -18,9 +14,6 @@ foreach(source IN ITEMS
                     LIBS taxicore_server taxicore_testsupport DEPENDS taxicore-server
                     TIMEOUT 120 LABELS hostile)
 endforeach()
-add_dependencies(hostile_clock_step_test taxicore_clock_step_shim)
-target_compile_definitions(hostile_clock_step_test PRIVATE
-  TAXICORE_CLOCK_STEP_SHIM="$<TARGET_FILE:taxicore_clock_step_shim>")
 target_link_libraries(hostile_feed_limits_test PRIVATE Qt6::WebSockets)
 # Under make test-asan: Qt WebSockets 6.4 leaks a QString inside ~QWebSocket (the test's client).
 # lsan.supp names that frame, but LeakSanitizer's fast unwinder stops at Qt's frames (built

@@ -1,15 +1,19 @@
-// Issue 14 item 7: durations on the monotonic clock. taxicore-server in processes mode runs
-// under an LD_PRELOAD shim (ClockStepShim.cpp) that steps the wall clock forward by 10 s five
-// times, 0.6 s apart, in every server process, as NTP or an operator setting the date would.
+// Issue 14 item 7: durations on the monotonic clock. taxicore-server in processes mode runs with
+// its wall clock stepped forward by 10 s five times, 0.6 s apart, in every server process
+// (libfaketime, tests/support/FakeClock.h; each process reads the offset at most once a second),
+// as NTP or an operator setting the date would.
 // Heartbeats, the supervisor's liveness check and the crash-loop breaker measure durations on
 // CLOCK_MONOTONIC, so no worker is declared silent, none is restarted, the breaker does not
 // trip and every request is answered. (Before: the supervisor saw 10 s old heartbeats and killed
 // the workers, and the restarts tripped the breaker.)
 
 #include "ConnectionsKit.h"
+#include "FakeClock.h"
+#include "RequireTool.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QTemporaryDir>
 
 using namespace taxicore::test;
@@ -18,7 +22,7 @@ using namespace taxicore::test::rt;
 namespace {
 constexpr int kSteps = 5;
 constexpr qint64 kStepMs = 10'000;
-constexpr int kStepGapMs = 600; // as in the shim
+constexpr int kStepGapMs = 600;
 // Shorter than one step, so a heartbeat age measured on the wall clock would always exceed it.
 constexpr int kHeartbeatTimeoutMs = 2000;
 } // namespace
@@ -32,33 +36,33 @@ private Q_SLOTS:
 
 void ClockStepTest::wallClockStepRestartsNoWorker()
 {
+    TC_REQUIRE_TOOL(fakeTimeAvailable(), "libfaketime is not installed (package faketime)");
     QTemporaryDir scratch;
     QVERIFY(scratch.isValid());
-    const QString trigger = scratch.filePath(QStringLiteral("step-now"));
+    const QString offsetFile = scratch.filePath(QStringLiteral("offset"));
+    const auto setOffsetMs = [&offsetFile](qint64 ms) {
+        QFile file(offsetFile);
+        return file.open(QIODevice::WriteOnly | QIODevice::Truncate)
+               && file.write("+" + QByteArray::number(ms / 1000) + "\n") > 0;
+    };
+    QVERIFY(setOffsetMs(0));
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"),
                           QStringLiteral("--heartbeat-timeout"), QString::number(kHeartbeatTimeoutMs)});
-    // QProcess passes the environment as it is at start(); the workers inherit the primary's.
-    qputenv("LD_PRELOAD", TAXICORE_CLOCK_STEP_SHIM);
-    qputenv("TAXICORE_TEST_CLOCK_STEP_FILE", trigger.toLocal8Bit());
-    qputenv("TAXICORE_TEST_CLOCK_STEP_MS", QByteArray::number(kStepMs));
-    qputenv("TAXICORE_TEST_CLOCK_STEPS", QByteArray::number(kSteps));
-    const bool started = server.start();
-    for (const char *name :
-         {"LD_PRELOAD", "TAXICORE_TEST_CLOCK_STEP_FILE", "TAXICORE_TEST_CLOCK_STEP_MS", "TAXICORE_TEST_CLOCK_STEPS"})
-        qunsetenv(name);
-    QVERIFY2(started, qPrintable(server.error()));
+    // The workers inherit the primary's environment, and with it the stepped clock.
+    server.setEnvironment(steppableWallClock(offsetFile));
+    QVERIFY2(server.start(), qPrintable(server.error()));
     QVERIFY2(waitForWorkersTakingConnections(server, 2, 20'000), qPrintable(describeEvents(server)));
     const QList<WorkerInfo> before = serving(server);
 
-    QFile step(trigger);
-    QVERIFY(step.open(QIODevice::WriteOnly));
-    step.close();
     // Through the steps and then longer than the heartbeat timeout: every request answered.
     QElapsedTimer clock;
     clock.start();
     QStringList failures;
+    int stepsTaken = 0;
     while (clock.elapsed() < kSteps * kStepGapMs + 2 * kHeartbeatTimeoutMs) {
+        if (stepsTaken < kSteps && clock.elapsed() >= stepsTaken * kStepGapMs)
+            QVERIFY(setOffsetMs(++stepsTaken * kStepMs));
         const HttpResponse hello = call(server, "GET", "/hello", {}, 5000);
         if (!hello.complete || hello.status != 200)
             failures.append(
@@ -66,13 +70,12 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
         QTest::qWait(50);
     }
 
-    // The shim did step the server's wall clock: an event it records now carries the stepped time.
+    // The server's wall clock did step: an event it records now carries the stepped time.
     const HttpResponse recorded = call(server, "POST", "/admin/v1/events", R"({"kind":"clock_probe"})");
     QCOMPARE(recorded.status, 201);
     const qint64 skewMs =
         qint64(recorded.json().value(QStringLiteral("at_ms")).toDouble()) - QDateTime::currentMSecsSinceEpoch();
-    // At least one step: the shim counts its steps from a process's first wall-clock read after
-    // the trigger, and a worker now reads the wall clock rarely.
+    // At least one step (a process reads the offset file at most once a second).
     QVERIFY2(skewMs > kStepMs / 2, qPrintable(QStringLiteral("server clock ahead by only %1 ms").arg(skewMs)));
 
     QVERIFY2(failures.isEmpty(), qPrintable(failures.mid(0, 5).join(QLatin1Char('\n'))));
