@@ -4,7 +4,7 @@
 #include "ledger/LedgerRecordWriter.h"
 #include "ledger/LedgerSchema.h"
 
-#include <QDateTime>
+#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <optional>
@@ -203,7 +203,8 @@ void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection)
     if (m_options.checkpointIntervalMs <= 0)
         return;
     const bool large = m_options.walResetBytes > 0 && QFileInfo(m_wal).size() > m_options.walResetBytes;
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    // An interval, so on the steady clock: a wall-clock step back stopped the checkpoints for its length.
+    const qint64 now = QDeadlineTimer::current().deadline();
     if (!large && now - m_lastCheckpointMs < m_options.checkpointIntervalMs)
         return;
     m_lastCheckpointMs = now;

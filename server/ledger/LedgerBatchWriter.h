@@ -71,7 +71,7 @@ private:
     bool m_accepting = false;
     bool m_stopping = false;
     std::thread m_thread;
-    qint64 m_lastCheckpointMs = 0; // writer thread only
+    qint64 m_lastCheckpointMs = 0; // writer thread only; steady-clock milliseconds
 
     std::atomic<quint64> m_appended{0};
     std::atomic<quint64> m_committed{0};
