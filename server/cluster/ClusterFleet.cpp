@@ -83,6 +83,7 @@ ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
     const RedisEndpoint endpoint = *parseRedisUrl(options.fleetUrl, nullptr);
     m_redis = std::make_unique<RedisClient>(endpoint);
     m_local.setIdSource([this] { return m_ids.next(); });
+    m_local.versionPositionsAcrossCopies();
     if (options.primary)
         m_feed = std::make_unique<RedisSubscriber>(
             endpoint, QList<QByteArray>{QByteArray(kChannel)},

@@ -102,13 +102,12 @@ void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
 // the mirror of snapshotOf().
 void writeBookingSlot(BookingSlot &slot, const BookingSnapshot &b)
 {
-    // Read before the slot is overwritten: a later announcement of the same booking keeps the
-    // stamps its first arrival got.
+    // Read before the slot is overwritten: a later write of the same booking keeps the stamps its
+    // first arrival got, even when its wall-clock instant differs (a resync brings the ledger's
+    // pickup time over a restore's, which counts the time on board from the last checkpoint).
     const bool same = slot.id.load(std::memory_order_relaxed) == b.id;
-    slot.createdMonoMs =
-        monotonicStampOf(b.createdMs, b.createdMonoMs, same && slot.createdMs == b.createdMs ? slot.createdMonoMs : 0);
-    slot.pickupMonoMs =
-        monotonicStampOf(b.pickupMs, b.pickupMonoMs, same && slot.pickupMs == b.pickupMs ? slot.pickupMonoMs : 0);
+    slot.createdMonoMs = monotonicStampOf(b.createdMs, b.createdMonoMs, same ? slot.createdMonoMs : 0);
+    slot.pickupMonoMs = monotonicStampOf(b.pickupMs, b.pickupMonoMs, same ? slot.pickupMonoMs : 0);
     const QByteArray rider = b.riderId.toUtf8().left(kRiderIdBytes - 1);
     std::memset(slot.riderId, 0, sizeof slot.riderId);
     std::memcpy(slot.riderId, rider.constData(), static_cast<std::size_t>(rider.size()));
@@ -472,6 +471,8 @@ void SharedMemoryFleet::initialiseCars(int count, const std::function<LatLng(int
     for (int id = 1; id <= count; ++id) {
         CarSlot &slot = *carSlot(id);
         writePosition(slot, place(id), 0, 0, false);
+        if (m_versionsAcrossCopies) // before serving: no reader yet
+            slot.updatedMs.store(kPlaceholderVersion, std::memory_order_relaxed);
         slot.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
     }
 }
@@ -531,10 +532,11 @@ void SharedMemoryFleet::writePosition(CarSlot &slot, LatLng position, float head
     }
     slot.heading.store(heading, std::memory_order_relaxed);
     slot.speedKmh.store(speedKmh, std::memory_order_relaxed);
-    // The stamp is also the car's version across a cluster's copies (applyRemotePosition keeps the
-    // newest). Never below the one it replaces: a node whose clock is behind the others', or was
-    // stepped back, would otherwise write versions every other copy drops as stale.
-    slot.updatedMs.store(std::max(clock::wallMs(), slot.updatedMs.load(std::memory_order_relaxed) + 1),
+    // In a cluster's copy the stamp is also the car's version (versionPositionsAcrossCopies):
+    // never below the one it replaces. Writers of one car are serialised by its seqlock.
+    const int64_t now = clock::wallMs();
+    slot.updatedMs.store(m_versionsAcrossCopies ? std::max(now, slot.updatedMs.load(std::memory_order_relaxed) + 1)
+                                                : now,
                          std::memory_order_relaxed);
     storePosition(slot, position, road);
     slot.seq.store(seq + 2, std::memory_order_release);
@@ -1022,6 +1024,11 @@ void SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote)
     const RoadPlace road = locate(*slot, remote.id, remote.position);
     const uint32_t seq = beginSeqlockWrite(slot->seq) - 1;
     std::atomic_thread_fence(std::memory_order_release);
+    // Checked again under the lock: a local write may have come in while the position was located.
+    if (remote.updatedMs < slot->updatedMs.load(std::memory_order_relaxed)) {
+        slot->seq.store(seq + 2, std::memory_order_release);
+        return;
+    }
     slot->heading.store(remote.heading, std::memory_order_relaxed);
     slot->speedKmh.store(remote.speedKmh, std::memory_order_relaxed);
     // The odometer of the node that moved the car: trips are metered on it wherever they end.

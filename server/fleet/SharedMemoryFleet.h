@@ -41,6 +41,13 @@ public:
     using IdSource = std::function<uint64_t()>;
     void setIdSource(IdSource source) { m_idSource = std::move(source); }
 
+    // Makes this fleet a cluster node's copy (cluster/ClusterFleet), whose cars' updatedMs is also
+    // their version across the copies: a local write stamps max(wall clock, previous + 1), so a
+    // node whose clock is behind the others' or was stepped back is still heard, and the start
+    // positions are stamped kPlaceholderVersion, so the live view and any move replace them. Alone
+    // (the embedded default) updatedMs is the wall clock of the write.
+    void versionPositionsAcrossCopies() { m_versionsAcrossCopies = true; }
+    static constexpr int64_t kPlaceholderVersion = 1;
     // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
     // A car's position, odometer and heading, when newer (updatedMs) than the one held, located
     // on this node's roads (locateOnRoads) as it arrives. It never marks an arrival: the node that
@@ -120,6 +127,7 @@ private:
     uint64_t nextBookingId();
 
     IdSource m_idSource;
+    bool m_versionsAcrossCopies = false;
     std::atomic<std::shared_ptr<const city::City>> m_roads;
 };
 

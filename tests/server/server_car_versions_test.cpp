@@ -1,9 +1,11 @@
-// A car's `updated_ms` is also its version across a cluster's fleet copies: a copy applies a
-// remote position only if it is not older than the one it holds (SharedMemoryFleet::
+// In a cluster, a car's `updated_ms` is also its version across the nodes' fleet copies: a copy
+// applies a remote position only if it is not older than the one it holds (SharedMemoryFleet::
 // applyRemotePosition). The version must follow the writes, not the writers' wall clocks: a node
 // whose clock is behind another's (or was stepped back) must still write versions the others
-// take. Two fleets in one process stand for two nodes' copies; a position stamped 60 s ahead
-// stands for a third node whose clock runs ahead. (tests/cluster/cluster_car_versions_test.cpp
+// take, and a copy's start positions must give way to the fleet's. Two fleets in one process
+// stand for two nodes' copies; a position stamped 60 s ahead stands for a third node whose clock
+// runs ahead, or for a write made before this host's clock stepped back. A fleet alone (the
+// embedded default) keeps the wall clock of each write. (tests/cluster/cluster_car_versions_test
 // steps a real node's clock.)
 
 #include "fleet/SharedMemoryFleet.h"
@@ -30,7 +32,8 @@ struct Copy {
     std::unique_ptr<SharedMemoryFleet> fleet;
 };
 
-Copy openCopy()
+// A cluster node's copy, or (`clusterCopy` false) a fleet alone.
+Copy openCopy(bool clusterCopy = true)
 {
     Copy copy;
     QString error;
@@ -38,6 +41,8 @@ Copy openCopy()
     if (!copy.region)
         qFatal("cannot create a region: %s", qPrintable(error));
     copy.fleet = std::make_unique<SharedMemoryFleet>(*copy.region);
+    if (clusterCopy)
+        copy.fleet->versionPositionsAcrossCopies();
     copy.fleet->initialiseCars(kCars, placeOf);
     return copy;
 }
@@ -52,6 +57,8 @@ private Q_SLOTS:
     void aCopyWithAClockBehindIsHeardByTheOthers();
     void withAgreeingClocksTheVersionIsTheWallClock();
     void anOlderRemotePositionIsStillDropped();
+    void aCopysStartPositionsGiveWayToTheFleets();
+    void aFleetAloneStampsTheWallClock();
 };
 
 // Car 1's last position came from a node whose clock is 60 s ahead; this node then moves the car.
@@ -118,6 +125,33 @@ void CarVersionsTest::anOlderRemotePositionIsStillDropped()
     older.updatedMs -= 1;
     a.fleet->applyRemotePosition(older);
     QCOMPARE(a.fleet->car(3)->position.lng, 11.973);
+}
+
+// A node starts with placeholder positions; the fleet's, moved a minute ago by a node whose clock
+// is behind this one's, must replace them.
+void CarVersionsTest::aCopysStartPositionsGiveWayToTheFleets()
+{
+    Copy a = openCopy();
+    CarSnapshot moved = *a.fleet->car(2);
+    moved.position = {57.715, 11.985};
+    moved.updatedMs = clock::wallMs() - kAheadMs;
+    a.fleet->applyRemotePosition(moved);
+    QCOMPARE(a.fleet->car(2)->position.lat, moved.position.lat);
+}
+
+// Without a cluster the stamp is the time of the write, even below the one it replaces (as after
+// the host's clock stepped back): it is shown, and the console judges silent cars by it.
+void CarVersionsTest::aFleetAloneStampsTheWallClock()
+{
+    Copy alone = openCopy(false);
+    CarSnapshot before = *alone.fleet->car(1);
+    before.updatedMs = clock::wallMs() + kAheadMs;
+    alone.fleet->applyRemotePosition(before);
+    const int64_t from = clock::wallMs();
+    QVERIFY(alone.fleet->updatePosition(1, {57.706, 11.976}, 0, 0, true));
+    const int64_t stamped = alone.fleet->car(1)->updatedMs;
+    QVERIFY2(stamped >= from && stamped <= clock::wallMs(),
+             qPrintable(QStringLiteral("stamped %1, %2 ms from the wall clock").arg(stamped).arg(stamped - from)));
 }
 
 QTEST_GUILESS_MAIN(CarVersionsTest)
