@@ -1,6 +1,9 @@
 #include "cluster/FleetDelta.h"
 
+#include "region/Clock.h"
+
 #include <QDataStream>
+#include <algorithm>
 #include <QIODevice>
 #include <cmath>
 
@@ -9,7 +12,7 @@ namespace taxicore {
 namespace {
 
 constexpr quint32 kMagic = 0x54434644; // "TCFD"
-constexpr quint8 kVersion = 1;
+constexpr quint8 kVersion = 2;         // 2: a booking's ages on the sender's monotonic clock
 // What writeCar() writes: the float heading and speed go as doubles too (DoublePrecision).
 constexpr qsizetype kCarBytes = 4 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8;
 
@@ -55,12 +58,31 @@ bool readCar(QDataStream &in, CarSnapshot &c)
     return in.status() == QDataStream::Ok && plausibleCar(c);
 }
 
+// A booking's durations (pickup timeout, time on board) must not come from two hosts' wall clocks:
+// with each booking goes its age and time on board as the sender's monotonic clock has them (-1:
+// unknown), and the receiver stamps them on its own (BookingSnapshot::createdMonoMs). The time a
+// message waits in the sender's queue (Redis away) is not counted.
+constexpr qint64 kUnknownAge = -1;
+constexpr qint64 kMaxAgeMs = 400LL * 24 * 3600 * 1000;
+
+qint64 ageOf(int64_t monotonicStamp, int64_t now)
+{
+    return monotonicStamp != 0 ? std::max<qint64>(0, now - monotonicStamp) : kUnknownAge;
+}
+
+int64_t stampOf(qint64 age, int64_t now)
+{
+    return age >= 0 && age <= kMaxAgeMs ? now - age : 0;
+}
+
 void writeBooking(QDataStream &out, const BookingSnapshot &b)
 {
     out << quint64(b.id) << quint8(b.state) << qint32(b.carId) << b.riderId << b.pickup.lat << b.pickup.lng
         << b.hasDropoff << b.dropoff.lat << b.dropoff.lng << quint32(b.etaS) << qint64(b.createdMs)
         << qint64(b.arrivedMs) << qint64(b.pickupMs) << qint64(b.endedMs) << b.startOdometerM << b.distanceM << b.fare
         << b.riderTokenHash << b.hasDestination << b.destination.lat << b.destination.lng << b.durationS;
+    const int64_t now = clock::monotonicMs();
+    out << ageOf(b.createdMonoMs, now) << ageOf(b.pickupMonoMs, now);
 }
 
 bool readBooking(QDataStream &in, BookingSnapshot &b)
@@ -73,6 +95,11 @@ bool readBooking(QDataStream &in, BookingSnapshot &b)
     in >> id >> state >> car >> b.riderId >> b.pickup.lat >> b.pickup.lng >> b.hasDropoff >> b.dropoff.lat
         >> b.dropoff.lng >> eta >> created >> arrived >> pickedUp >> ended >> b.startOdometerM >> b.distanceM >> b.fare
         >> b.riderTokenHash >> b.hasDestination >> b.destination.lat >> b.destination.lng >> b.durationS;
+    qint64 createdAge = kUnknownAge, pickupAge = kUnknownAge;
+    in >> createdAge >> pickupAge;
+    const int64_t now = clock::monotonicMs();
+    b.createdMonoMs = stampOf(createdAge, now);
+    b.pickupMonoMs = pickedUp != 0 ? stampOf(pickupAge, now) : 0;
     b.id = id;
     b.state = static_cast<BookingState>(state);
     b.carId = car;

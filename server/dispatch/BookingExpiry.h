@@ -25,7 +25,8 @@ public:
     // (clock::monotonicMs: a wall-clock step neither stops the sweeps nor bunches them); returns how many.
     int sweepIfDue(int64_t monotonicNowMs);
     // Expires every overdue booking now; returns how many. A booking's age is on the monotonic
-    // clock (BookingSnapshot::createdMonoMs), so a wall-clock step forward expires nothing early.
+    // clock (BookingSnapshot::createdMonoMs), so a wall-clock step forward expires nothing early (a
+    // booking restored after a restart counts its wall-clock age at the restore).
     int sweep();
 
 private:

@@ -5,6 +5,7 @@
 // step between two announcements would otherwise reach its age). tests/trip/trip_clock_step_test
 // steps a real server's clock.
 
+#include "cluster/FleetDelta.h"
 #include "fleet/SharedMemoryFleet.h"
 #include "region/Clock.h"
 #include "region/SharedRegion.h"
@@ -42,6 +43,8 @@ private Q_SLOTS:
     void aBookingFromElsewhereIsAsOldAsItsWallClockAgeOnArrival();
     void aLaterAnnouncementKeepsTheFirstStamps();
     void aPickupFromElsewhereIsStampedOnArrival();
+    void aResyncAfterARestoreKeepsTheTimeOnBoard();
+    void aBookingsAgeTravelsWithItBetweenNodes();
 
 private:
     std::unique_ptr<SharedRegion> m_region;
@@ -110,6 +113,57 @@ void BookingDurationsTest::aPickupFromElsewhereIsStampedOnArrival()
     QVERIFY(m_fleet->applyRemoteBooking(planted));
     QVERIFY(m_fleet->applyRemoteBooking(onTrip));
     QCOMPARE(m_fleet->booking(9)->pickupMonoMs, planted.pickupMonoMs);
+}
+
+// A restart restores a trip 5 minutes on board (its last checkpoint), though the pickup was 25
+// minutes ago: the node was down for 20. A cluster node's resync then applies the ledger's row,
+// which has the pickup's own time: the time on board must stay 5 minutes.
+void BookingDurationsTest::aResyncAfterARestoreKeepsTheTimeOnBoard()
+{
+    constexpr double kOnBoardS = 300;
+    BookingSnapshot trip = fromElsewhere(10, BookingState::OnTrip, clock::wallMs() - 1'600'000);
+    trip.pickupMs = clock::wallMs() - 1'500'000;
+    TripProgress progress;
+    progress.valid = true;
+    progress.carAt = {57.701, 11.97};
+    progress.tripElapsedS = kOnBoardS;
+    QVERIFY(m_fleet->restoreBooking(trip, progress));
+    const auto restored = m_fleet->booking(10);
+    QVERIFY(restored);
+    const double speed = m_fleet->simSpeed();
+    QVERIFY2(std::abs(m_fleet->simulatedSecondsSince(restored->pickupMonoMs, restored->pickupMs) / speed - kOnBoardS)
+                 < 1,
+             "the restore did not count the checkpoint's time on board");
+
+    QVERIFY(m_fleet->applyRemoteBooking(trip)); // the resync: the ledger's row
+    const auto resynced = m_fleet->booking(10);
+    const double onBoardS = m_fleet->simulatedSecondsSince(resynced->pickupMonoMs, resynced->pickupMs) / speed;
+    QVERIFY2(std::abs(onBoardS - kOnBoardS) < 1,
+             qPrintable(QStringLiteral("after the resync the trip has been on board %1 s").arg(onBoardS)));
+}
+
+// A booking made 5 s ago on a node whose clock is two hours behind this one's (or this node's
+// clock stepped forward): its wall-clock instant reads two hours old here. The announcement carries
+// its age on the sender's monotonic clock, and this copy counts from that: it expires on time.
+void BookingDurationsTest::aBookingsAgeTravelsWithItBetweenNodes()
+{
+    constexpr int64_t kSkewMs = 2 * 3600 * 1000;
+    FleetDelta sent;
+    sent.kind = FleetDelta::Kind::Booking;
+    sent.origin = 7;
+    sent.booking = fromElsewhere(11, BookingState::OnTrip, clock::wallMs() - kSkewMs);
+    sent.booking.createdMonoMs = clock::monotonicMs() - 5000;
+    sent.booking.pickupMs = clock::wallMs() - kSkewMs + 1000;
+    sent.booking.pickupMonoMs = clock::monotonicMs() - 4000;
+    const auto received = decodeFleetDelta(encodeFleetDelta(sent));
+    QVERIFY(received);
+    QVERIFY(m_fleet->applyRemoteBooking(received->booking));
+    const auto held = m_fleet->booking(11);
+    const double speed = m_fleet->simSpeed();
+    const double ageS = m_fleet->simulatedSecondsSince(held->createdMonoMs, held->createdMs) / speed;
+    const double onBoardS = m_fleet->simulatedSecondsSince(held->pickupMonoMs, held->pickupMs) / speed;
+    QVERIFY2(std::abs(ageS - 5) < 1 && std::abs(onBoardS - 4) < 1,
+             qPrintable(QStringLiteral("made %1 s ago, on board %2 s: expected 5 and 4").arg(ageS).arg(onBoardS)));
 }
 
 QTEST_GUILESS_MAIN(BookingDurationsTest)
