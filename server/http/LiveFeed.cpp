@@ -90,8 +90,8 @@ QByteArray followRefusal(BookingAccess access, uint64_t id)
                     {QStringLiteral("booking_id"), qint64(id)}});
 }
 
-// Whether a rider following this car would see anything new: any write to the slot moves
-// updatedMs, but two writes within one millisecond may not, and state changes do not.
+// Whether a rider following this car would see anything new: a position write moves updatedMs
+// (outside a cluster two within one millisecond may not), and state changes do not.
 bool sameCar(const CarSnapshot &a, const CarSnapshot &b)
 {
     return a.id == b.id && a.updatedMs == b.updatedMs && a.position.lat == b.position.lat

@@ -13,6 +13,7 @@
 #include "ServerProcess.h"
 #include "Wait.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QJsonArray>
 #include <QMap>
@@ -130,6 +131,13 @@ void ClusterCarVersionsTest::carsKeepMovingAfterTheLeadersClockStepsBack()
 
     QVERIFY(writeOffset(offsetFile, "-3600"));
     QTest::qWait(1500); // libfaketime reads the file at most once a second
+    // The witness: node one now stamps what it records an hour back.
+    HttpClient one(m_one->host(), m_one->port());
+    const HttpResponse recorded = one.request("POST", "/admin/v1/events", R"({"kind":"clock_probe"})");
+    QCOMPARE(recorded.status, 201);
+    const qint64 skewMs =
+        qint64(recorded.json().value(QStringLiteral("at_ms")).toDouble()) - QDateTime::currentMSecsSinceEpoch();
+    QVERIFY2(skewMs < -3'000'000, qPrintable(QStringLiteral("node one's clock did not step: %1 ms off").arg(skewMs)));
     QCOMPARE(leaderOf(*m_two), QStringLiteral("node-one"));
     before = positionsOn(*m_two);
     int moved = 0;
