@@ -63,6 +63,7 @@ FleetDelta booking(bool priced)
         p.quotedDurationS = 420;
         p.quote = {45, 25.2, 14, 80, 1.4, 113.7};
         d.price = p;
+        d.bookingAgeMs = 5'000; // its age on the sender's monotonic clock (the unpriced one: unknown)
     }
     return d;
 }

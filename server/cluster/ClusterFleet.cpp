@@ -464,7 +464,7 @@ void ClusterFleet::apply(const FleetDelta &delta)
         forgetClaim(delta.booking.carId, delta.booking.id);
     } else {
         forgetClaim(delta.booking.carId, delta.booking.id); // the booking holds the car now, or freed it
-        if (!applyCommitted(delta.booking))
+        if (!applyCommitted(delta.bookingStampedHere()))
             qWarning().noquote() << "cluster: no room for booking" << delta.booking.id << "in this node's copy";
         else if (delta.price)
             PricingBoard(m_local.pricing()).recordBookingPrice(delta.booking.id, *delta.price);

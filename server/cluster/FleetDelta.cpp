@@ -58,10 +58,6 @@ bool readCar(QDataStream &in, CarSnapshot &c)
     return in.status() == QDataStream::Ok && plausibleCar(c);
 }
 
-// A booking's durations (pickup timeout, time on board) must not come from two hosts' wall clocks:
-// with each booking goes its age and time on board as the sender's monotonic clock has them (-1:
-// unknown), and the receiver stamps them on its own (BookingSnapshot::createdMonoMs). The time a
-// message waits in the sender's queue (Redis away) is not counted.
 constexpr qint64 kUnknownAge = -1;
 constexpr qint64 kMaxAgeMs = 400LL * 24 * 3600 * 1000;
 
@@ -70,19 +66,12 @@ qint64 ageOf(int64_t monotonicStamp, int64_t now)
     return monotonicStamp != 0 ? std::max<qint64>(0, now - monotonicStamp) : kUnknownAge;
 }
 
-int64_t stampOf(qint64 age, int64_t now)
-{
-    return age >= 0 && age <= kMaxAgeMs ? now - age : 0;
-}
-
 void writeBooking(QDataStream &out, const BookingSnapshot &b)
 {
     out << quint64(b.id) << quint8(b.state) << qint32(b.carId) << b.riderId << b.pickup.lat << b.pickup.lng
         << b.hasDropoff << b.dropoff.lat << b.dropoff.lng << quint32(b.etaS) << qint64(b.createdMs)
         << qint64(b.arrivedMs) << qint64(b.pickupMs) << qint64(b.endedMs) << b.startOdometerM << b.distanceM << b.fare
         << b.riderTokenHash << b.hasDestination << b.destination.lat << b.destination.lng << b.durationS;
-    const int64_t now = clock::monotonicMs();
-    out << ageOf(b.createdMonoMs, now) << ageOf(b.pickupMonoMs, now);
 }
 
 bool readBooking(QDataStream &in, BookingSnapshot &b)
@@ -95,11 +84,6 @@ bool readBooking(QDataStream &in, BookingSnapshot &b)
     in >> id >> state >> car >> b.riderId >> b.pickup.lat >> b.pickup.lng >> b.hasDropoff >> b.dropoff.lat
         >> b.dropoff.lng >> eta >> created >> arrived >> pickedUp >> ended >> b.startOdometerM >> b.distanceM >> b.fare
         >> b.riderTokenHash >> b.hasDestination >> b.destination.lat >> b.destination.lng >> b.durationS;
-    qint64 createdAge = kUnknownAge, pickupAge = kUnknownAge;
-    in >> createdAge >> pickupAge;
-    const int64_t now = clock::monotonicMs();
-    b.createdMonoMs = stampOf(createdAge, now);
-    b.pickupMonoMs = pickedUp != 0 ? stampOf(pickupAge, now) : 0;
     b.id = id;
     b.state = static_cast<BookingState>(state);
     b.carId = car;
@@ -148,6 +132,15 @@ QDataStream &prepared(QDataStream &stream)
 
 } // namespace
 
+BookingSnapshot FleetDelta::bookingStampedHere() const
+{
+    BookingSnapshot b = booking;
+    const int64_t now = clock::monotonicMs();
+    b.createdMonoMs = bookingAgeMs >= 0 ? now - bookingAgeMs : 0;
+    b.pickupMonoMs = bookingOnBoardMs >= 0 ? now - bookingOnBoardMs : 0;
+    return b;
+}
+
 QByteArray encodeFleetDelta(const FleetDelta &delta)
 {
     QByteArray bytes;
@@ -163,6 +156,9 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
     } else if (delta.kind == FleetDelta::Kind::Booking) {
         writeBooking(out, delta.booking);
         writePrice(out, delta.price);
+        const int64_t now = clock::monotonicMs();
+        out << (delta.bookingAgeMs >= 0 ? delta.bookingAgeMs : ageOf(delta.booking.createdMonoMs, now))
+            << (delta.bookingOnBoardMs >= 0 ? delta.bookingOnBoardMs : ageOf(delta.booking.pickupMonoMs, now));
     } else {
         out << quint64(delta.booking.id) << qint32(delta.booking.carId);
     }
@@ -204,8 +200,16 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
             return std::nullopt;
         return delta;
     }
-    if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking) && readPrice(in, delta.price))
+    if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking) && readPrice(in, delta.price)) {
+        in >> delta.bookingAgeMs >> delta.bookingOnBoardMs;
+        if (in.status() != QDataStream::Ok)
+            return std::nullopt;
+        if (delta.bookingAgeMs < 0 || delta.bookingAgeMs > kMaxAgeMs)
+            delta.bookingAgeMs = kUnknownAge;
+        if (delta.bookingOnBoardMs < 0 || delta.bookingOnBoardMs > kMaxAgeMs || delta.booking.pickupMs == 0)
+            delta.bookingOnBoardMs = kUnknownAge;
         return delta;
+    }
     if (delta.kind == FleetDelta::Kind::Claim || delta.kind == FleetDelta::Kind::Unclaim) {
         quint64 booking = 0;
         qint32 car = 0;

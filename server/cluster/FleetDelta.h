@@ -26,6 +26,14 @@ struct FleetDelta {
     BookingSnapshot booking;
     // With a booking: the price it was booked at, so whichever node ends the ride charges it.
     std::optional<BookingPrice> price;
+    // With a booking: its age and time on board on the sender's monotonic clock (ms; -1: unknown),
+    // so its durations never depend on two hosts' wall clocks. Read from the wire, and written as
+    // they are when set; else encodeFleetDelta takes them from the booking's own stamps
+    // (BookingSnapshot::createdMonoMs, pickupMonoMs). bookingStampedHere() turns them into stamps
+    // on this host's monotonic clock (the time a message waited on its sender is not counted).
+    qint64 bookingAgeMs = -1;
+    qint64 bookingOnBoardMs = -1;
+    BookingSnapshot bookingStampedHere() const;
 };
 
 // A Cars delta carries at most this many cars: a flush of the busiest tick fits, garbage does not

@@ -157,7 +157,7 @@ void BookingDurationsTest::aBookingsAgeTravelsWithItBetweenNodes()
     sent.booking.pickupMonoMs = clock::monotonicMs() - 4000;
     const auto received = decodeFleetDelta(encodeFleetDelta(sent));
     QVERIFY(received);
-    QVERIFY(m_fleet->applyRemoteBooking(received->booking));
+    QVERIFY(m_fleet->applyRemoteBooking(received->bookingStampedHere()));
     const auto held = m_fleet->booking(11);
     const double speed = m_fleet->simSpeed();
     const double ageS = m_fleet->simulatedSecondsSince(held->createdMonoMs, held->createdMs) / speed;
