@@ -18,6 +18,7 @@ using taxicore::CarState;
 
 namespace {
 constexpr int64_t kNow = 1'800'000'000'000; // wall clock, ms
+constexpr int64_t kMonoNow = 90'000'000;    // the host's monotonic clock, ms
 
 BookingSnapshot booking(uint64_t id, BookingState state, int64_t createdAgoMs, int64_t arrivedAfterMs = -1,
                         int carId = 7)
@@ -121,7 +122,7 @@ private Q_SLOTS:
             booking(4, BookingState::OnTrip, 900'000),           // on board: not waiting
             booking(5, BookingState::Cancelled, 900'000),        // ended
         };
-        const auto alerts = ops::waitingBookingAlerts(bookings, kNow, 1.0, t);
+        const auto alerts = ops::waitingBookingAlerts(bookings, kNow, kMonoNow, 1.0, t);
         QCOMPARE(alerts.size(), size_t(2));
         QCOMPARE(alerts[0].bookingId, 2);
         QCOMPARE(alerts[0].carId, 7);
@@ -131,8 +132,25 @@ private Q_SLOTS:
         QCOMPARE(alerts[1].bookingId, 3);
         QVERIFY2(alerts[1].text.contains(QLatin1String("no car")), qPrintable(alerts[1].text));
         // The same wait in simulated seconds at 2× speed crosses the threshold sooner.
-        QCOMPARE(ops::waitingBookingAlerts({booking(1, BookingState::Assigned, 151'000)}, kNow, 2.0, t).size(),
-                 size_t(1));
+        QCOMPARE(
+            ops::waitingBookingAlerts({booking(1, BookingState::Assigned, 151'000)}, kNow, kMonoNow, 2.0, t).size(),
+            size_t(1));
+    }
+
+    // The wall clock stepped two hours forward: createdMs reads two hours ago, but the booking's
+    // monotonic stamp says a minute. No alert at a five-minute threshold; past it on the monotonic
+    // clock, the alert words the real wait.
+    void aWallClockStepDoesNotMakeARiderLate()
+    {
+        ops::AlertThresholds t;
+        t.waitingS = 300;
+        BookingSnapshot b = booking(1, BookingState::Assigned, 2 * 3600 * 1000);
+        b.createdMonoMs = kMonoNow - 60'000;
+        QVERIFY(ops::waitingBookingAlerts({b}, kNow, kMonoNow, 1.0, t).empty());
+        b.createdMonoMs = kMonoNow - 400'000;
+        const auto alerts = ops::waitingBookingAlerts({b}, kNow, kMonoNow, 1.0, t);
+        QCOMPARE(alerts.size(), size_t(1));
+        QCOMPARE(alerts[0].ageS, 400.0);
     }
 
     void aCarOnDutyAlertsWhenItsPositionIsStale()

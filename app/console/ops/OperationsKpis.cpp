@@ -82,7 +82,7 @@ void OperationsKpis::sample()
     m_carsOnDuty = count - cars[size_t(taxicore::CarState::Offline)];
 
     std::vector<ops::Alert> alerts = ops::eventAlerts(taxicore::EventLog(fleet->control()).newest(kEventsRead), now);
-    for (auto &a : ops::waitingBookingAlerts(bookings, now, simSpeed, m_thresholds))
+    for (auto &a : ops::waitingBookingAlerts(bookings, now, taxicore::clock::monotonicMs(), simSpeed, m_thresholds))
         alerts.push_back(std::move(a));
     // Thousands of cars may go stale at once (a feed stops): only the longest silent are worded.
     const size_t staleShown = std::min(stale.size(), size_t(kMaxAlerts));

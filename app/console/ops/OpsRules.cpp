@@ -85,13 +85,14 @@ Kpis computeKpis(const std::vector<taxicore::BookingSnapshot> &bookings, const C
 }
 
 std::vector<Alert> waitingBookingAlerts(const std::vector<taxicore::BookingSnapshot> &bookings, int64_t nowMs,
-                                        double simSpeed, const AlertThresholds &thresholds)
+                                        int64_t monotonicNowMs, double simSpeed, const AlertThresholds &thresholds)
 {
     std::vector<Alert> out;
     for (const auto &b : bookings) {
         if (!waitingForCar(b.state))
             continue;
-        const double waited = double(nowMs - b.createdMs) / 1000.0 * simSpeed;
+        const int64_t waitedMs = b.createdMonoMs != 0 ? monotonicNowMs - b.createdMonoMs : nowMs - b.createdMs;
+        const double waited = double(waitedMs) / 1000.0 * simSpeed;
         if (waited <= thresholds.waitingS)
             continue;
         Alert a;

@@ -66,9 +66,11 @@ struct AlertThresholds {
 };
 
 // A rider waiting (requested, assigned or arriving) for longer than the threshold, in simulated
-// seconds since the booking was made.
+// seconds since the booking was made: on the host's monotonic clock where the booking has a stamp
+// there (BookingSnapshot::createdMonoMs, read against `monotonicNowMs`), so a step of the wall
+// clock does not make every rider look hours late; else from its wall-clock `createdMs`.
 std::vector<Alert> waitingBookingAlerts(const std::vector<taxicore::BookingSnapshot> &bookings, int64_t nowMs,
-                                        double simSpeed, const AlertThresholds &thresholds);
+                                        int64_t monotonicNowMs, double simSpeed, const AlertThresholds &thresholds);
 // A car on duty whose position is older than the threshold. A car waiting at a pickup stands
 // still and reports nothing new, so it is never stale; nor is an offline car.
 bool isStale(const taxicore::CarSnapshot &car, int64_t nowMs, const AlertThresholds &thresholds);
