@@ -6,6 +6,10 @@
 # once per mode adds the mode after a dot: hostile_framing_test.single. Helpers keep CamelCase
 # names (tests/support/Wait.h, tests/bench/TestHttpServer.cpp) and are never a test.
 
+# libfaketime, preloaded by the clock-step tests (tests/support/FakeClock.h, ledger_clock_step_test).
+set(TAXICORE_FAKETIME_LIBRARY /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+    CACHE FILEPATH "libfaketime (package faketime), for the clock-step tests")
+
 # taxicore_add_test(FILE.cpp [SOURCES more...] [LIBS ...] [DEPENDS targets...] [TIMEOUT s]
 #                   [LABELS ...] [ENVIRONMENT VAR=value...] [WINDOWED WRAPPER command...]
 #                   [VARIANTS v... VARIANT_ENV VAR])

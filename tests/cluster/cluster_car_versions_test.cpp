@@ -7,6 +7,7 @@
 
 #include "FakeClock.h"
 #include "HttpClient.h"
+#include "NodeListKit.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -14,7 +15,6 @@
 #include "Wait.h"
 
 #include <QDateTime>
-#include <QFile>
 #include <QJsonArray>
 #include <QMap>
 #include <QTemporaryDir>
@@ -50,22 +50,6 @@ int carsMovedSince(const QMap<int, QPair<double, double>> &before, const QMap<in
     for (auto it = now.cbegin(); it != now.cend(); ++it)
         moved += before.contains(it.key()) && before.value(it.key()) != it.value();
     return moved;
-}
-
-QString leaderOf(const ServerProcess &node)
-{
-    HttpClient client(node.host(), node.port());
-    const HttpResponse answer = client.request("GET", "/admin/v1/cluster");
-    for (const QJsonValue n : answer.json().value(QStringLiteral("nodes")).toArray())
-        if (n.toObject().value(QStringLiteral("leader")).toBool())
-            return n.toObject().value(QStringLiteral("name")).toString();
-    return {};
-}
-
-bool writeOffset(const QString &path, const QByteArray &offset)
-{
-    QFile file(path);
-    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(offset + "\n") > 0;
 }
 
 } // namespace
@@ -115,10 +99,10 @@ void ClusterCarVersionsTest::initTestCase()
 void ClusterCarVersionsTest::carsKeepMovingAfterTheLeadersClockStepsBack()
 {
     const QString offsetFile = m_clockDir.filePath(QStringLiteral("offset"));
-    QVERIFY(writeOffset(offsetFile, "+0"));
+    QVERIFY(setWallClockOffset(offsetFile, 0));
     m_one = startNode(QStringLiteral("node-one"), steppableWallClock(offsetFile));
     QVERIFY2(m_one->isRunning(), qPrintable(m_one->stderrText()));
-    QVERIFY2(waitUntil([&] { return leaderOf(*m_one) == QStringLiteral("node-one"); }, kLeadsWithinMs),
+    QVERIFY2(waitUntil([&] { return leaderOf(clusterOf(*m_one)) == QStringLiteral("node-one"); }, kLeadsWithinMs),
              "node one never led");
     m_two = startNode(QStringLiteral("node-two"), {});
     QVERIFY2(m_two->isRunning(), qPrintable(m_two->stderrText()));
@@ -129,7 +113,7 @@ void ClusterCarVersionsTest::carsKeepMovingAfterTheLeadersClockStepsBack()
     QVERIFY2(waitUntil([&] { return carsMovedSince(before, positionsOn(*m_two)) > 0; }, kMovedWithinMs),
              "node two never showed a move, before any clock step");
 
-    QVERIFY(writeOffset(offsetFile, "-3600"));
+    QVERIFY(setWallClockOffset(offsetFile, -3600));
     QTest::qWait(1500); // libfaketime reads the file at most once a second
     // The witness: node one now stamps what it records an hour back.
     HttpClient one(m_one->host(), m_one->port());
@@ -138,7 +122,7 @@ void ClusterCarVersionsTest::carsKeepMovingAfterTheLeadersClockStepsBack()
     const qint64 skewMs =
         qint64(recorded.json().value(QStringLiteral("at_ms")).toDouble()) - QDateTime::currentMSecsSinceEpoch();
     QVERIFY2(skewMs < -3'000'000, qPrintable(QStringLiteral("node one's clock did not step: %1 ms off").arg(skewMs)));
-    QCOMPARE(leaderOf(*m_two), QStringLiteral("node-one"));
+    QCOMPARE(leaderOf(clusterOf(*m_two)), QStringLiteral("node-one"));
     before = positionsOn(*m_two);
     int moved = 0;
     waitUntil(
@@ -153,7 +137,7 @@ void ClusterCarVersionsTest::carsKeepMovingAfterTheLeadersClockStepsBack()
                                                 .arg(kCars)
                                                 .arg(kMovedWithinMs)));
     // The moves came from the stepped node: it still leads.
-    QCOMPARE(leaderOf(*m_two), QStringLiteral("node-one"));
+    QCOMPARE(leaderOf(clusterOf(*m_two)), QStringLiteral("node-one"));
 }
 
 void ClusterCarVersionsTest::cleanupTestCase()

@@ -8,6 +8,7 @@
 
 #include "FakeClock.h"
 #include "HttpClient.h"
+#include "NodeListKit.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -35,21 +36,6 @@ constexpr int kListedWithinMs = 15'000;
 constexpr int kWatchedMs = 4000;
 // A killed node is stale 3-4 s after its last heartbeat, as without skew (cluster_nodes_test).
 constexpr int kStaleWithinMs = 8000;
-
-QJsonObject clusterOf(const ServerProcess &server)
-{
-    HttpClient client(server.host(), server.port());
-    const HttpResponse answer = client.request("GET", "/admin/v1/cluster", {}, {});
-    return answer.status == 200 ? answer.json() : QJsonObject{};
-}
-
-QJsonObject nodeNamed(const QJsonObject &cluster, const QString &name)
-{
-    for (const QJsonValue node : cluster.value(QStringLiteral("nodes")).toArray())
-        if (node.toObject().value(QStringLiteral("name")).toString() == name)
-            return node.toObject();
-    return {};
-}
 
 QString healthOf(const QJsonObject &node)
 {

@@ -4,6 +4,7 @@
 // killed with SIGKILL turns "stale". A server outside a cluster lists itself alone.
 
 #include "HttpClient.h"
+#include "NodeListKit.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
@@ -27,21 +28,6 @@ constexpr int kCars = 20;
 // node turns stale 3-4 s after it died; the margin is for a loaded 2-core machine.
 constexpr int kStaleWithinMs = 8000;
 constexpr int kListedWithinMs = 15'000;
-
-QJsonObject clusterOf(const ServerProcess &server, const Headers &headers = {})
-{
-    HttpClient client(server.host(), server.port());
-    const HttpResponse answer = client.request("GET", "/admin/v1/cluster", {}, headers);
-    return answer.status == 200 ? answer.json() : QJsonObject{};
-}
-
-QJsonObject nodeNamed(const QJsonObject &cluster, const QString &name)
-{
-    for (const QJsonValue node : cluster.value(QStringLiteral("nodes")).toArray())
-        if (node.toObject().value(QStringLiteral("name")).toString() == name)
-            return node.toObject();
-    return {};
-}
 
 int leaders(const QJsonObject &cluster)
 {

@@ -13,7 +13,6 @@
 
 #include <QDateTime>
 #include <QElapsedTimer>
-#include <QFile>
 #include <QTemporaryDir>
 
 using namespace taxicore::test;
@@ -40,12 +39,7 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
     QTemporaryDir scratch;
     QVERIFY(scratch.isValid());
     const QString offsetFile = scratch.filePath(QStringLiteral("offset"));
-    const auto setOffsetMs = [&offsetFile](qint64 ms) {
-        QFile file(offsetFile);
-        return file.open(QIODevice::WriteOnly | QIODevice::Truncate)
-               && file.write("+" + QByteArray::number(ms / 1000) + "\n") > 0;
-    };
-    QVERIFY(setOffsetMs(0));
+    QVERIFY(setWallClockOffset(offsetFile, 0));
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("50"),
                           QStringLiteral("--heartbeat-timeout"), QString::number(kHeartbeatTimeoutMs)});
@@ -62,7 +56,7 @@ void ClockStepTest::wallClockStepRestartsNoWorker()
     int stepsTaken = 0;
     while (clock.elapsed() < kSteps * kStepGapMs + 2 * kHeartbeatTimeoutMs) {
         if (stepsTaken < kSteps && clock.elapsed() >= stepsTaken * kStepGapMs)
-            QVERIFY(setOffsetMs(++stepsTaken * kStepMs));
+            QVERIFY(setWallClockOffset(offsetFile, ++stepsTaken * kStepMs / 1000));
         const HttpResponse hello = call(server, "GET", "/hello", {}, 5000);
         if (!hello.complete || hello.status != 200)
             failures.append(

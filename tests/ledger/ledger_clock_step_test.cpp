@@ -12,7 +12,6 @@
 #include "Wait.h"
 
 #include <QDateTime>
-#include <QFile>
 #include <QFileInfo>
 #include <QSemaphore>
 #include <QTemporaryDir>
@@ -28,10 +27,9 @@ constexpr qint64 kStepBackS = 3600;
 constexpr int kBookings = 20'000;
 constexpr qint64 kBoundBytes = 8 * 1024 * 1024;
 
-bool writeOffset(const QByteArray &offset)
+bool setOwnClockOffset(qint64 offsetS)
 {
-    QFile file(qEnvironmentVariable("FAKETIME_TIMESTAMP_FILE"));
-    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(offset + "\n") > 0;
+    return setWallClockOffset(qEnvironmentVariable("FAKETIME_TIMESTAMP_FILE"), offsetS);
 }
 
 } // namespace
@@ -41,7 +39,7 @@ class LedgerClockStepTest : public QObject {
 
 private Q_SLOTS:
     void checkpointsGoOnAfterTheClockStepsBack();
-    void cleanupTestCase() { writeOffset("+0"); }
+    void cleanupTestCase() { setOwnClockOffset(0); }
 };
 
 void LedgerClockStepTest::checkpointsGoOnAfterTheClockStepsBack()
@@ -49,7 +47,7 @@ void LedgerClockStepTest::checkpointsGoOnAfterTheClockStepsBack()
     TC_REQUIRE_TOOL(fakeTimeAvailable() && qEnvironmentVariable("LD_PRELOAD").contains(fakeTimeLibrary())
                         && qEnvironmentVariableIsSet("FAKETIME_TIMESTAMP_FILE"),
                     "libfaketime is not installed (package faketime), or ctest did not preload it");
-    QVERIFY(writeOffset("+0"));
+    QVERIFY(setOwnClockOffset(0));
     QTemporaryDir dir;
     LedgerOptions options = optionsFor(dir.path());
     options.checkpointIntervalMs = 20;
@@ -65,7 +63,7 @@ void LedgerClockStepTest::checkpointsGoOnAfterTheClockStepsBack()
     QVERIFY(done.tryAcquire(200, 30'000));
 
     const qint64 before = QDateTime::currentMSecsSinceEpoch();
-    QVERIFY(writeOffset("-" + QByteArray::number(kStepBackS)));
+    QVERIFY(setOwnClockOffset(-kStepBackS));
     QVERIFY2(waitUntil([&] { return QDateTime::currentMSecsSinceEpoch() < before - kStepBackS * 500; }, 5000),
              "the wall clock did not step back: libfaketime is not in effect");
 

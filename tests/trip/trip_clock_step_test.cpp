@@ -13,7 +13,6 @@
 #include "ServerProcess.h"
 #include "Wait.h"
 
-#include <QFile>
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QTest>
@@ -28,12 +27,6 @@ constexpr int kStepTakesHoldMs = 2500;
 constexpr qint64 kStepS = 7200;
 const QJsonObject kPickup{{"lat", 57.7003}, {"lng", 11.9668}};
 const QJsonObject kDropoff{{"lat", 57.7078}, {"lng", 11.9880}};
-
-bool writeOffset(const QString &path, const QByteArray &offset)
-{
-    QFile file(path);
-    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(offset + "\n") > 0;
-}
 
 qint64 bookingId(const HttpResponse &r)
 {
@@ -71,7 +64,7 @@ void ClockStepTest::initTestCase()
 void ClockStepTest::init()
 {
     m_offsetFile = m_dir.filePath(QStringLiteral("offset-%1").arg(QTest::currentTestFunction()));
-    QVERIFY(writeOffset(m_offsetFile, "+0"));
+    QVERIFY(setWallClockOffset(m_offsetFile, 0));
 }
 
 std::unique_ptr<ServerProcess> ClockStepTest::startServer(const QStringList &extra)
@@ -88,7 +81,7 @@ std::unique_ptr<ServerProcess> ClockStepTest::startServer(const QStringList &ext
 
 void ClockStepTest::stepForward(HttpClient &http, qint64 before)
 {
-    QVERIFY(writeOffset(m_offsetFile, QByteArray("+") + QByteArray::number(kStepS)));
+    QVERIFY(setWallClockOffset(m_offsetFile, kStepS));
     QTest::qWait(kStepTakesHoldMs);
     // The witness: a second car booked now carries the stepped clock.
     const HttpResponse witness = http.postJson("/api/v1/bookings", {{"rider_id", "witness"}, {"pickup", kPickup}});
