@@ -36,6 +36,10 @@ FleetDelta cars()
     d.origin = kNode;
     d.cars = {car(1, CarState::Available, 0), car(2, CarState::ToPickup, 77), car(3, CarState::OnTrip, 78)};
     d.deviceCars = {2};
+    // Places on the sender's city file (its checksum); car 3's position was not located.
+    d.roadsChecksum = 0x5eedc17f11e5eedULL;
+    d.cars[0].road = {true, 10, 12.5};
+    d.cars[1].road = {true, 20, 0.0};
     return d;
 }
 
@@ -102,6 +106,9 @@ int main(int argc, char **argv)
     const QByteArray carsPart = encodeFleetDelta(cars());
     FleetDelta noDevices = cars();
     noDevices.deviceCars.clear();
+    noDevices.roadsChecksum = 0;
+    FleetDelta noPlaces = cars();
+    noPlaces.roadsChecksum = 0;
     const QByteArray claimPart = encodeFleetDelta(claim(FleetDelta::Kind::Claim));
     const QByteArray bookingPart = encodeFleetDelta(booking(true));
     const QByteArray unclaimPart = encodeFleetDelta(claim(FleetDelta::Kind::Unclaim));
@@ -110,8 +117,11 @@ int main(int argc, char **argv)
 
     const bool ok =
         write(dir, "cars", encodeFleetMessage(kNode, {carsPart}))
-        // An older node's Cars delta: no device cars after the cars (their count, 0 here, cut off).
-        && write(dir, "cars-older-node", encodeFleetDelta(noDevices).chopped(4))
+        // An older node's Cars delta: no device cars after the cars (their count, 0 here, and the
+        // road places' checksum, 0, cut off).
+        && write(dir, "cars-older-node", encodeFleetDelta(noDevices).chopped(4 + 8))
+        // The previous release's: device cars, no road places (the checksum, 0 here, cut off).
+        && write(dir, "cars-no-places", encodeFleetMessage(kNode, {encodeFleetDelta(noPlaces).chopped(8)}))
         && write(dir, "booking-priced", encodeFleetMessage(kNode, {bookingPart}))
         && write(dir, "booking-unpriced", encodeFleetMessage(kNode, {encodeFleetDelta(booking(false))}))
         && write(dir, "claim", encodeFleetMessage(kNode, {claimPart}))

@@ -398,6 +398,7 @@ void ClusterFleet::flushLoop()
         batch.swap(m_pending);
         deltas.swap(m_pendingDeltas);
         FleetDelta delta;
+        delta.roadsChecksum = m_local.roadsChecksum(); // the city the batch's places are on
         delta.deviceCars.assign(m_pendingDevices.begin(), m_pendingDevices.end());
         m_pendingDevices.clear();
         lock.unlock();
@@ -453,7 +454,8 @@ void ClusterFleet::apply(const FleetDelta &delta)
     }
     if (delta.kind == FleetDelta::Kind::Cars) {
         for (const CarSnapshot &car : delta.cars)
-            m_local.applyRemotePosition(car);
+            if (m_local.applyRemotePosition(car, delta.roadsChecksum) == SharedMemoryFleet::RemotePosition::PlaceAsSent)
+                m_placesAsSent.fetch_add(1, std::memory_order_relaxed);
         for (const int id : delta.deviceCars)
             m_local.markDeviceDriven(id);
     } else if (delta.kind == FleetDelta::Kind::Claim) {
@@ -583,9 +585,9 @@ void ClusterFleet::reloadLiveView()
 
 ClusterFleet::Stats ClusterFleet::stats() const
 {
-    return {m_applied.load(std::memory_order_relaxed), m_unreadable.load(std::memory_order_relaxed),
+    return {m_applied.load(std::memory_order_relaxed),   m_unreadable.load(std::memory_order_relaxed),
             m_published.load(std::memory_order_relaxed), m_resyncs.load(std::memory_order_relaxed),
-            m_flushes.load(std::memory_order_relaxed)};
+            m_flushes.load(std::memory_order_relaxed),   m_placesAsSent.load(std::memory_order_relaxed)};
 }
 
 } // namespace taxicore

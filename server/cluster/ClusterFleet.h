@@ -156,6 +156,9 @@ public:
         quint64 published = 0;
         quint64 resyncs = 0;
         quint64 flushes = 0; // batches sent (one PUBLISH each, and one HSET when they hold positions)
+        // Other nodes' positions stored with the place their sender located them at (same city
+        // file), not snapped again here.
+        quint64 placesAsSent = 0;
     };
     Stats stats() const;
 
@@ -238,6 +241,7 @@ private:
     std::atomic<quint64> m_published{0};
     std::atomic<quint64> m_resyncs{0};
     std::atomic<quint64> m_flushes{0};
+    std::atomic<quint64> m_placesAsSent{0};
 };
 
 } // namespace taxicore

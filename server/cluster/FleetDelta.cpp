@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <QIODevice>
 #include <cmath>
+#include <limits>
 
 namespace taxicore {
 
@@ -41,6 +42,26 @@ void writeCar(QDataStream &out, const CarSnapshot &c)
 {
     out << qint32(c.id) << c.position.lat << c.position.lng << c.heading << c.speedKmh << quint8(c.state)
         << quint64(c.bookingId) << qint64(c.updatedMs) << c.odometerM;
+}
+
+// A car's road place on the sender's city: segment + 1 (0: not located) and the offset along it.
+void writeRoadPlace(QDataStream &out, const RoadPlace &road)
+{
+    const bool located = road.located && road.segment != std::numeric_limits<uint32_t>::max();
+    out << quint32(located ? road.segment + 1 : 0) << (located ? road.offsetM : 0.0);
+}
+
+// Whether the segment is one of the reader's city is for the reader's fleet to check
+// (SharedMemoryFleet::applyRemotePosition); a negative or non-finite offset is garbage here.
+bool readRoadPlace(QDataStream &in, RoadPlace &road)
+{
+    quint32 segment = 0;
+    double offset = 0;
+    in >> segment >> offset;
+    if (in.status() != QDataStream::Ok || !std::isfinite(offset) || offset < 0)
+        return false;
+    road = segment == 0 ? RoadPlace{} : RoadPlace{true, segment - 1, offset};
+    return true;
 }
 
 bool readCar(QDataStream &in, CarSnapshot &c)
@@ -153,6 +174,10 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
         out << quint32(delta.deviceCars.size());
         for (const int id : delta.deviceCars)
             out << qint32(id);
+        out << delta.roadsChecksum;
+        if (delta.roadsChecksum != 0)
+            for (const CarSnapshot &c : delta.cars)
+                writeRoadPlace(out, c.road);
     } else if (delta.kind == FleetDelta::Kind::Booking) {
         writeBooking(out, delta.booking);
         writePrice(out, delta.price);
@@ -196,6 +221,15 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
             in >> car;
             id = car;
         }
+        if (in.status() != QDataStream::Ok)
+            return std::nullopt;
+        if (in.atEnd())
+            return delta; // from a node that does not send road places
+        in >> delta.roadsChecksum;
+        if (delta.roadsChecksum != 0)
+            for (CarSnapshot &c : delta.cars)
+                if (!readRoadPlace(in, c.road))
+                    return std::nullopt;
         if (in.status() != QDataStream::Ok)
             return std::nullopt;
         return delta;

@@ -26,6 +26,9 @@ constexpr int64_t kDevicePauseMs = 30'000;
 // Nearest cars tried in one booking attempt, and attempts when other bookers race us.
 constexpr int kBookingCandidates = 16;
 constexpr int kBookingAttempts = 4;
+// A snap's offset along a segment is a sum of its pieces' lengths; the file stores the segment's
+// length as a float. A place sent by another node may pass the length by this much.
+constexpr double kSentOffsetSlackM = 1.0;
 
 // The nearby grid's cells: 1/800 degree of latitude (~139 m) by 1/500 of longitude (~119 m at
 // Gothenburg's 57.7° N). Small enough that in the dense centre of 10,000 cars the 20 nearest come
@@ -503,6 +506,28 @@ RoadPlace SharedMemoryFleet::locate(const CarSlot &slot, int id, LatLng position
     if (!snapped.valid)
         return {};
     return {true, snapped.segment, snapped.offsetM};
+}
+
+uint64_t SharedMemoryFleet::roadsChecksum() const
+{
+    const std::shared_ptr<const city::City> roads = m_roads.load(std::memory_order_acquire);
+    return roads ? roads->data().header->checksum : 0;
+}
+
+std::optional<RoadPlace> SharedMemoryFleet::sendersPlace(const CarSnapshot &remote, uint64_t roadsChecksum) const
+{
+    if (roadsChecksum == 0 || !remote.road.located)
+        return std::nullopt;
+    const std::shared_ptr<const city::City> roads = m_roads.load(std::memory_order_acquire);
+    if (!roads || roads->data().header->checksum != roadsChecksum)
+        return std::nullopt;
+    // Same file, yet the bytes came over the network: a place off this city's segments would send
+    // every road ETA from it out of bounds.
+    const auto &segments = roads->data().segments;
+    if (remote.road.segment >= segments.size() || !(remote.road.offsetM >= 0)
+        || remote.road.offsetM > double(segments[remote.road.segment].lengthM) + kSentOffsetSlackM)
+        return std::nullopt;
+    return remote.road;
 }
 
 void SharedMemoryFleet::storePosition(CarSlot &slot, LatLng position, const RoadPlace &road)
@@ -1015,19 +1040,21 @@ FleetStore::Reassignment SharedMemoryFleet::reassign(uint64_t id, int carId, dou
     return r;
 }
 
-void SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote)
+SharedMemoryFleet::RemotePosition SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote,
+                                                                         uint64_t roadsChecksum)
 {
     CarSlot *slot = carSlot(remote.id);
     if (!slot || remote.updatedMs < slot->updatedMs.load(std::memory_order_relaxed))
-        return;
-    // Located here: the sender's place is on its own city file, which need not be this node's.
-    const RoadPlace road = locate(*slot, remote.id, remote.position);
+        return RemotePosition::Stale;
+    // The sender snapped it on the same city file already; else it is located here.
+    const std::optional<RoadPlace> sent = sendersPlace(remote, roadsChecksum);
+    const RoadPlace road = sent ? *sent : locate(*slot, remote.id, remote.position);
     const uint32_t seq = beginSeqlockWrite(slot->seq) - 1;
     std::atomic_thread_fence(std::memory_order_release);
     // Checked again under the lock: a local write may have come in while the position was located.
     if (remote.updatedMs < slot->updatedMs.load(std::memory_order_relaxed)) {
         slot->seq.store(seq + 2, std::memory_order_release);
-        return;
+        return RemotePosition::Stale;
     }
     slot->heading.store(remote.heading, std::memory_order_relaxed);
     slot->speedKmh.store(remote.speedKmh, std::memory_order_relaxed);
@@ -1036,6 +1063,7 @@ void SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote)
     slot->updatedMs.store(remote.updatedMs, std::memory_order_relaxed);
     storePosition(*slot, remote.position, road);
     slot->seq.store(seq + 2, std::memory_order_release);
+    return sent ? RemotePosition::PlaceAsSent : RemotePosition::Located;
 }
 
 bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)

@@ -49,10 +49,15 @@ public:
     void versionPositionsAcrossCopies() { m_versionsAcrossCopies = true; }
     static constexpr int64_t kPlaceholderVersion = 1;
     // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
-    // A car's position, odometer and heading, when newer (updatedMs) than the one held, located
-    // on this node's roads (locateOnRoads) as it arrives. It never marks an arrival: the node that
-    // moved the car does, and announces the booking.
-    void applyRemotePosition(const CarSnapshot &car);
+    // A car's position, odometer and heading, when newer (updatedMs) than the one held. Its road
+    // place is the sender's (car.road) when the sender located it on the city file this fleet
+    // locates on (`roadsChecksum` is that file's checksum, roadsChecksum() here) and it names a
+    // place on one of its segments; else the position is located here (locateOnRoads). It never
+    // marks an arrival: the node that moved the car does, and announces the booking.
+    enum class RemotePosition { Stale, Located, PlaceAsSent };
+    RemotePosition applyRemotePosition(const CarSnapshot &car, uint64_t roadsChecksum = 0);
+    // The checksum of the city file positions are located on (locateOnRoads); 0 without one.
+    uint64_t roadsChecksum() const;
     // Another node's device reported this car: the simulator leaves it alone here too.
     void markDeviceDriven(int id);
     // A booking as another node committed it: the booking and its car take its state, unless this
@@ -109,6 +114,9 @@ private:
     // Where `position` lies on the roads: the slot's stored place when it holds that very
     // position already (a car standing still is not snapped again), else a fresh snap.
     RoadPlace locate(const CarSlot &slot, int id, LatLng position) const;
+    // The sender's place of a remote position, if it is on this fleet's city file and names a
+    // point of one of its segments.
+    std::optional<RoadPlace> sendersPlace(const CarSnapshot &remote, uint64_t roadsChecksum) const;
     // Stores the position, its road place, its packed copy and its grid cell; inside the car's
     // seqlock.
     void storePosition(CarSlot &slot, LatLng position, const RoadPlace &road);

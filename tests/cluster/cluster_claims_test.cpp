@@ -12,6 +12,7 @@
 #include "RequireTool.h"
 #include "Wait.h"
 
+#include "city/City.h"
 #include "cluster/ClusterFleet.h"
 #include "pricing/PricingBoard.h"
 #include "region/SharedRegion.h"
@@ -49,6 +50,7 @@ private Q_SLOTS:
     void theLeadersEtaOfACommittedBookingReachesEveryNode();
     void aCarADeviceDrivesThroughOneNodeIsLeftAloneByTheOthersSimulator();
     void theBookingsOfOneTurnTravelAsOneMessage();
+    void aMoveIsSnappedOnlyByTheNodeThatMadeIt();
     void aClaimWhoseNodeDiedIsLetGo(); // last: the nodes above keep holding its car
 
 private:
@@ -264,6 +266,31 @@ void ClusterClaimsTest::theBookingsOfOneTurnTravelAsOneMessage()
 
 // A node that dies between its claim and its commit never sends the Unclaim nor the announcement:
 // the other nodes let the car go after the claim's hold, not only at their next resync (30 s).
+// Both nodes on the same city file: node B stores the road place node A located a move at, and
+// does not snap the position again (ClusterFleet::Stats::placesAsSent counts it).
+void ClusterClaimsTest::aMoveIsSnappedOnlyByTheNodeThatMadeIt()
+{
+    const auto loaded = city::City::load(QStringLiteral(TAXICORE_SOURCE_DIR "/resources/cities/gothenburg.taxicity"));
+    QVERIFY2(loaded.city, qPrintable(loaded.error));
+    m_a.fleet->locateOnRoads(loaded.city);
+    m_b.fleet->locateOnRoads(loaded.city);
+    const quint64 before = m_b.fleet->stats().placesAsSent;
+    const LatLng moved{57.7040, 11.9660}; // central Gothenburg, near roads
+    QVERIFY(m_a.fleet->updatePosition(kCars, moved, 45, 20, false));
+    const CarSnapshot atA = *m_a.fleet->car(kCars);
+    QVERIFY(atA.road.located);
+    QVERIFY2(waitUntil([&] { return m_b.fleet->car(kCars)->position.lat == moved.lat; }, kFeedTimeoutMs),
+             "node B never saw the move");
+    const CarSnapshot atB = *m_b.fleet->car(kCars);
+    QCOMPARE(atB.road.segment, atA.road.segment);
+    QCOMPARE(atB.road.offsetM, atA.road.offsetM);
+    QCOMPARE(m_b.fleet->stats().placesAsSent, before + 1);
+    // Leave the nodes as the other tests expect them: no city, the car back on its line.
+    m_a.fleet->locateOnRoads(nullptr);
+    m_b.fleet->locateOnRoads(nullptr);
+    m_a.fleet->updatePosition(kCars, placeNorth(kCars), 0, 0, false);
+}
+
 void ClusterClaimsTest::aClaimWhoseNodeDiedIsLetGo()
 {
     Node watcher = openFleetNode(m_redis.url(), m_postgres.url(), 5, kCars, kShortClaimHoldMs);

@@ -48,6 +48,7 @@ class ClusterFleetCopyTest : public QObject {
 
 private Q_SLOTS:
     void deltasRoundTrip();
+    void roadPlacesTravelWithTheirCitysChecksum();
     void unreadableDeltasAreRefused();
     void implausibleValuesAreRefused();
     void aMessageCarriesSeveralDeltasInOrder();
@@ -139,6 +140,55 @@ void ClusterFleetCopyTest::deltasRoundTrip()
         QCOMPARE(backClaim->origin, quint64(9));
         QCOMPARE(backClaim->booking.id, uint64_t(77));
         QCOMPARE(backClaim->booking.carId, 12);
+    }
+}
+
+void ClusterFleetCopyTest::roadPlacesTravelWithTheirCitysChecksum()
+{
+    FleetDelta cars;
+    cars.origin = 3;
+    CarSnapshot located;
+    located.id = 1;
+    located.position = {57.71, 11.96};
+    located.updatedMs = 1'700'000'000'000;
+    located.road = {true, 1234, 56.78125};
+    CarSnapshot unlocated = located;
+    unlocated.id = 2;
+    unlocated.road = {};
+    cars.cars = {located, unlocated};
+    cars.deviceCars = {2};
+    cars.roadsChecksum = 0x0123456789abcdefULL;
+    const QByteArray bytes = encodeFleetDelta(cars);
+    const auto back = decodeFleetDelta(bytes);
+    QVERIFY(back);
+    QCOMPARE(back->roadsChecksum, cars.roadsChecksum);
+    QVERIFY(back->cars[0].road.located);
+    QCOMPARE(back->cars[0].road.segment, 1234u);
+    QCOMPARE(back->cars[0].road.offsetM, 56.78125);
+    QVERIFY(!back->cars[1].road.located);
+    QCOMPARE(back->deviceCars, std::vector<int>{2});
+    QCOMPARE(encodeFleetDelta(*back), bytes);
+
+    // No city (checksum 0): no places on the wire, and none read back.
+    cars.roadsChecksum = 0;
+    const QByteArray placeless = encodeFleetDelta(cars);
+    QCOMPARE(placeless.size(), bytes.size() - 2 * (4 + 8));
+    QVERIFY(!decodeFleetDelta(placeless)->cars[0].road.located);
+    // A node of the previous release ends the delta after its device cars: read, without places.
+    const auto older = decodeFleetDelta(placeless.chopped(8));
+    QVERIFY(older);
+    QCOMPARE(older->roadsChecksum, quint64(0));
+    QVERIFY(!older->cars[0].road.located);
+    QCOMPARE(older->deviceCars, std::vector<int>{2});
+
+    // Places cut short, or an offset that is no distance, refuse the delta.
+    QVERIFY(!decodeFleetDelta(bytes.chopped(1)));
+    QVERIFY(!decodeFleetDelta(bytes.chopped(12)));
+    for (const double offset :
+         {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+        cars.roadsChecksum = 7;
+        cars.cars[0].road.offsetM = offset;
+        QVERIFY2(!decodeFleetDelta(encodeFleetDelta(cars)), qPrintable(QString::number(offset)));
     }
 }
 

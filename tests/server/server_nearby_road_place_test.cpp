@@ -48,6 +48,7 @@ private Q_SLOTS:
     void nearbyEtasFromStoredPlacesEqualFreshSnaps();
     void positionsFromEveryPathAreLocated();
     void withoutRoadsPositionsStayUnlocatedAndEtasAreSnapped();
+    void anotherNodesPlaceOnTheSameCityIsStoredAsSent();
     void aWrongStoredPlaceChangesTheEtas();
 
 private:
@@ -211,6 +212,74 @@ void NearbyRoadPlaceTest::withoutRoadsPositionsStayUnlocatedAndEtasAreSnapped()
     QVERIFY(!found.empty());
     QCOMPARE(found.front().car.id, 5);
     QCOMPARE(estimator.carEtasTo(elsewhere[0], found), estimator.etasTo(elsewhere[0], positionsOf(found)));
+}
+
+void NearbyRoadPlaceTest::anotherNodesPlaceOnTheSameCityIsStoredAsSent()
+{
+    // Node A (this fixture's fleet) moves car 8; node B, on the same city file, is sent the move
+    // with A's place and the file's checksum (cluster/FleetDelta): B stores it as sent.
+    const uint64_t checksum = m_fleet->roadsChecksum();
+    QCOMPARE(checksum, m_city->data().header->checksum);
+    QString error;
+    const std::unique_ptr<SharedRegion> regionB = SharedRegion::create(error);
+    QVERIFY2(regionB, qPrintable(error));
+    SharedMemoryFleet b(*regionB);
+    b.initialiseCars(kCars, [](int) { return LatLng{57.70, 11.97}; });
+    b.locateOnRoads(m_city);
+    using Applied = SharedMemoryFleet::RemotePosition;
+
+    const std::vector<LatLng> elsewhere = randomCentres(6, 17);
+    m_fleet->updatePosition(8, elsewhere[0], 90, 30, true);
+    CarSnapshot moved = *m_fleet->car(8);
+    QVERIFY(moved.road.located);
+    moved.updatedMs = clock::wallMs() + 1000;
+    QCOMPARE(b.applyRemotePosition(moved, checksum), Applied::PlaceAsSent);
+    QCOMPARE(b.car(8)->road.segment, moved.road.segment);
+    QCOMPARE(b.car(8)->road.offsetM, moved.road.offsetM);
+
+    // Taken as sent, not snapped: a place that is not the snap of the position is kept (a sender
+    // on the same file never sends one; this shows B did not compute its own).
+    const auto segments = uint32_t(m_city->data().segments.size());
+    const city::RoadPoint snapped = m_city->snap({elsewhere[1].lat, elsewhere[1].lng});
+    CarSnapshot planted = moved;
+    planted.position = elsewhere[1];
+    planted.road = {true, (snapped.segment + 1) % segments, 0.0};
+    planted.updatedMs = moved.updatedMs + 1;
+    QCOMPARE(b.applyRemotePosition(planted, checksum), Applied::PlaceAsSent);
+    QCOMPARE(b.car(8)->road.segment, planted.road.segment);
+
+    // Located here instead: another city file, no checksum, no place, or a place off this city's
+    // segments (a segment it does not have, an offset past the segment's end).
+    int64_t version = planted.updatedMs;
+    const auto expectSnapped = [&](const CarSnapshot &remote, uint64_t sum, int at) {
+        CarSnapshot sent = remote;
+        sent.position = elsewhere[std::size_t(at)];
+        sent.updatedMs = ++version;
+        const city::RoadPoint own = m_city->snap({sent.position.lat, sent.position.lng});
+        const bool sentIsOwn = sent.road.located && sent.road.segment == own.segment;
+        QVERIFY(!sentIsOwn); // else a kept place could not be told from a snap
+        QCOMPARE(b.applyRemotePosition(sent, sum), Applied::Located);
+        QCOMPARE(b.car(8)->road.segment, own.segment);
+        QCOMPARE(b.car(8)->road.offsetM, own.offsetM);
+    };
+    CarSnapshot offCity = planted;
+    expectSnapped(offCity, checksum + 1, 2);
+    if (QTest::currentTestFailed())
+        return;
+    expectSnapped(offCity, 0, 3);
+    CarSnapshot unlocated = planted;
+    unlocated.road = {};
+    expectSnapped(unlocated, checksum, 4);
+    CarSnapshot pastTheEnd = planted;
+    pastTheEnd.road = {true, 0, double(m_city->data().segments[0].lengthM) + 5};
+    expectSnapped(pastTheEnd, checksum, 5);
+    CarSnapshot noSuchSegment = planted;
+    noSuchSegment.road = {true, segments, 0.0};
+    expectSnapped(noSuchSegment, checksum, 1);
+
+    // An older move than the one held is still dropped.
+    CarSnapshot stale = moved;
+    QCOMPARE(b.applyRemotePosition(stale, checksum), Applied::Stale);
 }
 
 void NearbyRoadPlaceTest::aWrongStoredPlaceChangesTheEtas()
