@@ -37,7 +37,7 @@ FleetDelta cars()
     d.cars = {car(1, CarState::Available, 0), car(2, CarState::ToPickup, 77), car(3, CarState::OnTrip, 78)};
     d.deviceCars = {2};
     // Places on the sender's city file (its checksum); car 3's position was not located.
-    d.roadsChecksum = 0x5eedc17f11e5eedULL;
+    d.placesKey = 0x5eedc17f11e5eedULL;
     d.cars[0].road = {true, 10, 12.5};
     d.cars[1].road = {true, 20, 0.0};
     return d;
@@ -106,9 +106,9 @@ int main(int argc, char **argv)
     const QByteArray carsPart = encodeFleetDelta(cars());
     FleetDelta noDevices = cars();
     noDevices.deviceCars.clear();
-    noDevices.roadsChecksum = 0;
+    noDevices.placesKey = 0;
     FleetDelta noPlaces = cars();
-    noPlaces.roadsChecksum = 0;
+    noPlaces.placesKey = 0;
     const QByteArray claimPart = encodeFleetDelta(claim(FleetDelta::Kind::Claim));
     const QByteArray bookingPart = encodeFleetDelta(booking(true));
     const QByteArray unclaimPart = encodeFleetDelta(claim(FleetDelta::Kind::Unclaim));

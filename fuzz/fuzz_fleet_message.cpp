@@ -33,10 +33,14 @@ void checkBounds(const std::vector<FleetDelta> &deltas)
         if (delta.kind == FleetDelta::Kind::Claim || delta.kind == FleetDelta::Kind::Unclaim)
             TAXICORE_FUZZ_CHECK(delta.booking.carId > 0);
         // Only states that exist and places on the globe reach a node's copy.
-        for (const CarSnapshot &car : delta.cars)
+        for (const CarSnapshot &car : delta.cars) {
             TAXICORE_FUZZ_CHECK(car.state <= CarState::Waiting && std::isfinite(car.position.lat)
                                 && std::abs(car.position.lat) <= 90 && std::isfinite(car.position.lng)
                                 && std::abs(car.position.lng) <= 180);
+            // Road places only with the key they were located with, and each a distance.
+            TAXICORE_FUZZ_CHECK(!car.road.located
+                                || (delta.placesKey != 0 && std::isfinite(car.road.offsetM) && car.road.offsetM >= 0));
+        }
         if (delta.kind == FleetDelta::Kind::Booking)
             TAXICORE_FUZZ_CHECK(delta.booking.state <= BookingState::Expired && std::isfinite(delta.booking.pickup.lat)
                                 && std::isfinite(delta.booking.fare));

@@ -42,6 +42,10 @@ public:
 
     // The nearest point on any road; any finite coordinate snaps (invalid for NaN).
     RoadPoint snap(GeoPoint point) const;
+    // The version of snap()'s rules. Raise it with any change that can move a point's snap to
+    // another segment or offset: cluster nodes share the places they located only when their
+    // city file and this version are the same (SharedMemoryFleet::placesKey).
+    static constexpr uint32_t kSnapRulesVersion = 1;
 
     // Fastest route by travel time, honouring one-way streets; starts and ends at the snapped
     // points (partial segments counted). found is false only if the points are not connected.

@@ -398,7 +398,7 @@ void ClusterFleet::flushLoop()
         batch.swap(m_pending);
         deltas.swap(m_pendingDeltas);
         FleetDelta delta;
-        delta.roadsChecksum = m_local.roadsChecksum(); // the city the batch's places are on
+        delta.placesKey = m_local.placesKey(); // what the batch's places were located with
         delta.deviceCars.assign(m_pendingDevices.begin(), m_pendingDevices.end());
         m_pendingDevices.clear();
         lock.unlock();
@@ -453,8 +453,10 @@ void ClusterFleet::apply(const FleetDelta &delta)
         return;
     }
     if (delta.kind == FleetDelta::Kind::Cars) {
+        // Compared once per delta: another key costs no look at the places below.
+        const uint64_t key = delta.placesKey == m_local.placesKey() ? delta.placesKey : 0;
         for (const CarSnapshot &car : delta.cars)
-            if (m_local.applyRemotePosition(car, delta.roadsChecksum) == SharedMemoryFleet::RemotePosition::PlaceAsSent)
+            if (m_local.applyRemotePosition(car, key) == SharedMemoryFleet::RemotePosition::PlaceAsSent)
                 m_placesAsSent.fetch_add(1, std::memory_order_relaxed);
         for (const int id : delta.deviceCars)
             m_local.markDeviceDriven(id);

@@ -88,7 +88,8 @@ public:
     ~ClusterFleet() override;
 
     void initialiseCars(int count, const std::function<LatLng(int id)> &place) override;
-    // Positions from other nodes are located as they arrive (applyRemotePosition).
+    // Positions from other nodes keep the place their sender located them at when its city file
+    // and snapping rules are this node's, else are located as they arrive (applyRemotePosition).
     void locateOnRoads(std::shared_ptr<const city::City> roads) override { m_local.locateOnRoads(std::move(roads)); }
     int carCount() const override { return m_local.carCount(); }
     std::optional<CarSnapshot> car(int id) const override { return m_local.car(id); }

@@ -174,8 +174,8 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
         out << quint32(delta.deviceCars.size());
         for (const int id : delta.deviceCars)
             out << qint32(id);
-        out << delta.roadsChecksum;
-        if (delta.roadsChecksum != 0)
+        out << delta.placesKey;
+        if (delta.placesKey != 0)
             for (const CarSnapshot &c : delta.cars)
                 writeRoadPlace(out, c.road);
     } else if (delta.kind == FleetDelta::Kind::Booking) {
@@ -225,8 +225,8 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
             return std::nullopt;
         if (in.atEnd())
             return delta; // from a node that does not send road places
-        in >> delta.roadsChecksum;
-        if (delta.roadsChecksum != 0)
+        in >> delta.placesKey;
+        if (delta.placesKey != 0)
             for (CarSnapshot &c : delta.cars)
                 if (!readRoadPlace(in, c.road))
                     return std::nullopt;

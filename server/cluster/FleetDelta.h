@@ -23,11 +23,12 @@ struct FleetDelta {
     // With cars: those a device reported (not the simulator), so the leader's simulator leaves
     // them alone whichever node the device talks to. After the cars: older readers ignore it.
     std::vector<int> deviceCars;
-    // With cars: the checksum of the city file the sender located them on (0: none sent), and each
-    // car's `road` its place there as the sender's copy stored it. A node on the same city file
-    // stores that place as sent instead of snapping the position again: a move is snapped once, by
-    // the node that made it, not once by every node. After the device cars: older readers ignore it.
-    quint64 roadsChecksum = 0;
+    // With cars: what the sender located them with (SharedMemoryFleet::placesKey: its city file's
+    // checksum and snapping rules; 0: no places sent), and each car's `road` its place there as the
+    // sender's copy stored it with the position. A node with the same key stores that place as sent
+    // instead of snapping the position again: a move is snapped once, by the node that made it, not
+    // once by every node. After the device cars: older readers ignore it.
+    quint64 placesKey = 0;
     BookingSnapshot booking;
     // With a booking: the price it was booked at, so whichever node ends the ride charges it.
     std::optional<BookingPrice> price;

@@ -26,9 +26,6 @@ constexpr int64_t kDevicePauseMs = 30'000;
 // Nearest cars tried in one booking attempt, and attempts when other bookers race us.
 constexpr int kBookingCandidates = 16;
 constexpr int kBookingAttempts = 4;
-// A snap's offset along a segment is a sum of its pieces' lengths; the file stores the segment's
-// length as a float. A place sent by another node may pass the length by this much.
-constexpr double kSentOffsetSlackM = 1.0;
 
 // The nearby grid's cells: 1/800 degree of latitude (~139 m) by 1/500 of longitude (~119 m at
 // Gothenburg's 57.7° N). Small enough that in the dense centre of 10,000 cars the 20 nearest come
@@ -508,24 +505,34 @@ RoadPlace SharedMemoryFleet::locate(const CarSlot &slot, int id, LatLng position
     return {true, snapped.segment, snapped.offsetM};
 }
 
-uint64_t SharedMemoryFleet::roadsChecksum() const
+namespace {
+uint64_t placesKeyOf(const city::City &roads)
+{
+    const uint64_t key =
+        roads.data().header->checksum ^ (uint64_t(city::City::kSnapRulesVersion) * 0x9e3779b97f4a7c15ULL);
+    return key != 0 ? key : 1; // 0 means "no places"
+}
+} // namespace
+
+uint64_t SharedMemoryFleet::placesKey() const
 {
     const std::shared_ptr<const city::City> roads = m_roads.load(std::memory_order_acquire);
-    return roads ? roads->data().header->checksum : 0;
+    return roads ? placesKeyOf(*roads) : 0;
 }
 
-std::optional<RoadPlace> SharedMemoryFleet::sendersPlace(const CarSnapshot &remote, uint64_t roadsChecksum) const
+std::optional<RoadPlace> SharedMemoryFleet::sendersPlace(const CarSnapshot &remote, uint64_t placesKey) const
 {
-    if (roadsChecksum == 0 || !remote.road.located)
+    if (placesKey == 0 || !remote.road.located)
         return std::nullopt;
     const std::shared_ptr<const city::City> roads = m_roads.load(std::memory_order_acquire);
-    if (!roads || roads->data().header->checksum != roadsChecksum)
+    if (!roads || placesKeyOf(*roads) != placesKey)
         return std::nullopt;
-    // Same file, yet the bytes came over the network: a place off this city's segments would send
-    // every road ETA from it out of bounds.
+    // Same file and rules, yet the bytes came over the network: a place off this city's segments
+    // would send every road ETA from it out of bounds. A snap's offset never passes the segment's
+    // length (Snapper clamps it), so neither may a sent one.
     const auto &segments = roads->data().segments;
     if (remote.road.segment >= segments.size() || !(remote.road.offsetM >= 0)
-        || remote.road.offsetM > double(segments[remote.road.segment].lengthM) + kSentOffsetSlackM)
+        || remote.road.offsetM > double(segments[remote.road.segment].lengthM))
         return std::nullopt;
     return remote.road;
 }
@@ -1040,14 +1047,13 @@ FleetStore::Reassignment SharedMemoryFleet::reassign(uint64_t id, int carId, dou
     return r;
 }
 
-SharedMemoryFleet::RemotePosition SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote,
-                                                                         uint64_t roadsChecksum)
+SharedMemoryFleet::RemotePosition SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote, uint64_t placesKey)
 {
     CarSlot *slot = carSlot(remote.id);
     if (!slot || remote.updatedMs < slot->updatedMs.load(std::memory_order_relaxed))
         return RemotePosition::Stale;
     // The sender snapped it on the same city file already; else it is located here.
-    const std::optional<RoadPlace> sent = sendersPlace(remote, roadsChecksum);
+    const std::optional<RoadPlace> sent = sendersPlace(remote, placesKey);
     const RoadPlace road = sent ? *sent : locate(*slot, remote.id, remote.position);
     const uint32_t seq = beginSeqlockWrite(slot->seq) - 1;
     std::atomic_thread_fence(std::memory_order_release);

@@ -50,14 +50,17 @@ public:
     static constexpr int64_t kPlaceholderVersion = 1;
     // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
     // A car's position, odometer and heading, when newer (updatedMs) than the one held. Its road
-    // place is the sender's (car.road) when the sender located it on the city file this fleet
-    // locates on (`roadsChecksum` is that file's checksum, roadsChecksum() here) and it names a
-    // place on one of its segments; else the position is located here (locateOnRoads). It never
-    // marks an arrival: the node that moved the car does, and announces the booking.
+    // place is the sender's (car.road) when the sender located it as this fleet would (`placesKey`
+    // equals placesKey() here) and it names a point of one of this city's segments; else the
+    // position is located here (locateOnRoads). It never marks an arrival: the node that moved
+    // the car does, and announces the booking.
     enum class RemotePosition { Stale, Located, PlaceAsSent };
-    RemotePosition applyRemotePosition(const CarSnapshot &car, uint64_t roadsChecksum = 0);
-    // The checksum of the city file positions are located on (locateOnRoads); 0 without one.
-    uint64_t roadsChecksum() const;
+    RemotePosition applyRemotePosition(const CarSnapshot &car, uint64_t placesKey = 0);
+    // What this fleet locates positions with (locateOnRoads): its city file's checksum mixed with
+    // the snapping rules' version (city::City::kSnapRulesVersion); 0 without a city. Two fleets
+    // with one key snap every position alike. The city is given once, before positions are
+    // written: a place already stored keeps the key it was located with only until then.
+    uint64_t placesKey() const;
     // Another node's device reported this car: the simulator leaves it alone here too.
     void markDeviceDriven(int id);
     // A booking as another node committed it: the booking and its car take its state, unless this
@@ -116,7 +119,7 @@ private:
     RoadPlace locate(const CarSlot &slot, int id, LatLng position) const;
     // The sender's place of a remote position, if it is on this fleet's city file and names a
     // point of one of its segments.
-    std::optional<RoadPlace> sendersPlace(const CarSnapshot &remote, uint64_t roadsChecksum) const;
+    std::optional<RoadPlace> sendersPlace(const CarSnapshot &remote, uint64_t placesKey) const;
     // Stores the position, its road place, its packed copy and its grid cell; inside the car's
     // seqlock.
     void storePosition(CarSlot &slot, LatLng position, const RoadPlace &road);

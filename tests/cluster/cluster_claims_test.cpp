@@ -264,8 +264,6 @@ void ClusterClaimsTest::theBookingsOfOneTurnTravelAsOneMessage()
         kFeedTimeoutMs));
 }
 
-// A node that dies between its claim and its commit never sends the Unclaim nor the announcement:
-// the other nodes let the car go after the claim's hold, not only at their next resync (30 s).
 // Both nodes on the same city file: node B stores the road place node A located a move at, and
 // does not snap the position again (ClusterFleet::Stats::placesAsSent counts it).
 void ClusterClaimsTest::aMoveIsSnappedOnlyByTheNodeThatMadeIt()
@@ -279,11 +277,14 @@ void ClusterClaimsTest::aMoveIsSnappedOnlyByTheNodeThatMadeIt()
     QVERIFY(m_a.fleet->updatePosition(kCars, moved, 45, 20, false));
     const CarSnapshot atA = *m_a.fleet->car(kCars);
     QVERIFY(atA.road.located);
+    // The count moves after the position is stored, on B's subscriber thread: waited for last.
     QVERIFY2(waitUntil([&] { return m_b.fleet->car(kCars)->position.lat == moved.lat; }, kFeedTimeoutMs),
              "node B never saw the move");
     const CarSnapshot atB = *m_b.fleet->car(kCars);
     QCOMPARE(atB.road.segment, atA.road.segment);
     QCOMPARE(atB.road.offsetM, atA.road.offsetM);
+    QVERIFY2(waitUntil([&] { return m_b.fleet->stats().placesAsSent > before; }, kFeedTimeoutMs),
+             "node B snapped the move again");
     QCOMPARE(m_b.fleet->stats().placesAsSent, before + 1);
     // Leave the nodes as the other tests expect them: no city, the car back on its line.
     m_a.fleet->locateOnRoads(nullptr);
@@ -291,6 +292,8 @@ void ClusterClaimsTest::aMoveIsSnappedOnlyByTheNodeThatMadeIt()
     m_a.fleet->updatePosition(kCars, placeNorth(kCars), 0, 0, false);
 }
 
+// A node that dies between its claim and its commit never sends the Unclaim nor the announcement:
+// the other nodes let the car go after the claim's hold, not only at their next resync (30 s).
 void ClusterClaimsTest::aClaimWhoseNodeDiedIsLetGo()
 {
     Node watcher = openFleetNode(m_redis.url(), m_postgres.url(), 5, kCars, kShortClaimHoldMs);

@@ -157,11 +157,11 @@ void ClusterFleetCopyTest::roadPlacesTravelWithTheirCitysChecksum()
     unlocated.road = {};
     cars.cars = {located, unlocated};
     cars.deviceCars = {2};
-    cars.roadsChecksum = 0x0123456789abcdefULL;
+    cars.placesKey = 0x0123456789abcdefULL;
     const QByteArray bytes = encodeFleetDelta(cars);
     const auto back = decodeFleetDelta(bytes);
     QVERIFY(back);
-    QCOMPARE(back->roadsChecksum, cars.roadsChecksum);
+    QCOMPARE(back->placesKey, cars.placesKey);
     QVERIFY(back->cars[0].road.located);
     QCOMPARE(back->cars[0].road.segment, 1234u);
     QCOMPARE(back->cars[0].road.offsetM, 56.78125);
@@ -170,14 +170,16 @@ void ClusterFleetCopyTest::roadPlacesTravelWithTheirCitysChecksum()
     QCOMPARE(encodeFleetDelta(*back), bytes);
 
     // No city (checksum 0): no places on the wire, and none read back.
-    cars.roadsChecksum = 0;
+    cars.placesKey = 0;
     const QByteArray placeless = encodeFleetDelta(cars);
     QCOMPARE(placeless.size(), bytes.size() - 2 * (4 + 8));
-    QVERIFY(!decodeFleetDelta(placeless)->cars[0].road.located);
+    const auto placelessBack = decodeFleetDelta(placeless);
+    QVERIFY(placelessBack);
+    QVERIFY(!placelessBack->cars[0].road.located);
     // A node of the previous release ends the delta after its device cars: read, without places.
     const auto older = decodeFleetDelta(placeless.chopped(8));
     QVERIFY(older);
-    QCOMPARE(older->roadsChecksum, quint64(0));
+    QCOMPARE(older->placesKey, quint64(0));
     QVERIFY(!older->cars[0].road.located);
     QCOMPARE(older->deviceCars, std::vector<int>{2});
 
@@ -186,7 +188,7 @@ void ClusterFleetCopyTest::roadPlacesTravelWithTheirCitysChecksum()
     QVERIFY(!decodeFleetDelta(bytes.chopped(12)));
     for (const double offset :
          {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
-        cars.roadsChecksum = 7;
+        cars.placesKey = 7;
         cars.cars[0].road.offsetM = offset;
         QVERIFY2(!decodeFleetDelta(encodeFleetDelta(cars)), qPrintable(QString::number(offset)));
     }

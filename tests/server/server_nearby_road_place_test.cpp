@@ -13,6 +13,7 @@
 
 #include <QTest>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -217,9 +218,9 @@ void NearbyRoadPlaceTest::withoutRoadsPositionsStayUnlocatedAndEtasAreSnapped()
 void NearbyRoadPlaceTest::anotherNodesPlaceOnTheSameCityIsStoredAsSent()
 {
     // Node A (this fixture's fleet) moves car 8; node B, on the same city file, is sent the move
-    // with A's place and the file's checksum (cluster/FleetDelta): B stores it as sent.
-    const uint64_t checksum = m_fleet->roadsChecksum();
-    QCOMPARE(checksum, m_city->data().header->checksum);
+    // with A's place and A's places key (cluster/FleetDelta): B stores the place as sent.
+    const uint64_t checksum = m_fleet->placesKey();
+    QVERIFY(checksum != 0);
     QString error;
     const std::unique_ptr<SharedRegion> regionB = SharedRegion::create(error);
     QVERIFY2(regionB, qPrintable(error));
@@ -248,8 +249,9 @@ void NearbyRoadPlaceTest::anotherNodesPlaceOnTheSameCityIsStoredAsSent()
     QCOMPARE(b.applyRemotePosition(planted, checksum), Applied::PlaceAsSent);
     QCOMPARE(b.car(8)->road.segment, planted.road.segment);
 
-    // Located here instead: another city file, no checksum, no place, or a place off this city's
-    // segments (a segment it does not have, an offset past the segment's end).
+    // Located here instead: another city file or snapping rules (another key), no key, no place,
+    // or a place off this city's segments (a segment it does not have, an offset past the
+    // segment's end, however little, or one that is no distance).
     int64_t version = planted.updatedMs;
     const auto expectSnapped = [&](const CarSnapshot &remote, uint64_t sum, int at) {
         CarSnapshot sent = remote;
@@ -271,8 +273,13 @@ void NearbyRoadPlaceTest::anotherNodesPlaceOnTheSameCityIsStoredAsSent()
     unlocated.road = {};
     expectSnapped(unlocated, checksum, 4);
     CarSnapshot pastTheEnd = planted;
-    pastTheEnd.road = {true, 0, double(m_city->data().segments[0].lengthM) + 5};
+    pastTheEnd.road = {true, 0, double(m_city->data().segments[0].lengthM) + 0.01};
     expectSnapped(pastTheEnd, checksum, 5);
+    for (const double offset : {-0.01, std::numeric_limits<double>::quiet_NaN()}) {
+        CarSnapshot noDistance = planted;
+        noDistance.road = {true, 0, offset};
+        expectSnapped(noDistance, checksum, 0);
+    }
     CarSnapshot noSuchSegment = planted;
     noSuchSegment.road = {true, segments, 0.0};
     expectSnapped(noSuchSegment, checksum, 1);
