@@ -10,6 +10,8 @@
 
 #include <arpa/inet.h>
 
+#include <memory>
+
 using taxicore::feedprobe::FollowerLoop;
 
 namespace {
@@ -45,12 +47,13 @@ private slots:
     {
         QWebSocketServer server(QStringLiteral("test"), QWebSocketServer::NonSecureMode);
         QVERIFY(server.listen(QHostAddress::LocalHost));
-        std::vector<QWebSocket *> peers;
+        // The caller owns what nextPendingConnection() returns (make test-asan found both peers leaked).
+        std::vector<std::unique_ptr<QWebSocket>> peers;
         QStringList subscribes;
         connect(&server, &QWebSocketServer::newConnection, this, [&] {
             QWebSocket *peer = server.nextPendingConnection();
             connect(peer, &QWebSocket::textMessageReceived, this, [&](const QString &t) { subscribes << t; });
-            peers.push_back(peer);
+            peers.emplace_back(peer);
         });
         Received received;
         FollowerLoop loop([&](int follower, const QByteArray &text, double) {
@@ -65,7 +68,7 @@ private slots:
         QVERIFY(subscribes.contains(QStringLiteral("{\"subscribe\":{\"n\":7}}")));
 
         // A message larger than one frame arrives whole; a ping is answered with its payload.
-        QWebSocket *peer = peers.front();
+        QWebSocket *peer = peers.front().get();
         peer->setOutgoingFrameSize(16);
         const QString longText = QStringLiteral("{\"type\":\"follow\",\"pad\":\"%1\"}").arg(QString(100, u'x'));
         peer->sendTextMessage(longText);
@@ -81,7 +84,7 @@ private slots:
         // A server that closes one counts as a failure; stop() closes the other.
         peer->close();
         QTRY_COMPARE(loop.failures(), 1);
-        QSignalSpy closed(peers.back(), &QWebSocket::disconnected);
+        QSignalSpy closed(peers.back().get(), &QWebSocket::disconnected);
         loop.stop();
         QTRY_COMPARE(closed.size(), 1);
     }
