@@ -2,13 +2,17 @@
 # Benchmark (not a test): server CPU time per GET /hello, TaxiCore's modes against nginx, in one run
 # (issue 18: single ≤ 1.2× nginx, processes/single ≤ 1.1×, pool/single ≤ 1.5×). All servers run at
 # once; rounds alternate between them, so a shared machine's load falls on each alike. Per round and
-# server: a 1 s warm-up, then `wrk -t1 -c64 -dSECONDSs`, and the utime+stime (/proc/PID/stat
-# fields 14+15) of the server's processes (the primary, its workers; nginx's master and worker)
-# over the run, divided by the requests wrk counted. Prints the median of the rounds and ratios.
+# server: a 1 s warm-up, then `wrk -tT -c64 -dSECONDSs` (T: --wrk-threads, default 1), and the
+# utime+stime (/proc/PID/stat fields 14+15) of the server's processes (the primary, its workers;
+# nginx's master and worker) over the run, divided by the requests wrk counted. Prints the median of the rounds and ratios.
 #
-# Usage: scripts/bench-hello.sh [--rounds N] [--seconds S] [--path P] [SERVER_BIN]   (default build/bin/taxicore-server)
+# Usage: scripts/bench-hello.sh [--rounds N] [--seconds S] [--path P] [--wrk-threads T] [SERVER_BIN]   (default build/bin/taxicore-server)
 #   --path P  another path than /hello (e.g. "/fib?n=1": a handler pool mode runs on a pool thread,
 #             so pool/single is the cost of the hand-off); nginx serves only /hello and is left out
+#   --wrk-threads T  wrk's threads (default 1). One thread cannot keep two worker processes busy
+#             on a 2-core machine: each wakes for a few requests at a time, and processes/single
+#             then measures those wake-ups (docs/benchmarks.md §20); 2 loads them as a client
+#             fleet would.
 #   TAXICORE_BENCH_HELLO="nginx single pool processes" narrows the servers.
 set -euo pipefail
 self=$(readlink -f "$0")
@@ -17,17 +21,20 @@ cd "$(dirname "$self")/.."
 rounds=3
 seconds=5
 path=/hello
+wrk_threads=1
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --path) path=$2; shift 2 ;;
+    --wrk-threads) wrk_threads=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --*) echo "bench-hello: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 bin=${1:-build/bin/taxicore-server}
+[[ $wrk_threads =~ ^[1-9][0-9]?$ ]] || { echo "bench-hello: --wrk-threads wants 1 to 99, not '$wrk_threads'" >&2; exit 2; }
 servers=${TAXICORE_BENCH_HELLO:-"nginx single pool processes"}
 [ "$path" = /hello ] || servers=$(tr ' ' '\n' <<<"$servers" | grep -vx nginx | tr '\n' ' ' | sed 's/ $//')
 start_timeout_s=30
@@ -92,9 +99,9 @@ sleep 2 # workers up
 : >"$work/results"
 for round in $(seq "$rounds"); do
   for s in $servers; do
-    timeout 20 wrk -t1 -c64 -d1s "${url[$s]}$path" >/dev/null || true
+    timeout 20 wrk -t"$wrk_threads" -c64 -d1s "${url[$s]}$path" >/dev/null || true
     before=$(tree_ticks "${pid[$s]}")
-    timeout $((seconds + 30)) wrk -t1 -c64 -d"${seconds}s" "${url[$s]}$path" >"$work/wrk.txt"
+    timeout $((seconds + 30)) wrk -t"$wrk_threads" -c64 -d"${seconds}s" "${url[$s]}$path" >"$work/wrk.txt"
     after=$(tree_ticks "${pid[$s]}")
     awk -v s="$s" -v r="$round" -v cpu=$((after - before)) -v hz="$ticks" '
       /requests in/ {req = $1} /Requests\/sec/ {rps = $2}
@@ -102,7 +109,7 @@ for round in $(seq "$rounds"); do
   done
 done
 
-echo "# GET $path: server CPU µs per request (wrk -t1 -c64 -d${seconds}s, $rounds rounds alternated)"
+echo "# GET $path: server CPU µs per request (wrk -t$wrk_threads -c64 -d${seconds}s, $rounds rounds alternated)"
 echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); taxicore: $bin (--cars 500, --workers 2, --threads 2); $(nginx -v 2>&1 | sed 's/.*: //') worker_processes 1"
 echo
@@ -127,4 +134,4 @@ awk -v order="$servers" '
     }
   }' "$work/results"
 echo
-echo "Command: scripts/bench-hello.sh --rounds $rounds --seconds $seconds --path '$path' $bin"
+echo "Command: scripts/bench-hello.sh --rounds $rounds --seconds $seconds --path '$path' --wrk-threads $wrk_threads $bin"
