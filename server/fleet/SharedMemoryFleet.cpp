@@ -27,6 +27,14 @@ constexpr int64_t kDevicePauseMs = 30'000;
 constexpr int kBookingCandidates = 16;
 constexpr int kBookingAttempts = 4;
 
+// SharedMemoryFleet::placesKey of a fleet locating on `roads`.
+uint64_t placesKeyOf(const city::City &roads)
+{
+    const uint64_t key =
+        roads.data().header->checksum ^ (uint64_t(city::City::kSnapRulesVersion) * 0x9e3779b97f4a7c15ULL);
+    return key != 0 ? key : 1; // 0 means "no places"
+}
+
 // The nearby grid's cells: 1/800 degree of latitude (~139 m) by 1/500 of longitude (~119 m at
 // Gothenburg's 57.7° N). Small enough that in the dense centre of 10,000 cars the 20 nearest come
 // from the first ring of 3 x 3 cells; a 1 km search reads at most ~16 x 18. Wrapped every
@@ -504,15 +512,6 @@ RoadPlace SharedMemoryFleet::locate(const CarSlot &slot, int id, LatLng position
         return {};
     return {true, snapped.segment, snapped.offsetM};
 }
-
-namespace {
-uint64_t placesKeyOf(const city::City &roads)
-{
-    const uint64_t key =
-        roads.data().header->checksum ^ (uint64_t(city::City::kSnapRulesVersion) * 0x9e3779b97f4a7c15ULL);
-    return key != 0 ? key : 1; // 0 means "no places"
-}
-} // namespace
 
 uint64_t SharedMemoryFleet::placesKey() const
 {

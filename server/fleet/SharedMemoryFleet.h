@@ -117,8 +117,8 @@ private:
     // Where `position` lies on the roads: the slot's stored place when it holds that very
     // position already (a car standing still is not snapped again), else a fresh snap.
     RoadPlace locate(const CarSlot &slot, int id, LatLng position) const;
-    // The sender's place of a remote position, if it is on this fleet's city file and names a
-    // point of one of its segments.
+    // The sender's place of a remote position, if the sender located it with this fleet's
+    // placesKey and it names a point of one of this city's segments.
     std::optional<RoadPlace> sendersPlace(const CarSnapshot &remote, uint64_t placesKey) const;
     // Stores the position, its road place, its packed copy and its grid cell; inside the car's
     // seqlock.
