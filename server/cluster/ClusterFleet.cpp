@@ -74,6 +74,7 @@ ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
     , m_local(region)
     , m_ids(options.ledgerUrl)
     , m_origin(options.origin)
+    , m_view(QByteArray(kCarsKey), [this] { wakeFlusher(); })
     , m_primary(options.primary)
     , m_fleetUrl(options.fleetUrl)
     , m_claimHoldMs(options.claimHoldMs)
@@ -104,8 +105,14 @@ ClusterFleet::~ClusterFleet()
     m_flushWake.notify_all();
     m_flusher.join();
     m_feed.reset();
-    std::lock_guard hints(m_hintsMutex);
-    m_hints.reset();
+    {
+        std::lock_guard hints(m_hintsMutex);
+        m_hints.reset();
+    }
+    // The client answers what it still holds as it stops; its callbacks must find the members
+    // they touch alive, and the view writer no longer waking the flusher.
+    m_view.close();
+    m_redis.reset();
 }
 
 void ClusterFleet::initialiseCars(int count, const std::function<LatLng(int id)> &place)
@@ -312,6 +319,15 @@ void ClusterFleet::askFlush()
     m_flushWake.notify_one();
 }
 
+void ClusterFleet::wakeFlusher()
+{
+    // Taken and let go before the notify: the flusher either waits already, or has yet to look at
+    // what changed (it looks with the mutex held), so the wake-up is never lost.
+    m_pendingMutex.lock();
+    m_pendingMutex.unlock();
+    m_flushWake.notify_one();
+}
+
 void ClusterFleet::setResync(Resync resync)
 {
     {
@@ -362,6 +378,8 @@ void ClusterFleet::flushLoop()
             due = std::min(due, *ready);
         if (const auto expiry = releaseExpiredClaims())
             due = std::min(due, *expiry);
+        if (const auto repair = m_view.repairDue())
+            due = std::min(due, *repair);
         if (due > Clock::now())
             m_flushWake.wait_until(lock, due);
         const auto now = std::chrono::steady_clock::now();
@@ -386,8 +404,15 @@ void ClusterFleet::flushLoop()
                     ran = true;
                 }
             }
+            if (ran)
+                checkLiveView(); // Redis may have been flushed or evicted keys without a reconnect
             if (ran && m_signalled.load(std::memory_order_relaxed))
                 Q_EMIT fleetReloaded();
+            lock.lock();
+        }
+        if (const auto repair = m_view.repairDue(); repair && *repair <= Clock::now()) {
+            lock.unlock();
+            m_view.repair(*m_redis, [this](int id) { return m_local.car(id); });
             lock.lock();
         }
         const auto ready = readyAt();
@@ -404,11 +429,8 @@ void ClusterFleet::flushLoop()
         lock.unlock();
         delta.origin = m_origin;
         delta.cars.reserve(batch.size());
-        QList<QByteArray> view{QByteArrayLiteral("HSET"), QByteArray(kCarsKey)};
-        for (const auto &[id, car] : batch) {
+        for (const auto &[id, car] : batch)
             delta.cars.push_back(car);
-            view << QByteArray::number(id) << encodeCar(car);
-        }
         // The positions first: a booking that follows a car's arrival finds the car there.
         if (!batch.empty())
             deltas.insert(deltas.begin(), encodeFleetDelta(delta));
@@ -418,8 +440,7 @@ void ClusterFleet::flushLoop()
                 deltas.begin() + qsizetype(std::min<std::size_t>(deltas.size(), at + kMaxDeltasPerMessage));
             publish(encodeFleetMessage(m_origin, std::vector<QByteArray>(deltas.begin() + qsizetype(at), end)));
         }
-        if (!batch.empty())
-            m_redis->command(view);
+        m_view.write(*m_redis, delta.cars);
         m_published.fetch_add(batch.size(), std::memory_order_relaxed);
         m_flushes.fetch_add(1, std::memory_order_relaxed);
         batch.clear();
@@ -577,19 +598,42 @@ void ClusterFleet::reloadLiveView()
     m_redis->command({QByteArrayLiteral("HGETALL"), QByteArray(kCarsKey)}, [this](const RedisReply &reply) {
         if (reply.type != RedisReply::Type::Array)
             return;
-        for (std::size_t i = 1; i < reply.elements.size(); i += 2)
+        std::vector<QByteArray> present;
+        present.reserve(reply.elements.size() / 2);
+        for (std::size_t i = 1; i < reply.elements.size(); i += 2) {
+            present.push_back(reply.elements[i - 1].text);
             if (const auto car = decodeCar(reply.elements[i].text))
                 m_local.applyRemotePosition(*car);
+        }
+        m_view.noteMissing(present, m_local.carCount());
         if (m_signalled.load(std::memory_order_relaxed))
             Q_EMIT fleetReloaded();
     });
 }
 
+void ClusterFleet::checkLiveView()
+{
+    m_redis->command({QByteArrayLiteral("HKEYS"), QByteArray(kCarsKey)}, [this](const RedisReply &reply) {
+        if (reply.type != RedisReply::Type::Array)
+            return;
+        std::vector<QByteArray> present;
+        present.reserve(reply.elements.size());
+        for (const RedisReply &field : reply.elements)
+            present.push_back(field.text);
+        m_view.noteMissing(present, m_local.carCount());
+    });
+}
+
 ClusterFleet::Stats ClusterFleet::stats() const
 {
-    return {m_applied.load(std::memory_order_relaxed),   m_unreadable.load(std::memory_order_relaxed),
-            m_published.load(std::memory_order_relaxed), m_resyncs.load(std::memory_order_relaxed),
-            m_flushes.load(std::memory_order_relaxed),   m_placesAsSent.load(std::memory_order_relaxed)};
+    return {m_applied.load(std::memory_order_relaxed),
+            m_unreadable.load(std::memory_order_relaxed),
+            m_published.load(std::memory_order_relaxed),
+            m_resyncs.load(std::memory_order_relaxed),
+            m_flushes.load(std::memory_order_relaxed),
+            m_placesAsSent.load(std::memory_order_relaxed),
+            m_view.carsMissed(),
+            m_view.carsRepaired()};
 }
 
 } // namespace taxicore

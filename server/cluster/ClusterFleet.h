@@ -2,6 +2,7 @@
 
 #include "cluster/ClusterIds.h"
 #include "cluster/FleetDelta.h"
+#include "cluster/LiveViewWriter.h"
 #include "fleet/SharedMemoryFleet.h"
 
 #include <QList>
@@ -160,6 +161,10 @@ public:
         // Other nodes' positions stored with the place their sender located them at (same city
         // file), not snapped again here.
         quint64 placesAsSent = 0;
+        // Cars whose write into the live view (taxicore:cars) failed (Redis full, away), and cars
+        // written again from this copy because a write failed or the view lacked them.
+        quint64 liveViewMissed = 0;
+        quint64 liveViewRepaired = 0;
     };
     Stats stats() const;
 
@@ -184,6 +189,8 @@ private:
     // already), or at once without a running loop (false).
     bool scheduleFlush();
     void askFlush();
+    // Has the flusher look again at what is due (a repair of the live view), from any thread.
+    void wakeFlusher();
     void flushLoop();
     // What a message on the channel changed, to fleetChanged's receivers.
     void signalChanges(const FleetDelta &delta);
@@ -202,11 +209,14 @@ private:
     // Lets go of the cars whose claims are older than claimHoldMs; when the next one expires.
     std::optional<std::chrono::steady_clock::time_point> releaseExpiredClaims();
     void reloadLiveView();
+    // Asks Redis which cars the live view holds; those it lacks are written from this copy.
+    void checkLiveView();
 
     SharedMemoryFleet m_local;
     ClusterIds m_ids;
     quint64 m_origin;
     std::unique_ptr<redis::RedisClient> m_redis;
+    LiveViewWriter m_view;                          // the positions written into taxicore:cars, and their repair
     std::unique_ptr<redis::RedisSubscriber> m_feed; // primary only
     bool m_primary;
     QString m_fleetUrl;

@@ -99,6 +99,7 @@ void NodeDirectory::beat()
     // each other "up". Outside a cluster the node's own wall clock serves.
     qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
     QString error;
+    QString writeError; // the heartbeat not taken: the others see this node go stale, this says why
     if (m_redis) {
         const redis::RedisReply time = m_redis->commandAndWait({"TIME"}, kRedisWaitMs);
         nowMs = redisTimeMs(time);
@@ -116,8 +117,7 @@ void NodeDirectory::beat()
         if (m_redis && m_role == Role::Publisher && nowMs >= 0) {
             const QString takenBy = nameTakenBy(nowMs);
             if (takenBy.isEmpty())
-                m_redis->command(
-                    {"HSET", kHashKey, m_identity.name.toUtf8(), QJsonDocument(self).toJson(QJsonDocument::Compact)});
+                writeError = writeHeartbeat(self);
             else
                 error = takenBy;
         }
@@ -151,10 +151,24 @@ void NodeDirectory::beat()
         }
     }
     // On failure the previous read stays: its nodes age on the steady clock and go stale, then away.
+    if (error.isEmpty())
+        error = writeError;
     std::lock_guard lock(m_mutex);
-    if (m_nameTaken && error != m_directoryError)
+    if ((m_nameTaken || !writeError.isEmpty()) && error != m_directoryError)
         qWarning("%s", qPrintable(error));
     m_directoryError = error;
+}
+
+QString NodeDirectory::writeHeartbeat(const QJsonObject &self)
+{
+    // Waited for, unlike a fire-and-forget write: a Redis that is full (maxmemory) refuses it, and
+    // without this the other nodes would only see this one go stale, and nobody would know why.
+    const redis::RedisReply written = m_redis->commandAndWait(
+        {"HSET", kHashKey, m_identity.name.toUtf8(), QJsonDocument(self).toJson(QJsonDocument::Compact)}, kRedisWaitMs);
+    if (written.ok())
+        return {};
+    return QStringLiteral("Redis did not take this node's heartbeat, so the other nodes see it go stale: %1")
+        .arg(replyError(written, "HSET"));
 }
 
 QString NodeDirectory::nameTakenBy(qint64 nowMs)

@@ -74,6 +74,8 @@ private:
     void run();
     void beat();
     QJsonObject selfRecord(qint64 updatedMs);
+    // Writes this node's entry; empty when Redis took it, else why not (e.g. Redis is full).
+    QString writeHeartbeat(const QJsonObject &self);
     // Empty when this node may write its entry; else why not (the name is another live node's).
     QString nameTakenBy(qint64 nowMs);
     bool readDirectory(QString &error);
