@@ -78,6 +78,7 @@ ClusterFleet::ClusterFleet(SharedRegion &region, const Options &options)
     , m_primary(options.primary)
     , m_fleetUrl(options.fleetUrl)
     , m_claimHoldMs(options.claimHoldMs)
+    , m_resyncMs(options.resyncMs)
     , m_post(std::make_shared<FlushPost>())
 {
     m_post->fleet = this;
@@ -370,23 +371,32 @@ void ClusterFleet::flushLoop()
     while (!m_stopping) {
         if (m_pending.empty() && m_pendingDeltas.empty())
             m_flushAsked = false; // what it asked for went out already
-        // Asleep until a batch is ready or a resync is due: nothing to do costs no wake-up.
-        auto due = lastResync + milliseconds(kResyncMs);
-        if (m_resync && m_resyncWanted)
-            due = std::min(due, lastResync + milliseconds(kMinResyncGapMs));
+        // Asleep until a batch is ready, a claim expires, a repair or a resync is due: nothing to
+        // do costs no wake-up. Only a copy with a resync (the primary's) has resyncs due: a
+        // worker's deadline used to pass 30 s after its start and never move, and its flusher
+        // then spun on a core for the rest of its life.
+        std::optional<Clock::time_point> due;
+        const auto sooner = [&due](Clock::time_point at) { due = due ? std::min(*due, at) : at; };
+        if (m_resync) {
+            sooner(lastResync + milliseconds(m_resyncMs));
+            if (m_resyncWanted)
+                sooner(lastResync + milliseconds(kMinResyncGapMs));
+        }
         if (const auto ready = readyAt())
-            due = std::min(due, *ready);
+            sooner(*ready);
         if (const auto expiry = releaseExpiredClaims())
-            due = std::min(due, *expiry);
+            sooner(*expiry);
         if (const auto repair = m_view.repairDue())
-            due = std::min(due, *repair);
-        if (due > Clock::now())
-            m_flushWake.wait_until(lock, due);
+            sooner(*repair);
+        if (!due)
+            m_flushWake.wait(lock);
+        else if (*due > Clock::now())
+            m_flushWake.wait_until(lock, *due);
         const auto now = std::chrono::steady_clock::now();
         const auto sinceResync = now - lastResync;
         if (m_resync
             && ((m_resyncWanted && sinceResync >= milliseconds(kMinResyncGapMs))
-                || sinceResync >= milliseconds(kResyncMs))) {
+                || sinceResync >= milliseconds(m_resyncMs))) {
             m_resyncWanted = false;
             lastResync = now;
             lock.unlock();

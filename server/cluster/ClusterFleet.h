@@ -83,6 +83,7 @@ public:
         bool primary = false;
         quint64 origin = 0; // the node: the same in the primary and its workers
         int claimHoldMs = kClaimHoldMs;
+        int resyncMs = kResyncMs; // shorter in tests
     };
     // Null with `error` naming the problem (a bad URL, Redis or PostgreSQL not answering).
     static std::unique_ptr<ClusterFleet> open(SharedRegion &region, const Options &options, QString *error);
@@ -238,6 +239,7 @@ private:
     };
     std::unordered_map<int, RemoteClaim> m_remoteClaims; // by car
     int m_claimHoldMs;
+    int m_resyncMs;
     std::chrono::steady_clock::time_point m_pendingSince; // when the first of these was queued
     bool m_flushAsked = false;
     std::shared_ptr<FlushPost> m_post; // the flush posted to an event loop: outlives this fleet
