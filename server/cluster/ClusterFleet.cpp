@@ -119,6 +119,10 @@ ClusterFleet::~ClusterFleet()
 void ClusterFleet::initialiseCars(int count, const std::function<LatLng(int id)> &place)
 {
     m_local.initialiseCars(count, place);
+    // The subscriber's first load of the live view usually came before the cars existed here, and
+    // found no car to place: load it again now.
+    if (m_primary)
+        reloadLiveView();
 }
 
 std::optional<CarSnapshot> ClusterFleet::updatePosition(int id, LatLng position, float heading, float speedKmh,
@@ -623,14 +627,19 @@ void ClusterFleet::reloadLiveView()
 
 void ClusterFleet::checkLiveView()
 {
-    m_redis->command({QByteArrayLiteral("HKEYS"), QByteArray(kCarsKey)}, [this](const RedisReply &reply) {
-        if (reply.type != RedisReply::Type::Array)
+    // HLEN costs Redis nothing; the names of every car (HKEYS, O(fleet)) only when some are missing.
+    m_redis->command({QByteArrayLiteral("HLEN"), QByteArray(kCarsKey)}, [this](const RedisReply &length) {
+        if (length.type != RedisReply::Type::Integer || length.integer >= m_local.carCount())
             return;
-        std::vector<QByteArray> present;
-        present.reserve(reply.elements.size());
-        for (const RedisReply &field : reply.elements)
-            present.push_back(field.text);
-        m_view.noteMissing(present, m_local.carCount());
+        m_redis->command({QByteArrayLiteral("HKEYS"), QByteArray(kCarsKey)}, [this](const RedisReply &reply) {
+            if (reply.type != RedisReply::Type::Array)
+                return;
+            std::vector<QByteArray> present;
+            present.reserve(reply.elements.size());
+            for (const RedisReply &field : reply.elements)
+                present.push_back(field.text);
+            m_view.noteMissing(present, m_local.carCount());
+        });
     });
 }
 

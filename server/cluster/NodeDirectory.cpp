@@ -99,7 +99,7 @@ void NodeDirectory::beat()
     // each other "up". Outside a cluster the node's own wall clock serves.
     qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
     QString error;
-    QString writeError; // the heartbeat not taken: the others see this node go stale, this says why
+    std::shared_ptr<HeartbeatReply> written; // the heartbeat's answer, in by the time HGETALL's is
     if (m_redis) {
         const redis::RedisReply time = m_redis->commandAndWait({"TIME"}, kRedisWaitMs);
         nowMs = redisTimeMs(time);
@@ -117,7 +117,7 @@ void NodeDirectory::beat()
         if (m_redis && m_role == Role::Publisher && nowMs >= 0) {
             const QString takenBy = nameTakenBy(nowMs);
             if (takenBy.isEmpty())
-                writeError = writeHeartbeat(self);
+                written = sendHeartbeat(self);
             else
                 error = takenBy;
         }
@@ -151,24 +151,47 @@ void NodeDirectory::beat()
         }
     }
     // On failure the previous read stays: its nodes age on the steady clock and go stale, then away.
+    const QString writeError = heartbeatRefusal(written);
     if (error.isEmpty())
         error = writeError;
     std::lock_guard lock(m_mutex);
-    if ((m_nameTaken || !writeError.isEmpty()) && error != m_directoryError)
+    // Said once when it starts, and a refused heartbeat at most every kWarnGapMs (a Redis at its
+    // memory limit may refuse every other one).
+    const qint64 now = steadyMs();
+    const bool warnAgain = m_lastRefusalWarnedMs < 0 || now - m_lastRefusalWarnedMs >= kWarnGapMs;
+    if (!writeError.isEmpty() && error != m_directoryError && warnAgain) {
+        m_lastRefusalWarnedMs = now;
         qWarning("%s", qPrintable(error));
+    } else if (m_nameTaken && error != m_directoryError) {
+        qWarning("%s", qPrintable(error));
+    }
     m_directoryError = error;
 }
 
-QString NodeDirectory::writeHeartbeat(const QJsonObject &self)
+std::shared_ptr<NodeDirectory::HeartbeatReply> NodeDirectory::sendHeartbeat(const QJsonObject &self)
 {
-    // Waited for, unlike a fire-and-forget write: a Redis that is full (maxmemory) refuses it, and
-    // without this the other nodes would only see this one go stale, and nobody would know why.
-    const redis::RedisReply written = m_redis->commandAndWait(
-        {"HSET", kHashKey, m_identity.name.toUtf8(), QJsonDocument(self).toJson(QJsonDocument::Compact)}, kRedisWaitMs);
-    if (written.ok())
+    // Its answer is kept, not dropped: a Redis that is full (maxmemory) refuses it, and the other
+    // nodes would only see this one go stale, with nobody told why. Not waited for: the HGETALL
+    // sent next on the same connection is answered after it, so its answer is in by then.
+    auto written = std::make_shared<HeartbeatReply>();
+    m_redis->command({"HSET", kHashKey, m_identity.name.toUtf8(), QJsonDocument(self).toJson(QJsonDocument::Compact)},
+                     [written](const redis::RedisReply &reply) {
+                         std::lock_guard lock(written->mutex);
+                         written->reply = reply;
+                     });
+    return written;
+}
+
+QString NodeDirectory::heartbeatRefusal(const std::shared_ptr<HeartbeatReply> &written)
+{
+    if (!written)
+        return {};
+    std::lock_guard lock(written->mutex);
+    // No answer yet (the directory read timed out): that read's error says what matters.
+    if (!written->reply || written->reply->ok())
         return {};
     return QStringLiteral("Redis did not take this node's heartbeat, so the other nodes see it go stale: %1")
-        .arg(replyError(written, "HSET"));
+        .arg(replyError(*written->reply, "HSET"));
 }
 
 QString NodeDirectory::nameTakenBy(qint64 nowMs)

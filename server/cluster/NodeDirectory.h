@@ -1,5 +1,7 @@
 #pragma once
 
+#include "redis/RedisReply.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
@@ -7,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace taxicore {
@@ -40,6 +43,8 @@ public:
     static constexpr qint64 kDropAfterMs = 30'000;
     // A heartbeat's Redis round trips each wait at most this long (Redis away: the round is skipped).
     static constexpr int kRedisWaitMs = 1000;
+    // A heartbeat Redis refuses is said on stderr at most this often.
+    static constexpr qint64 kWarnGapMs = 60'000;
     static constexpr const char *kHashKey = "taxicore:nodes";
 
     struct Identity {
@@ -74,8 +79,15 @@ private:
     void run();
     void beat();
     QJsonObject selfRecord(qint64 updatedMs);
-    // Writes this node's entry; empty when Redis took it, else why not (e.g. Redis is full).
-    QString writeHeartbeat(const QJsonObject &self);
+    // The answer to this node's heartbeat, filled in on the Redis client's thread.
+    struct HeartbeatReply {
+        std::mutex mutex;
+        std::optional<redis::RedisReply> reply;
+    };
+    // Sends this node's entry (HSET), not waiting for the answer.
+    std::shared_ptr<HeartbeatReply> sendHeartbeat(const QJsonObject &self);
+    // Why Redis refused it (e.g. full at its maxmemory); empty when it took it or has not answered.
+    static QString heartbeatRefusal(const std::shared_ptr<HeartbeatReply> &written);
     // Empty when this node may write its entry; else why not (the name is another live node's).
     QString nameTakenBy(qint64 nowMs);
     bool readDirectory(QString &error);
@@ -84,9 +96,10 @@ private:
     std::function<NodeStatus()> m_sample;
     Role m_role;
     std::unique_ptr<redis::RedisClient> m_redis;
-    qint64 m_startedMs = 0;   // wall clock
-    QString m_instance;       // random, per process: tells two nodes given one name apart
-    bool m_nameTaken = false; // the last heartbeat found the name held by another node (directory thread)
+    qint64 m_startedMs = 0;            // wall clock
+    QString m_instance;                // random, per process: tells two nodes given one name apart
+    qint64 m_lastRefusalWarnedMs = -1; // steady clock (directory thread)
+    bool m_nameTaken = false;          // the last heartbeat found the name held by another node (directory thread)
     // Counters at the previous heartbeat, for req/s (directory thread only).
     quint64 m_lastRequests = 0;
     qint64 m_lastSampleSteadyMs = -1;
