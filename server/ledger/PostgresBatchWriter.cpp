@@ -154,6 +154,7 @@ std::size_t PostgresBatchWriter::commitBatch()
 {
     std::vector<Pending> batch;
     QString lost;
+    m_connection.closeIfServerLeft();
     if (!m_connection.isOpen())
         lost = connect();
     if (!lost.isEmpty()) {

@@ -180,6 +180,25 @@ QString PostgresConnection::connect()
         QStringLiteral("setting up the session"));
 }
 
+void PostgresConnection::closeIfServerLeft()
+{
+    if (!m_conn)
+        return;
+    // An idle connection has nothing to read: one poll() that does not wait is all it costs.
+    pollfd fd{PQsocket(m_conn), short(POLLIN | POLLRDHUP), 0};
+    if (fd.fd < 0 || ::poll(&fd, 1, 0) < 0) {
+        close();
+        return;
+    }
+    if (fd.revents == 0)
+        return;
+    // The server's farewell (FATAL, then its end of the socket closed), or a notice; only the
+    // first ends the connection.
+    if ((fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) || PQconsumeInput(m_conn) == 0
+        || PQstatus(m_conn) == CONNECTION_BAD)
+        close();
+}
+
 // Waits until the socket is readable (or writable), reading what arrived; an error on timeout.
 QString PostgresConnection::waitFor(bool write, qint64 deadlineMs)
 {
@@ -260,6 +279,7 @@ PgResult PostgresConnection::collect(const QString &doing, QString *error)
 PgResult PostgresConnection::exec(const QByteArray &sql, const PgParams &params, QString *error)
 {
     error->clear();
+    closeIfServerLeft();
     if (!m_conn && !(*error = connect()).isEmpty())
         return nullptr;
     const std::vector<const char *> values = params.pointers();

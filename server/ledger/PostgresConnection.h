@@ -63,6 +63,12 @@ public:
     // Connects, sets synchronous_commit=on and statement_timeout. An error naming host:port/db.
     QString connect();
     bool isOpen() const { return m_conn != nullptr; }
+    // A connection idle since its last statement may have been ended by the server meanwhile (a
+    // restart, pg_terminate_backend, idle_session_timeout): it said so and closed its side. This
+    // reads that without waiting and closes this side too, so the caller connects again before it
+    // sends anything. Nothing of the next statement went out on the dead connection, so running it
+    // on the new one cannot run it twice; without this, the first statement after a restart failed.
+    void closeIfServerLeft();
     void close();
     const QString &where() const { return m_target.where; }
     const QString &masked() const { return m_target.masked; }

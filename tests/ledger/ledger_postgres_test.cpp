@@ -92,6 +92,7 @@ private slots:
     void threeNodesCreateTheSchemaAtOnce();
     void openFailsNamingTheDatabaseNotThePassword();
     void unavailableDatabaseFailsFastThenReconnects();
+    void aRestartedDatabaseTakesTheNextBookingAtOnce();
 
 private:
     LedgerOptions options(bool claimNodeSlot = false) const;
@@ -684,6 +685,25 @@ void LedgerPostgresTest::unavailableDatabaseFailsFastThenReconnects()
     const auto reread = ledger->reader().openBookings();
     QVERIFY2(reread.ok(), qPrintable(reread.error));
     QCOMPARE(reread.value.size(), std::size_t(2)); // 1 and 4; 2 and 3 were never written
+}
+
+// PostgreSQL restarted between two bookings (an upgrade, a settings change): the server ended the
+// ledger's idle connections as it stopped. The first booking after it is back must commit, and the
+// first read must answer: on the old code both failed once on the dead connection (a 503 for a
+// rider although the database was up).
+void LedgerPostgresTest::aRestartedDatabaseTakesTheNextBookingAtOnce()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(appendNow(*ledger, bookingOfCar(1, 1)).committed);
+    QVERIFY(ledger->reader().openBookings().ok());
+    m_pg.stop();
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    const Verdict next = appendNow(*ledger, bookingOfCar(2, 2));
+    QVERIFY2(next.committed, qPrintable(next.error));
+    const auto read = ledger->reader().openBookings();
+    QVERIFY2(read.ok(), qPrintable(read.error));
+    QCOMPARE(read.value.size(), std::size_t(2));
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)
