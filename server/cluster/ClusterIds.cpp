@@ -34,7 +34,15 @@ uint64_t ClusterIds::next()
     if (!m_sequenceReady && !m_session.execute(kCreateSequence))
         return 0;
     m_sequenceReady = true;
-    const auto first = m_session.queryValue("SELECT nextval('taxicore_booking_ids')");
+    const char *take = "SELECT nextval('taxicore_booking_ids')";
+    const auto deadline = PostgresSession::Clock::now() + std::chrono::milliseconds(m_session.timeoutMs());
+    const bool wasConnected = m_session.isConnected();
+    auto first = m_session.queryValue(take, deadline);
+    // The connection may have been idle since the last block and ended by the server (a restart):
+    // once more on a fresh one, within the same deadline. nextval is not transactional, so a retry
+    // can skip ids but never hand one out twice.
+    if (!first && wasConnected)
+        first = m_session.queryValue(take, deadline);
     if (!first)
         return 0;
     bool ok = false;
