@@ -234,7 +234,7 @@ bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options,
         return false;
     }
     options.simSpeed = parser.value(QStringLiteral("sim-speed")).toDouble(&ok);
-    if (!ok || options.simSpeed <= 0 || options.simSpeed > 1000) {
+    if (!ok || !(options.simSpeed > 0) || options.simSpeed > 1000) { // NaN is neither: refused too
         error = QStringLiteral("--sim-speed must be a number above 0 and at most 1000");
         return false;
     }

@@ -197,6 +197,8 @@ void GracefulShutdownTest::badFlagExits2NamingTheFlag_data()
     QTest::newRow("--cars -1") << QStringList{QStringLiteral("--cars"), QStringLiteral("-1")} << QByteArray("--cars");
     QTest::newRow("--sim-speed 0") << QStringList{QStringLiteral("--sim-speed"), QStringLiteral("0")}
                                    << QByteArray("--sim-speed");
+    QTest::newRow("--sim-speed nan") << QStringList{QStringLiteral("--sim-speed"), QStringLiteral("nan")}
+                                     << QByteArray("--sim-speed");
     QTest::newRow("--host nowhere") << QStringList{QStringLiteral("--host"), QStringLiteral("nowhere")}
                                     << QByteArray("--host");
 }
