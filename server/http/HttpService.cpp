@@ -4,6 +4,7 @@
 #include "http/ClientAddress.h"
 #include "http/ConnectionGuard.h"
 #include "http/LiveFeed.h"
+#include "http/OperatorAccess.h"
 #include "wire/PlainRequest.h"
 #include "wire/RequestInput.h"
 #include "wire/ResponseWriter.h"
@@ -160,6 +161,8 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
                      r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
                      r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
                      r.authorization = request.value(QByteArrayLiteral("authorization"));
+                     r.crossSite = isCrossSite(request.value(QByteArrayLiteral("host")),
+                                               request.value(QByteArrayLiteral("origin")));
                  }});
     return true;
 }
@@ -184,6 +187,7 @@ void HttpService::handleDirect(QTcpSocket *socket, const PlainRequest &request)
                           r.acceptEncoding = bytesOf(request.acceptEncoding);
                           r.ifNoneMatch = bytesOf(request.ifNoneMatch);
                           r.authorization = bytesOf(request.authorization);
+                          r.crossSite = isCrossSite(request.host, request.origin);
                       }});
 }
 

@@ -4,6 +4,8 @@
 #include "wire/RequestInput.h"
 #include "wire/SecretToken.h"
 
+#include <QHostInfo>
+
 namespace taxicore {
 
 namespace {
@@ -12,6 +14,56 @@ OperatorAccessPolicy &policyStorage()
 {
     static OperatorAccessPolicy policy;
     return policy;
+}
+
+char lowerAscii(char c)
+{
+    return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+}
+
+// Equal but for ASCII case (host names are case-insensitive).
+bool sameAscii(QByteArrayView a, QByteArrayView b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        if (lowerAscii(a[i]) != lowerAscii(b[i]))
+            return false;
+    return true;
+}
+
+// "host", "host:port", "[v6]" or "[v6]:port" → the host, without brackets.
+QByteArrayView hostNameOf(QByteArrayView authority)
+{
+    if (authority.startsWith('[')) {
+        const qsizetype close = authority.indexOf(']');
+        return close < 0 ? QByteArrayView() : authority.sliced(1, close - 1);
+    }
+    const qsizetype colon = authority.indexOf(':');
+    return colon < 0 ? authority : authority.first(colon);
+}
+
+bool isLoopbackIpv4(QByteArrayView name)
+{
+    if (!name.startsWith("127."))
+        return false;
+    for (const char c : name)
+        if (c != '.' && (c < '0' || c > '9'))
+            return false;
+    return true;
+}
+
+// This machine's own name, as a page from elsewhere cannot make a browser send it.
+const QByteArray &thisHostName()
+{
+    static const QByteArray name = QHostInfo::localHostName().toLower().toUtf8();
+    return name;
+}
+
+bool isLocalName(QByteArrayView name)
+{
+    return sameAscii(name, "localhost") || name == "::1" || isLoopbackIpv4(name)
+           || (!thisHostName().isEmpty() && sameAscii(name, thisHostName()));
 }
 
 } // namespace
@@ -30,7 +82,22 @@ bool isTrustedLoopback(const ApiRequest &request)
 {
     // A request a proxy forwarded is not from this host's loopback, even when the proxy's own
     // client was on the proxy's loopback: only a direct loopback peer is trusted.
-    return operatorAccessPolicy().trustLoopback && !request.forwarded && request.remote.isLoopback();
+    return operatorAccessPolicy().trustLoopback && !request.forwarded && !request.crossSite
+           && request.remote.isLoopback();
+}
+
+bool isCrossSite(QByteArrayView host, QByteArrayView origin)
+{
+    if (!host.isNull() && !isLocalName(hostNameOf(host)))
+        return true;
+    if (origin.isNull())
+        return false;
+    // "scheme://host[:port]" of the page; "null" and anything else is another site.
+    const qsizetype schemeEnd = origin.indexOf("://");
+    if (schemeEnd <= 0)
+        return true;
+    const QByteArrayView authority = origin.sliced(schemeEnd + 3);
+    return host.isNull() ? !isLocalName(hostNameOf(authority)) : !sameAscii(authority, host);
 }
 
 bool isAdminToken(const QByteArray &token)
@@ -51,6 +118,17 @@ void throwUnauthorized(const char *code, const QString &message)
     throw ApiException{std::move(response)};
 }
 
+// A loopback client that would be trusted but for its Host or Origin: 403 saying why, so that an
+// operator whose tool sends an unusual Host knows what to change.
+void refuseCrossSiteLoopback(const ApiRequest &request)
+{
+    if (request.crossSite && operatorAccessPolicy().trustLoopback && !request.forwarded && request.remote.isLoopback())
+        throw ApiException{errorResponse(
+            403, "cross_site_request",
+            QStringLiteral("a request for another host name (Host) or from another site's page (Origin) gets no "
+                           "loopback trust: use localhost or 127.0.0.1, or send Authorization: Bearer <token>"))};
+}
+
 void requireOperator(const ApiRequest &request)
 {
     if (!bearerToken(request.authorization).isEmpty()) {
@@ -58,6 +136,7 @@ void requireOperator(const ApiRequest &request)
             throwUnauthorized("invalid_admin_token", QStringLiteral("the bearer token is not the admin token"));
         return;
     }
+    refuseCrossSiteLoopback(request);
     if (!isTrustedLoopback(request))
         throwUnauthorized("admin_token_required",
                           QStringLiteral("operator endpoints need Authorization: Bearer <admin token>"));
@@ -73,6 +152,7 @@ void requireDevice(const ApiRequest &request)
                               QStringLiteral("the bearer token is neither the device token nor the admin token"));
         return;
     }
+    refuseCrossSiteLoopback(request);
     if (!isTrustedLoopback(request))
         throwUnauthorized("device_token_required",
                           QStringLiteral("position reports need Authorization: Bearer <device token>"));

@@ -14,8 +14,15 @@ struct OperatorAccessPolicy {
 void setOperatorAccessPolicy(OperatorAccessPolicy policy);
 const OperatorAccessPolicy &operatorAccessPolicy();
 
-// A direct loopback client while loopback is trusted (not one a trusted proxy forwarded).
+// A direct loopback client while loopback is trusted (not one a trusted proxy forwarded, nor a
+// cross-site request).
 bool isTrustedLoopback(const ApiRequest &request);
+// A request a browser on this machine made for someone else's page, which loopback trust would
+// otherwise hand the operator endpoints: its Host names no name of this machine's loopback
+// (localhost, 127.x.y.z, ::1, this host's name: a DNS-rebinding page uses its own name), or its
+// Origin is not that very host and port (a cross-site form or fetch). Either header may be absent
+// (non-browser clients send no Origin; HTTP/1.0 may send no Host). Views of the raw header values.
+bool isCrossSite(QByteArrayView host, QByteArrayView origin);
 // `token` is the admin token (never true while none is set).
 bool isAdminToken(const QByteArray &token);
 // The request carries `Authorization: Bearer <the admin token>`.

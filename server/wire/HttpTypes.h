@@ -28,6 +28,9 @@ struct ApiRequest {
     QByteArray authorization; // the Authorization header (bearer tokens: http/OperatorAccess.h)
     QHostAddress remote;      // the client: the peer, or the one a trusted proxy names (http/ClientAddress.h)
     bool forwarded = false;   // `remote` came from a trusted proxy's X-Forwarded-For: never trusted loopback
+    // Host names another machine, or Origin another site (http/OperatorAccess.h, isCrossSite): a
+    // browser's request made by someone else's page, never trusted loopback.
+    bool crossSite = false;
     QList<QByteArray> params; // the {id} segments of the matched route, in order
     // For a handler that answers only after something else finished (a ledger commit): keep a
     // copy, return deferredResponse(), and call it exactly once.

@@ -149,8 +149,15 @@ qsizetype readPlainRequest(QByteArrayView data, PlainRequest &request)
         const QByteArrayView value = trimmed(field.sliced(colon + 1));
         bool ok = true;
         switch (name.size()) {
+        case 4:
+            if (nameIs(name, "host"))
+                ok = setOnce(request.host, value);
+            break;
         case 6:
-            ok = !nameIs(name, "expect");
+            if (nameIs(name, "origin"))
+                ok = setOnce(request.origin, value);
+            else
+                ok = !nameIs(name, "expect");
             break;
         case 7:
             ok = !nameIs(name, "upgrade");

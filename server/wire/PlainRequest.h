@@ -22,6 +22,8 @@ struct PlainRequest {
     QByteArrayView ifNoneMatch;
     QByteArrayView authorization;
     QByteArrayView forwardedFor;
+    QByteArrayView host;
+    QByteArrayView origin;
     QByteArrayView body;
 };
 

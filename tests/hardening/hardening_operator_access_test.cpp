@@ -50,6 +50,52 @@ private Q_SLOTS:
         QCOMPARE(server.stop(), 0);
     }
 
+    // A web page in a browser on the server's own machine is a loopback client too. Someone
+    // else's page must not get the operator endpoints through it: neither by a form or fetch
+    // (Origin: their site) nor by DNS rebinding (Host: their name, resolving to 127.0.0.1). Both
+    // ways to read a request are covered: the direct path, and Qt's parser ('%' in the path).
+    void aPageFromAnotherSiteGetsNoLoopbackTrust()
+    {
+        QTemporaryDir data;
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
+                              QStringLiteral("--admin-token"), QString::fromLatin1(kAdminToken)});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        const QByteArray port = QByteArray::number(server.port());
+        const QByteArray self = "127.0.0.1:" + port;
+        HttpClient http(server.host(), server.port());
+        for (const QByteArray &path :
+             {QByteArrayLiteral("/admin/v1/runtime"), QByteArrayLiteral("/admin/v1/%72untime")}) {
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", "evil.example:" + port}}), 403,
+                            "cross_site_request");
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Origin", "http://evil.example"}}), 403,
+                            "cross_site_request");
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", self}, {"Origin", "http://localhost:1"}}), 403,
+                            "cross_site_request"); // another server on this machine is another site
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", self}, {"Origin", "null"}}), 403,
+                            "cross_site_request");
+            // The server's own pages, and tools that name the machine: trusted as before.
+            TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", self}, {"Origin", "http://" + self}}), 200);
+            TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", "localhost:" + port}}), 200);
+            TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", "[::1]:" + port}}), 200);
+            TC_VERIFY_STATUS(http.request("GET", path), 200);
+            // A token holder may use any page.
+            Headers withToken = bearer(kAdminToken);
+            withToken.append(qMakePair(QByteArray("Origin"), QByteArray("http://evil.example")));
+            TC_VERIFY_STATUS(http.request("GET", path, {}, withToken), 200);
+        }
+        // A cross-site form's write is refused before it is done, and not rate-limit exempt.
+        TC_VERIFY_ERROR(http.request("POST", "/admin/v1/events", R"({"kind":"csrf-probe","detail":{}})",
+                                     {{"Origin", "http://evil.example"}, {"Content-Type", "text/plain"}}),
+                        403, "cross_site_request");
+        const HttpResponse events = http.get("/admin/v1/events");
+        TC_VERIFY_STATUS(events, 200);
+        QVERIFY2(!events.body.contains("csrf-probe"), events.body.constData());
+        TC_VERIFY_ERROR(http.request("PUT", "/api/v1/cars/1/position", R"({"lat":57.7,"lng":11.97})",
+                                     {{"Host", "evil.example:" + port}}),
+                        403, "cross_site_request");
+        QCOMPARE(server.stop(), 0);
+    }
+
     void tokenFileIsPrivateAndKeptAcrossRestarts()
     {
         QTemporaryDir data;
