@@ -212,7 +212,7 @@ void HttpHygieneTest::expect100ContinueGetsContinueBeforeTheAnswer()
 {
     auto c = raw();
     const QByteArray body = "{\"lat\":57.70,\"lng\":11.97}";
-    QVERIFY(c->sendRaw("PUT /api/v1/cars/4/position HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    QVERIFY(c->sendRaw("PUT /api/v1/cars/4/position HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                        "Expect: 100-continue\r\nContent-Length: "
                        + QByteArray::number(body.size()) + "\r\n\r\n"));
     QList<HttpResponse> responses = c->readResponses(1);

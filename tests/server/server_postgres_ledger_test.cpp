@@ -242,7 +242,7 @@ void ServerPostgresLedgerTest::aReportOnAHungLedgerStallsNoOneElse()
     for (const QByteArray &path : {QByteArrayLiteral("/api/v1/trips"), QByteArrayLiteral("/admin/v1/report")}) {
         auto reader = std::make_unique<HttpClient>(server.host(), server.port(), 30'000);
         QVERIFY(reader->connectToServer());
-        QVERIFY(reader->sendRaw("GET " + path + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+        QVERIFY(reader->sendRaw("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
         readers.push_back(std::move(reader));
     }
     QTest::qWait(300); // the server has read them and waits on the ledger
