@@ -165,7 +165,13 @@ void WorkerSupervisor::onFinished(int index)
     const bool crashed = worker.process->exitStatus() == QProcess::CrashExit;
     const qint64 pid = m_fleet.workerSlot(index).pid.load(std::memory_order_relaxed);
     release(worker);
-    m_fleet.workerSlot(index).state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
+    WorkerSlot &slot = m_fleet.workerSlot(index);
+    slot.state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
+    // What the dead process held died with it; its replacement starts from none. (Left as they
+    // were, least-loaded sent the replacement nothing and --worker-connections counted phantoms
+    // against it for good.) The request and latency counters are totals and stay.
+    slot.openConnections.store(0, std::memory_order_relaxed);
+    slot.inFlight.store(0, std::memory_order_relaxed);
     Q_EMIT readyChanged();
     EventLog log(m_fleet.control());
     if (planned) {
