@@ -75,7 +75,10 @@ public:
     pg_conn *raw() { return m_conn; }
 
     // One statement (parameters in text format); the result, or null with *error set. A lost
-    // connection closes this one and says "PostgreSQL at host:port is unavailable: ...".
+    // connection closes this one and says "PostgreSQL at host:port is unavailable: ...". It
+    // connects when closed, and first replaces a connection the server ended (closeIfServerLeft):
+    // a caller that keeps state in its session (an advisory lock) must not take an answer as proof
+    // that the state survived (PostgresNodeSlot::reassert takes its lock again instead).
     PgResult exec(const QByteArray &sql, const PgParams &params, QString *error);
     PgResult execPrepared(const QByteArray &name, const PgParams &params, QString *error);
     QString prepare(const QByteArray &name, const QByteArray &sql);

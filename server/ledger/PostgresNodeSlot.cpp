@@ -44,13 +44,12 @@ void PostgresNodeSlot::reassert()
     const int slot = this->slot();
     if (slot == 0)
         return;
-    QString error;
-    if (m_connection.isOpen() && m_connection.exec("SELECT 1", PgParams(), &error))
-        return; // the session, and its lock, survived
+    // Taken again on whatever session is current: exec() replaces a connection the server ended
+    // (a restart), so "the session still answers" no longer means "it still holds the lock". On
+    // the session that holds it the lock is re-entrant, and this only stacks it once more (all
+    // released with the session).
     bool locked = false;
-    error = m_connection.connect();
-    if (error.isEmpty())
-        error = tryLock(slot, &locked);
+    QString error = tryLock(slot, &locked);
     if (locked)
         return;
     m_connection.close(); // try again at the next reconnect

@@ -93,6 +93,7 @@ private slots:
     void openFailsNamingTheDatabaseNotThePassword();
     void unavailableDatabaseFailsFastThenReconnects();
     void aRestartedDatabaseTakesTheNextBookingAtOnce();
+    void aNodeKeepsItsSlotAcrossARestart();
 
 private:
     LedgerOptions options(bool claimNodeSlot = false) const;
@@ -704,6 +705,26 @@ void LedgerPostgresTest::aRestartedDatabaseTakesTheNextBookingAtOnce()
     const auto read = ledger->reader().openBookings();
     QVERIFY2(read.ok(), qPrintable(read.error));
     QCOMPARE(read.value.size(), std::size_t(2));
+}
+
+// A node's slot (its booking-id range) is an advisory lock of its session, which a restart ends.
+// The writer takes it again when it reconnects; once the ledger's connections replaced a dead
+// session by themselves, "the session still answers" no longer proved the lock was held, and a
+// node started after the restart took the same slot (the same ids).
+void LedgerPostgresTest::aNodeKeepsItsSlotAcrossARestart()
+{
+    auto first = openLedger(true);
+    QVERIFY(first);
+    const quint64 firstBase = first->reader().maxBookingId().value;
+    m_pg.stop();
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    const Verdict after = appendNow(*first, bookingOfCar(1, 1)); // the writer reconnects, and re-takes its slot
+    QVERIFY2(after.committed, qPrintable(after.error));
+    auto second = openLedger(true);
+    QVERIFY(second);
+    const quint64 secondBase = second->reader().maxBookingId().value;
+    QVERIFY2((secondBase >> 40) != (firstBase >> 40),
+             qPrintable(QStringLiteral("both nodes hold slot %1").arg(secondBase >> 40)));
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)
