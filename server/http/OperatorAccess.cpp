@@ -32,15 +32,54 @@ bool sameAscii(QByteArrayView a, QByteArrayView b)
     return true;
 }
 
-// "host", "host:port", "[v6]" or "[v6]:port" → the host, without brackets.
+bool allOf(QByteArrayView text, bool (*allowed)(char))
+{
+    for (const char c : text)
+        if (!allowed(c))
+            return false;
+    return !text.isEmpty();
+}
+
+bool isNameChar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+
+bool isV6Char(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
+bool isDigit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+// "host", "host:port", "[v6]" or "[v6]:port" → the host, without brackets or one trailing dot;
+// null for anything else (two Host fields that Qt's parser joined with ", ", userinfo, spaces):
+// such a request is nobody's own page.
 QByteArrayView hostNameOf(QByteArrayView authority)
 {
+    QByteArrayView name;
+    QByteArrayView rest;
     if (authority.startsWith('[')) {
         const qsizetype close = authority.indexOf(']');
-        return close < 0 ? QByteArrayView() : authority.sliced(1, close - 1);
+        if (close < 0 || !allOf(authority.sliced(1, close - 1), isV6Char))
+            return {};
+        name = authority.sliced(1, close - 1);
+        rest = authority.sliced(close + 1);
+    } else {
+        const qsizetype colon = authority.indexOf(':');
+        name = colon < 0 ? authority : authority.first(colon);
+        rest = colon < 0 ? QByteArrayView() : authority.sliced(colon);
+        if (!allOf(name, isNameChar))
+            return {};
+        if (name.endsWith('.'))
+            name.chop(1);
     }
-    const qsizetype colon = authority.indexOf(':');
-    return colon < 0 ? authority : authority.first(colon);
+    if (!rest.isEmpty() && !(rest.startsWith(':') && allOf(rest.sliced(1), isDigit)))
+        return {};
+    return name;
 }
 
 bool isLoopbackIpv4(QByteArrayView name)
@@ -92,9 +131,10 @@ bool isCrossSite(QByteArrayView host, QByteArrayView origin)
         return true;
     if (origin.isNull())
         return false;
-    // "scheme://host[:port]" of the page; "null" and anything else is another site.
+    // "http://host[:port]" of the page (this server speaks plain HTTP); "null", another scheme
+    // and anything else is another site.
     const qsizetype schemeEnd = origin.indexOf("://");
-    if (schemeEnd <= 0)
+    if (schemeEnd <= 0 || !sameAscii(origin.first(schemeEnd), "http"))
         return true;
     const QByteArrayView authority = origin.sliced(schemeEnd + 3);
     return host.isNull() ? !isLocalName(hostNameOf(authority)) : !sameAscii(authority, host);

@@ -73,9 +73,17 @@ private Q_SLOTS:
                             "cross_site_request"); // another server on this machine is another site
             TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", self}, {"Origin", "null"}}), 403,
                             "cross_site_request");
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", self}, {"Origin", "https://" + self}}), 403,
+                            "cross_site_request");
+            // Not a host at all: userinfo, two names joined as Qt joins repeated fields.
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", "localhost:1@evil.example"}}), 403,
+                            "cross_site_request");
+            TC_VERIFY_ERROR(http.request("GET", path, {}, {{"Host", "localhost:" + port + ", evil.example"}}), 403,
+                            "cross_site_request");
             // The server's own pages, and tools that name the machine: trusted as before.
             TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", self}, {"Origin", "http://" + self}}), 200);
             TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", "localhost:" + port}}), 200);
+            TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", "LocalHost.:" + port}}), 200);
             TC_VERIFY_STATUS(http.request("GET", path, {}, {{"Host", "[::1]:" + port}}), 200);
             TC_VERIFY_STATUS(http.request("GET", path), 200);
             // A token holder may use any page.
