@@ -358,8 +358,11 @@ void ConnectionGuard::sweep()
         const bool busy = s.inFlight() > 0;
         const long long headStartedMs = s.framing.headStartedMs();
         const bool midHead = headStartedMs != 0; // the request's first byte came, not its last
+        const long long bodyStartedMs = s.framing.bodyStartedMs();
         if (midHead && now - headStartedMs > m_limits.headerTimeoutMs)
             toClose.append(it.key()); // slowloris: the head never completes
+        else if (bodyStartedMs != 0 && now - bodyStartedMs > m_limits.headerTimeoutMs)
+            toClose.append(it.key()); // the same with a body: a byte at a time kept it open for good
         else if (!busy && !midHead && now - s.lastActivityMs > m_limits.idleTimeoutMs)
             toClose.append(it.key());
         else if (m_draining && !busy && !midHead && now - s.lastActivityMs > m_limits.drainGraceMs)

@@ -85,6 +85,7 @@ qsizetype RequestFraming::fail(int status, const char *code, const char *message
 {
     m_error = {status, code, message, limit};
     m_phase = Phase::Failed;
+    m_bodyStartedMs = 0;
     m_continuePending = false;
     return consumed;
 }
@@ -111,6 +112,7 @@ void RequestFraming::startRequest(long long nowMs)
 
 qsizetype RequestFraming::check(const char *data, qsizetype size, long long nowMs)
 {
+    m_fedAtMs = nowMs;
     const int maxFields = std::min(m_limits->maxHeaderFields, kQtMaxHeaderFields);
     qsizetype i = 0;
     while (i < size) {
@@ -532,6 +534,7 @@ bool RequestFraming::finishHead()
     ++m_headsAhead;
     m_headStartedMs = 0;
     m_inBody = hasBody;
+    m_bodyStartedMs = hasBody ? std::max(m_fedAtMs, 1LL) : 0;
     m_continuePending = m_expectContinue && !m_http10 && hasBody;
     if (m_chunked) {
         m_remaining = 0;
@@ -551,6 +554,7 @@ bool RequestFraming::finishHead()
 void RequestFraming::finishRequest()
 {
     m_inBody = false;
+    m_bodyStartedMs = 0;
     m_blankLines = 0;
     m_phase = m_upgrade ? Phase::AwaitingUpgrade : Phase::Idle;
 }

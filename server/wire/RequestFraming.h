@@ -70,6 +70,9 @@ public:
 
     // When the current request's head started arriving; 0 outside a head (sweep: header timeout).
     long long headStartedMs() const { return m_headStartedMs; }
+    // When the head of the request whose body is being read was complete; 0 outside a body (sweep:
+    // the body gets the header timeout again, so a body trickled a byte at a time ends too).
+    long long bodyStartedMs() const { return m_bodyStartedMs; }
     // The HTTP version of the request being read (for an error answer).
     bool currentIsHttp10() const { return m_http10; }
     // True once after a head with `Expect: 100-continue` whose body has not started.
@@ -130,8 +133,10 @@ private:
     // The request being read.
     long long m_requestStart = 0; // its first byte's offset in the stream
     long long m_headStartedMs = 0;
-    int m_lineBytes = 0; // of the current line, without its CRLF
-    int m_headBytes = 0; // request line and fields with their CRLFs
+    long long m_bodyStartedMs = 0;
+    long long m_fedAtMs = 0; // the `nowMs` of the bytes being checked
+    int m_lineBytes = 0;     // of the current line, without its CRLF
+    int m_headBytes = 0;     // request line and fields with their CRLFs
     int m_fields = 0;
     int m_blankLines = 0; // before the request line
     int m_partBytes = 0;  // of the method or the target being read

@@ -140,6 +140,8 @@ private Q_SLOTS:
     void slowHeadsAreClosedWhileHelloIsServed();
     void idleKeepAliveConnectionsAreClosed_data();
     void idleKeepAliveConnectionsAreClosed();
+    void slowBodiesAreClosed_data();
+    void slowBodiesAreClosed();
 };
 
 void SlowlorisTest::slowHeadsAreClosedWhileHelloIsServed_data()
@@ -302,6 +304,64 @@ void SlowlorisTest::idleKeepAliveConnectionsAreClosed()
     QVERIFY2(latest <= kIdleTimeoutMs + kSweepSlackMs,
              qPrintable(QStringLiteral("one closed after %1 ms").arg(latest)));
     QCOMPARE(active.connections(), 1);
+}
+
+void SlowlorisTest::slowBodiesAreClosed_data()
+{
+    slowHeadsAreClosedWhileHelloIsServed_data();
+}
+
+// A whole head, then its body one byte per second (inside the idle timeout, so only the body's
+// own deadline can end it): closed once the header timeout passed again after the head. Before,
+// such a connection stayed open for good, and twenty of them filled --max-connections 20.
+void SlowlorisTest::slowBodiesAreClosed()
+{
+    QFETCH(QString, mode);
+    constexpr int kSlowBodies = 20;
+    ServerProcess server(serverArgs(mode));
+    QString error;
+    QVERIFY2(startServing(server, mode, error), qPrintable(error));
+    const QByteArray head = "POST /api/v1/bookings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                            "Content-Length: 1000\r\n\r\n";
+    std::vector<OpenSocket> sockets;
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 0; i < kSlowBodies; ++i) {
+        const int fd = connectRaw(server.port());
+        if (fd < 0) {
+            closeAll(sockets);
+            QFAIL(qPrintable(QStringLiteral("connection %1 failed: %2").arg(i).arg(qt_error_string(errno))));
+        }
+        sendAll(fd, head + " ");
+        sockets.push_back({fd, clock.elapsed(), -1});
+    }
+    qint64 nextTickMs = 1000;
+    const qint64 deadlineMs = clock.elapsed() + kHeaderTimeoutMs + kSweepSlackMs + 1000;
+    int open = kSlowBodies;
+    while (open > 0 && clock.elapsed() < deadlineMs) {
+        if (clock.elapsed() >= nextTickMs) {
+            for (OpenSocket &s : sockets)
+                if (s.closedAtMs < 0)
+                    sendAll(s.fd, " ");
+            nextTickMs += 1000;
+        }
+        open = reapClosed(sockets, clock.elapsed());
+        QTest::qWait(20);
+    }
+    qint64 earliest = std::numeric_limits<qint64>::max();
+    qint64 latest = 0;
+    for (const OpenSocket &s : sockets) {
+        if (s.closedAtMs >= 0) {
+            earliest = std::min(earliest, s.closedAtMs - s.openedAtMs);
+            latest = std::max(latest, s.closedAtMs - s.openedAtMs);
+        }
+    }
+    closeAll(sockets);
+    qInfo("%s: %d slow bodies, %d still open, closed after %lld..%lld ms (header timeout %d ms)", qPrintable(mode),
+          kSlowBodies, open, static_cast<long long>(earliest), static_cast<long long>(latest), kHeaderTimeoutMs);
+    QVERIFY2(open == 0, qPrintable(QStringLiteral("%1 slow bodies were never closed").arg(open)));
+    QVERIFY2(earliest >= kHeaderTimeoutMs - 300, qPrintable(QStringLiteral("one closed after %1 ms").arg(earliest)));
+    QVERIFY2(server.isRunning(), server.stderrText().constData());
 }
 
 QTEST_GUILESS_MAIN(SlowlorisTest)
