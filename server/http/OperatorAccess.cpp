@@ -117,12 +117,18 @@ const OperatorAccessPolicy &operatorAccessPolicy()
     return policyStorage();
 }
 
+namespace {
+// A direct loopback peer while loopback is trusted. A request a proxy forwarded is not from this
+// host's loopback, even when the proxy's own client was on the proxy's loopback.
+bool isLoopbackPeer(const ApiRequest &request)
+{
+    return operatorAccessPolicy().trustLoopback && !request.forwarded && request.remote.isLoopback();
+}
+} // namespace
+
 bool isTrustedLoopback(const ApiRequest &request)
 {
-    // A request a proxy forwarded is not from this host's loopback, even when the proxy's own
-    // client was on the proxy's loopback: only a direct loopback peer is trusted.
-    return operatorAccessPolicy().trustLoopback && !request.forwarded && !request.crossSite
-           && request.remote.isLoopback();
+    return isLoopbackPeer(request) && !request.crossSite;
 }
 
 bool isCrossSite(QByteArrayView host, QByteArrayView origin)
@@ -162,7 +168,7 @@ void throwUnauthorized(const char *code, const QString &message)
 // operator whose tool sends an unusual Host knows what to change.
 void refuseCrossSiteLoopback(const ApiRequest &request)
 {
-    if (request.crossSite && operatorAccessPolicy().trustLoopback && !request.forwarded && request.remote.isLoopback())
+    if (request.crossSite && isLoopbackPeer(request))
         throw ApiException{errorResponse(
             403, "cross_site_request",
             QStringLiteral("a request for another host name (Host) or from another site's page (Origin) gets no "
