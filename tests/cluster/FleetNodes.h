@@ -13,6 +13,10 @@
 
 namespace taxicore::test {
 
+// For a copy that never books: ClusterFleet needs a ledger URL for booking ids, and nothing
+// connects to it until a booking asks for one.
+inline const QString kUnusedLedgerUrl = QStringLiteral("postgresql://taxicore@127.0.0.1:1/unused");
+
 struct FleetNode {
     std::unique_ptr<SharedRegion> region;
     std::unique_ptr<ClusterFleet> fleet; // null when it could not open (the reason is logged)

@@ -6,6 +6,7 @@
 // so the spin would start within the test; the test's own CPU time over a quiet second tells.
 // A real redis-server, as a node has it.
 #include "FleetLine.h"
+#include "FleetNodes.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
 #include "Wait.h"
@@ -29,8 +30,6 @@ constexpr int kQuietMs = 1000;
 // What a sleeping flusher and the test's idle threads may cost in kQuietMs; one spinning thread
 // costs about kQuietMs (on a 2-core machine shared with other work, at least a third of it).
 constexpr qint64 kIdleCpuBudgetMs = 150;
-// A fleet copy needs a ledger URL for booking ids; nothing here books, so nothing connects to it.
-const QString kUnusedLedgerUrl = QStringLiteral("postgresql://taxicore@127.0.0.1:1/unused");
 
 qint64 processCpuMs()
 {

@@ -6,6 +6,7 @@
 // view lost with a restart or a deletion is written again from the copy. The node list
 // (cluster/NodeDirectory) names a refused heartbeat instead of letting the node go stale unexplained.
 #include "FleetLine.h"
+#include "FleetNodes.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
 #include "Wait.h"
@@ -33,8 +34,6 @@ constexpr int kRedisTimeoutMs = 10'000;
 constexpr int kReplyTimeoutMs = 2000;
 // The node's resync (and with it the check of the view) this often, as a server's every 30 s.
 constexpr int kResyncMs = 300;
-// A fleet copy needs a ledger URL for booking ids; nothing here books, so nothing connects to it.
-const QString kUnusedLedgerUrl = QStringLiteral("postgresql://taxicore@127.0.0.1:1/unused");
 
 // Moves kMovedCar `metres` east of its start; where the copy holds it now.
 LatLng moveCar(ClusterFleet &fleet, double metres)

@@ -13,6 +13,7 @@
 #include <limits>
 #include <poll.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 using namespace taxicore::test;
@@ -130,6 +131,20 @@ int reapClosed(std::vector<OpenSocket> &sockets, qint64 nowMs)
     return open;
 }
 
+// The shortest and the longest time from opening to the server's close, over the closed sockets.
+std::pair<qint64, qint64> closedAfter(const std::vector<OpenSocket> &sockets)
+{
+    qint64 earliest = std::numeric_limits<qint64>::max();
+    qint64 latest = 0;
+    for (const OpenSocket &s : sockets) {
+        if (s.closedAtMs >= 0) {
+            earliest = std::min(earliest, s.closedAtMs - s.openedAtMs);
+            latest = std::max(latest, s.closedAtMs - s.openedAtMs);
+        }
+    }
+    return {earliest, latest};
+}
+
 } // namespace
 
 class SlowlorisTest : public QObject {
@@ -199,14 +214,7 @@ void SlowlorisTest::slowHeadsAreClosedWhileHelloIsServed()
         probe.probeIfDue();
     }
 
-    qint64 earliest = std::numeric_limits<qint64>::max();
-    qint64 latest = 0;
-    for (const OpenSocket &s : sockets) {
-        if (s.closedAtMs >= 0) {
-            earliest = std::min(earliest, s.closedAtMs - s.openedAtMs);
-            latest = std::max(latest, s.closedAtMs - s.openedAtMs);
-        }
-    }
+    const auto [earliest, latest] = closedAfter(sockets);
     closeAll(sockets);
     qInfo("%s: %d slow clients, %d still open, closed after %lld..%lld ms (header timeout %d ms)", qPrintable(mode),
           kSlowClients, open, static_cast<long long>(earliest), static_cast<long long>(latest), kHeaderTimeoutMs);
@@ -284,14 +292,7 @@ void SlowlorisTest::idleKeepAliveConnectionsAreClosed()
         }
         QTest::qWait(20);
     }
-    qint64 earliest = std::numeric_limits<qint64>::max();
-    qint64 latest = 0;
-    for (const OpenSocket &s : sockets) {
-        if (s.closedAtMs >= 0) {
-            earliest = std::min(earliest, s.closedAtMs - s.openedAtMs);
-            latest = std::max(latest, s.closedAtMs - s.openedAtMs);
-        }
-    }
+    const auto [earliest, latest] = closedAfter(sockets);
     closeAll(sockets);
     qInfo("%s: %d idle clients closed after %lld..%lld ms (idle timeout %d ms); the active one made %d "
           "requests over %d connection(s)",
@@ -348,14 +349,7 @@ void SlowlorisTest::slowBodiesAreClosed()
         open = reapClosed(sockets, clock.elapsed());
         QTest::qWait(20);
     }
-    qint64 earliest = std::numeric_limits<qint64>::max();
-    qint64 latest = 0;
-    for (const OpenSocket &s : sockets) {
-        if (s.closedAtMs >= 0) {
-            earliest = std::min(earliest, s.closedAtMs - s.openedAtMs);
-            latest = std::max(latest, s.closedAtMs - s.openedAtMs);
-        }
-    }
+    const auto [earliest, latest] = closedAfter(sockets);
     closeAll(sockets);
     qInfo("%s: %d slow bodies, %d still open, closed after %lld..%lld ms (header timeout %d ms)", qPrintable(mode),
           kSlowBodies, open, static_cast<long long>(earliest), static_cast<long long>(latest), kHeaderTimeoutMs);
