@@ -38,6 +38,7 @@ QString describe(const FramingError &error)
 ConnectionGuard::ConnectionGuard(ConnectionLimits limits, MetricsRecorder &metrics, QObject *parent)
     : QTcpServer(parent)
     , m_limits(limits)
+    , m_pipelineCap(limits.maxPipelined)
     , m_readBufferBytes(qint64(limits.maxHeaderBytes) + limits.maxBodyBytes + RequestFraming::kChunkFramingAllowance
                         + kReadBufferSlack)
     , m_metrics(metrics)
@@ -280,17 +281,23 @@ void ConnectionGuard::discardInput(GuardedSocket *socket)
     socket->skip(socket->receivedBytes());
 }
 
+void ConnectionGuard::setParallelHandlers(int threads)
+{
+    m_pipelineCap = threads > 0 ? std::min(threads, m_limits.maxPipelined) : m_limits.maxPipelined;
+}
+
 // Backpressure: a connection whose client does not read its answers (unsent output over
 // --max-pending-output) or has --max-pipelined requests unanswered is not read any further —
 // neither by Qt's parser (the socket is held) nor from the kernel (no room in its buffer) —
-// until its output drained to half the bound and its queue is below the cap.
+// until its output drained to half the bound and its queue is below the cap. A connection thus
+// holds at most the bound plus one answer per request under the cap (m_pipelineCap).
 void ConnectionGuard::updateFlow(GuardedSocket *socket, ConnectionState &state)
 {
     if (state.rejected || state.closing)
         return;
     const qint64 unsent = socket->bytesToWrite();
     if (!state.paused) {
-        if (state.inFlight() < m_limits.maxPipelined && unsent <= m_limits.maxPendingOutputBytes)
+        if (state.inFlight() < m_pipelineCap && unsent <= m_limits.maxPendingOutputBytes)
             return;
         state.paused = true;
         socket->setHeld(true);
@@ -304,7 +311,7 @@ void ConnectionGuard::updateFlow(GuardedSocket *socket, ConnectionState &state)
         });
         return;
     }
-    if (state.inFlight() < m_limits.maxPipelined && unsent <= m_limits.maxPendingOutputBytes / kResumeOutputDivisor)
+    if (state.inFlight() < m_pipelineCap && unsent <= m_limits.maxPendingOutputBytes / kResumeOutputDivisor)
         resume(socket, state);
 }
 

@@ -70,6 +70,11 @@ public:
     bool isDraining() const { return m_draining || m_drainAnnounced; } // any thread
     int openConnections() const { return int(m_states.size()); }
     const ConnectionLimits &limits() const { return m_limits; }
+    // Pool mode: a connection's unanswered requests run on up to `threads` pool threads at once,
+    // and each answer they finish waits in its output whether or not the client reads. Reading
+    // further ahead would run nothing sooner, only hold more answers (32 unread maps are 15 MB
+    // a connection), so the pipelining cap becomes `threads`; 0 restores --max-pipelined.
+    void setParallelHandlers(int threads);
 
     // A socket upgraded to WebSocket leaves the guard (no timeouts, no bookkeeping): Qt
     // disconnects every signal of it, so the guard would never hear of its end. It still counts
@@ -96,6 +101,7 @@ private:
     void forget(QTcpSocket *socket);
 
     ConnectionLimits m_limits;
+    int m_pipelineCap;        // --max-pipelined, or fewer with parallel handlers (setParallelHandlers)
     qint64 m_readBufferBytes; // the most a connection's input buffer holds (a whole request fits)
     MetricsRecorder &m_metrics;
     QHash<QTcpSocket *, ConnectionState> m_states;

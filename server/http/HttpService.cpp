@@ -279,6 +279,12 @@ void HttpService::dispatch(Incoming in)
     m_guard.requestHandled(socket);
 }
 
+void HttpService::setThreadPool(QThreadPool *pool)
+{
+    m_pool = pool;
+    m_guard.setParallelHandlers(pool ? pool->maxThreadCount() : 0);
+}
+
 void HttpService::deliverReady()
 {
     {

@@ -32,7 +32,8 @@ public:
     // while the server shuts down) is dropped instead of reaching a destroyed service.
     ~HttpService() override;
 
-    void setThreadPool(QThreadPool *pool) { m_pool = pool; }
+    // Handlers run on `pool` (pool mode), or on this thread when null.
+    void setThreadPool(QThreadPool *pool);
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;

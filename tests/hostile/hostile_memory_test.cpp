@@ -2,7 +2,9 @@
 // ctest hostile_memory_test.single, .pool, .processes). Resident memory is VmRSS summed over the
 // server and its worker processes (/proc). A 300 MiB body hidden behind a bare-LF header line
 // must not be buffered; four connections pipelining GET /hello without reading the answers must
-// not grow the server without bound, and the memory must come back once they close.
+// not grow the server without bound, and the memory must come back once they close; nor may
+// many connections pipelining a large answer (the map, 460 KiB) and reading none of it: the
+// answers a connection holds unsent are bounded in every mode, pool mode's parallel handlers too.
 
 #include "HostileClientKit.h"
 
@@ -24,6 +26,12 @@ constexpr int kPipelineMs = 6'000;
 constexpr qint64 kPipelineGrowthKiB = 128 * kMiB;
 constexpr qint64 kAfterCloseGrowthKiB = 16 * kMiB;
 constexpr int kSettleTimeoutMs = 5'000; // for the memory to come back after close
+// 32 connections × 64 pipelined map requests: with every unanswered request of a connection
+// answered at once (the pipelining cap, 32), 32 × 32 × 460 KiB ≈ 460 MiB would wait unsent.
+constexpr int kLargeAnswerClients = 32;
+constexpr int kLargeAnswerRequests = 64;
+constexpr int kLargeAnswerMs = 4'000;
+constexpr qint64 kLargeAnswerGrowthKiB = 128 * kMiB;
 constexpr int kSampleMs = 100;
 
 // Waits for `fd` to take more (or `ms` to pass), so the senders do not spin.
@@ -43,6 +51,7 @@ private slots:
     void cleanupTestCase();
     void hiddenBodyIsNotBuffered();
     void unreadPipelinesStayBounded();
+    void unreadLargeAnswersStayBounded();
 
 private:
     qint64 rss() const { return treeRssKiB(m_server->pid()); }
@@ -181,6 +190,45 @@ void MemoryTest::unreadPipelinesStayBounded()
                             .arg(kAfterCloseGrowthKiB / kMiB)));
 #endif
     // And the server still serves.
+    HttpClient client(QStringLiteral("127.0.0.1"), m_server->port(), 5000);
+    const HttpResponse hello = client.get("/hello");
+    QVERIFY2(hello.complete && hello.status == 200, hello.describe().constData());
+}
+
+void MemoryTest::unreadLargeAnswersStayBounded()
+{
+    const qint64 start = rss();
+    QByteArray pipeline;
+    for (int i = 0; i < kLargeAnswerRequests; ++i)
+        pipeline += "GET /api/v1/map HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    std::vector<int> fds;
+    for (int i = 0; i < kLargeAnswerClients; ++i) {
+        fds.push_back(connectRaw(m_server->port()));
+        QVERIFY(fds.back() >= 0);
+        QCOMPARE(sendSome(fds.back(), pipeline.constData(), pipeline.size()), qint64(pipeline.size()));
+    }
+    qint64 peak = start;
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < kLargeAnswerMs && peak - start <= kLargeAnswerGrowthKiB) {
+        QTest::qWait(kSampleMs);
+        peak = std::max(peak, rss());
+    }
+    for (int fd : fds)
+        ::close(fd);
+    qint64 after = rss();
+    waitUntil(
+        [&] {
+            after = rss();
+            return after - start <= kAfterCloseGrowthKiB;
+        },
+        kSettleTimeoutMs, kSampleMs);
+    qInfo("large answers unread: RSS %lld → peak %lld → after close %lld MiB", start / kMiB, peak / kMiB, after / kMiB);
+    QVERIFY2(peak - start <= kLargeAnswerGrowthKiB,
+             qPrintable(QStringLiteral("RSS grew by %1 MiB with %2 connections not reading the map (at most %3)")
+                            .arg((peak - start) / kMiB)
+                            .arg(kLargeAnswerClients)
+                            .arg(kLargeAnswerGrowthKiB / kMiB)));
     HttpClient client(QStringLiteral("127.0.0.1"), m_server->port(), 5000);
     const HttpResponse hello = client.get("/hello");
     QVERIFY2(hello.complete && hello.status == 200, hello.describe().constData());
