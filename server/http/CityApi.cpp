@@ -2,6 +2,7 @@
 
 #include "city/City.h"
 #include "wire/ApiError.h"
+#include "wire/ContentNegotiation.h"
 #include "wire/GzipBody.h"
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
@@ -19,20 +20,23 @@ namespace {
 struct MapBody {
     QByteArray plain;
     QByteArray gzipped;
-    QByteArray etag;
+    QByteArray etag;     // of the plain body
+    QByteArray gzipEtag; // of the gzipped one: a strong tag names one representation
 };
 
 ApiResponse mapResponse(const MapBody &map, const ApiRequest &request)
 {
     ApiResponse r;
-    r.headers.append({QByteArrayLiteral("ETag"), map.etag});
+    const bool gzip = !map.gzipped.isEmpty() && acceptsGzip(request.acceptEncoding);
+    const QByteArray &etag = gzip ? map.gzipEtag : map.etag;
+    r.headers.append({QByteArrayLiteral("ETag"), etag});
     r.headers.append({QByteArrayLiteral("Cache-Control"), QByteArrayLiteral("public, max-age=3600")});
     r.headers.append({QByteArrayLiteral("Vary"), QByteArrayLiteral("Accept-Encoding")});
-    if (!request.ifNoneMatch.isEmpty() && request.ifNoneMatch.contains(map.etag)) {
+    if (matchesEtag(request.ifNoneMatch, etag)) {
         r.status = 304;
         return r;
     }
-    if (request.acceptEncoding.contains("gzip") && !map.gzipped.isEmpty()) {
+    if (gzip) {
         r.body = map.gzipped;
         r.headers.append({QByteArrayLiteral("Content-Encoding"), QByteArrayLiteral("gzip")});
     } else {
@@ -64,7 +68,9 @@ void registerCityRoutes(RouteTable &router, const city::City &city)
     auto map = std::make_shared<MapBody>();
     map->plain = city.mapJson();
     map->gzipped = gzipCompress(map->plain);
-    map->etag = '"' + QCryptographicHash::hash(map->plain, QCryptographicHash::Sha1).toHex().left(20) + '"';
+    const QByteArray hash = QCryptographicHash::hash(map->plain, QCryptographicHash::Sha1).toHex().left(20);
+    map->etag = '"' + hash + '"';
+    map->gzipEtag = '"' + hash + ".gz\"";
     router.add(HttpMethod::Get, "/api/v1/map", [map](const ApiRequest &request) { return mapResponse(*map, request); });
 }
 

@@ -1,6 +1,7 @@
 #include "http/StaticAssets.h"
 
 #include "wire/ApiError.h"
+#include "wire/ContentNegotiation.h"
 #include "wire/GzipBody.h"
 #include "http/RouteTable.h"
 
@@ -81,32 +82,6 @@ std::shared_ptr<Asset> makeAsset(const QString &name, QByteArray body)
     }
     asset->plain = std::move(body);
     return asset;
-}
-
-bool acceptsGzip(const QByteArray &acceptEncoding)
-{
-    const QByteArray value = acceptEncoding.toLower();
-    if (!value.contains("gzip"))
-        return false;
-    QByteArray compact = value;
-    compact.replace(' ', QByteArray());
-    return !compact.contains("gzip;q=0,") && !compact.endsWith("gzip;q=0") && !compact.contains("gzip;q=0.0");
-}
-
-bool matchesEtag(const QByteArray &ifNoneMatch, const QByteArray &etag)
-{
-    if (ifNoneMatch.isEmpty())
-        return false;
-    if (ifNoneMatch.trimmed() == "*")
-        return true;
-    for (QByteArray candidate : ifNoneMatch.split(',')) {
-        candidate = candidate.trimmed();
-        if (candidate.startsWith("W/")) // weak comparison is what If-None-Match uses
-            candidate = candidate.mid(2);
-        if (candidate == etag)
-            return true;
-    }
-    return false;
 }
 
 ApiResponse serve(const Asset &asset, const ApiRequest &request)
