@@ -99,10 +99,12 @@ RouteTable::Match RouteTable::match(HttpMethod method, const QByteArray &path) c
     if (allowed.isEmpty()) {
         m.error = errorResponse(404, "not_found", QStringLiteral("no such resource: %1").arg(QString::fromUtf8(path)));
     } else {
-        m.error = errorResponse(
-            405, "method_not_allowed",
-            QStringLiteral("%1 is not allowed on %2; allowed: %3")
-                .arg(QString::fromLatin1(methodName(method)), QString::fromUtf8(path), QString::fromLatin1(allowed)));
+        // A method the server does not know has no name here (Qt's parser keeps none).
+        const QString what = method == HttpMethod::Other ? QStringLiteral("this request's method")
+                                                         : QString::fromLatin1(methodName(method));
+        m.error = errorResponse(405, "method_not_allowed",
+                                QStringLiteral("%1 is not allowed on %2; allowed: %3")
+                                    .arg(what, QString::fromUtf8(path), QString::fromLatin1(allowed)));
         m.error.headers.append({QByteArrayLiteral("Allow"), allowed});
     }
     return m;

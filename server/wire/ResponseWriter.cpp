@@ -14,6 +14,8 @@ QByteArray statusText(int status)
         return QByteArrayLiteral("OK");
     case 201:
         return QByteArrayLiteral("Created");
+    case 202:
+        return QByteArrayLiteral("Accepted");
     case 204:
         return QByteArrayLiteral("No Content");
     case 304:
@@ -42,10 +44,29 @@ QByteArray statusText(int status)
         return QByteArrayLiteral("Request Header Fields Too Large");
     case 500:
         return QByteArrayLiteral("Internal Server Error");
+    case 501:
+        return QByteArrayLiteral("Not Implemented");
+    case 502:
+        return QByteArrayLiteral("Bad Gateway");
     case 503:
         return QByteArrayLiteral("Service Unavailable");
+    case 504:
+        return QByteArrayLiteral("Gateway Timeout");
+    case 507:
+        return QByteArrayLiteral("Insufficient Storage");
+    }
+    // A status without a phrase of its own is named by its class (RFC 9110 §15).
+    switch (status / 100) {
+    case 1:
+        return QByteArrayLiteral("Informational");
+    case 2:
+        return QByteArrayLiteral("Success");
+    case 3:
+        return QByteArrayLiteral("Redirection");
+    case 4:
+        return QByteArrayLiteral("Client Error");
     default:
-        return QByteArrayLiteral("Status");
+        return QByteArrayLiteral("Server Error");
     }
 }
 

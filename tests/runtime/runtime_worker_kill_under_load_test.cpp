@@ -127,6 +127,7 @@ void WorkerKillUnderLoadTest::adminKillIsAnsweredWhenTheVictimServesIt()
                  2000),
              qPrintable(describeEvents(server)));
     TC_VERIFY_STATUS(kill, 202);
+    QCOMPARE(kill.reason, QByteArray("Accepted"));
     QCOMPARE(qint64(kill.json().value(QStringLiteral("killed")).toDouble()), victim.pid);
     QCOMPARE(eventsOfKind(server, QStringLiteral("kill")).size(), 1);
 }

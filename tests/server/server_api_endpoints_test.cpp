@@ -450,6 +450,10 @@ void ApiEndpointsTest::wrongMethodIs405WithAllowAndJson()
     const HttpResponse g = m_http->get("/api/v1/bookings");
     TC_VERIFY_ERROR(g, 405, "method_not_allowed");
     QVERIFY2(g.header("Allow").contains("POST"), g.header("Allow").constData());
+    // A method the server does not know is refused the same way, and not given a made-up name.
+    const HttpResponse t = m_http->request("TRACE", "/hello");
+    TC_VERIFY_ERROR(t, 405, "method_not_allowed");
+    QVERIFY2(!t.body.contains("OTHER") && t.body.contains("method is not allowed on /hello"), t.body.constData());
 }
 
 void ApiEndpointsTest::unknownPathIs404Json()

@@ -121,7 +121,7 @@ void DirectPathTest::serializedAnswersAreExact()
     odd.status = 599;
     odd.body = QByteArray(100'000, 'x');
     const QByteArray bytes = serializeResponse(odd, false, true, false);
-    QVERIFY(bytes.startsWith("HTTP/1.1 599 Status\r\n"));
+    QVERIFY(bytes.startsWith("HTTP/1.1 599 Server Error\r\n")); // named by its class
     QVERIFY(bytes.contains("\r\nContent-Length: 100000\r\n"));
     QVERIFY(bytes.endsWith("\r\n\r\n" + odd.body));
 }
