@@ -10,6 +10,31 @@ TrustedProxies &proxyStorage()
     return proxies;
 }
 
+// IPv4 as four decimal octets, 0–255, without leading zeros (RFC 3986 dec-octet). QHostAddress
+// also takes inet_aton's forms (1.2.3, 16909060, 010.1.2.3 octal, 0x0a.0.0.1), each of which means
+// another address than a reader of the log would think: an entry in such a form is malformed.
+bool isDottedQuad(QByteArrayView text)
+{
+    int octets = 0;
+    while (true) {
+        qsizetype digits = 0;
+        int value = 0;
+        while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+            value = value * 10 + (text[digits] - '0');
+            ++digits;
+        }
+        if (digits == 0 || digits > 3 || value > 255 || (digits > 1 && text[0] == '0'))
+            return false;
+        ++octets;
+        text = text.sliced(digits);
+        if (text.isEmpty())
+            return octets == 4;
+        if (text[0] != '.' || octets == 4)
+            return false;
+        text = text.sliced(1);
+    }
+}
+
 // One X-Forwarded-For entry: `1.2.3.4`, `2001:db8::1` (nginx writes IPv6 bare), and the forms
 // other proxies use, `1.2.3.4:5678`, `[2001:db8::1]` and `[2001:db8::1]:443`. Null when none.
 QHostAddress parseEntry(QByteArrayView entry)
@@ -43,9 +68,10 @@ QHostAddress parseEntry(QByteArrayView entry)
     if (colon >= 0 && entry.lastIndexOf(':') == colon) { // one colon: IPv4 with a port
         if (!isPort(entry.sliced(colon + 1)))
             return {};
-        const QHostAddress address = parse(entry.first(colon));
-        return address.protocol() == QAbstractSocket::IPv4Protocol ? address : QHostAddress();
+        return isDottedQuad(entry.first(colon)) ? parse(entry.first(colon)) : QHostAddress();
     }
+    if (colon < 0 && !isDottedQuad(entry))
+        return {};
     return parse(entry);
 }
 

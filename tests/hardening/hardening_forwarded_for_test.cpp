@@ -61,6 +61,15 @@ private Q_SLOTS:
         row("malformed port", "127.0.0.1", "1.2.3.4:http", "", false);
         row("malformed bracket", "127.0.0.1", "[2001:db8::1", "", false);
         row("malformed IPv4 in brackets", "127.0.0.1", "[1.2.3.4]", "", false);
+        // IPv4 is four decimal octets (RFC 3986 dec-octet), not inet_aton's shorthands: these
+        // would each be read as another address than the one written.
+        row("malformed three octets", "127.0.0.1", "1.2.3", "", false);
+        row("malformed three octets with port", "127.0.0.1", "1.2.3:80", "", false);
+        row("malformed one number", "127.0.0.1", "16909060", "", false);
+        row("malformed leading zero (octal)", "127.0.0.1", "010.1.2.3", "", false);
+        row("malformed hexadecimal", "127.0.0.1", "0x0a.0.0.1", "", false);
+        row("malformed octet over 255", "127.0.0.1", "1.2.3.256", "", false);
+        row("zero octets are fine", "127.0.0.1", "0.0.0.0", "0.0.0.0", true);
     }
     void clientIsTheRightmostUntrustedEntry()
     {
