@@ -1,9 +1,13 @@
 #include "dispatch/FleetLedger.h"
 
 #include "fleet/FleetStore.h"
+#include "ledger/Ledger.h"
 #include "ledger/LedgerQueries.h"
+#include "region/Clock.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 namespace taxicore {
 
@@ -109,7 +113,8 @@ BookingPrice bookingPriceOf(const BookingRecord &record)
     return price;
 }
 
-int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error)
+int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error,
+                      std::vector<BookingSnapshot> *unplaced)
 {
     const auto maxId = reader.maxBookingId();
     if (!maxId.ok()) {
@@ -137,13 +142,35 @@ int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &e
             progress.tripDistanceM = r.progress->tripDistanceM;
             progress.tripElapsedS = r.progress->tripElapsedS;
         }
-        if (!fleet.restoreBooking(b, progress))
+        if (!fleet.restoreBooking(b, progress)) {
+            if (unplaced)
+                unplaced->push_back(b);
             continue;
+        }
         ++restored;
         // Its fare: the quote it was answered, or metered with the surge it was booked at.
         PricingBoard(fleet.pricing()).recordBookingPrice(b.id, bookingPriceOf(r));
     }
     return restored;
+}
+
+int endUnplacedBookings(Ledger &ledger, const std::vector<BookingSnapshot> &bookings, int timeoutMs)
+{
+    auto committed = std::make_shared<std::atomic<int>>(0);
+    const qint64 now = clock::wallMs();
+    for (const BookingSnapshot &b : bookings) {
+        TransitionRecord r;
+        r.bookingId = b.id;
+        r.state = QString(bookingStateName(BookingState::Expired));
+        r.carId = b.carId;
+        r.atMs = now;
+        ledger.append(r, [committed](bool ok, const QString &) {
+            if (ok)
+                committed->fetch_add(1, std::memory_order_relaxed);
+        });
+    }
+    ledger.waitUntilIdle(timeoutMs);
+    return committed->load(std::memory_order_relaxed);
 }
 
 } // namespace taxicore

@@ -6,10 +6,12 @@
 #include "pricing/Tariff.h"
 
 #include <QString>
+#include <vector>
 
 namespace taxicore {
 
 class FleetStore;
+class Ledger;
 class LedgerQueries;
 
 // How the fleet's bookings and trips are written to the ledger, and read back after a restart.
@@ -30,8 +32,15 @@ BookingPrice bookingPriceOf(const BookingRecord &record);
 
 // Puts every booking the ledger has as open back into the fleet (its car reserved again, where it
 // was checkpointed, with the price it was booked at) and continues booking ids after the largest
-// one recorded. Returns how many were restored, or -1
-// with `error` set.
-int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error);
+// one recorded. Returns how many were restored, or -1 with `error` set. An open booking the fleet
+// cannot take back (its car is not among this start's --cars, or already holds another booking)
+// goes to `unplaced` when given: the caller decides what becomes of it (endUnplacedBookings).
+int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &error,
+                      std::vector<BookingSnapshot> *unplaced = nullptr);
+
+// Ends each of `bookings` as expired in `ledger` (no car will come: the ride cannot happen), so
+// its rider is told so and the ledger no longer calls it open. Waits for the commits (at start,
+// before anything is served), at most `timeoutMs`; returns how many were committed.
+int endUnplacedBookings(Ledger &ledger, const std::vector<BookingSnapshot> &bookings, int timeoutMs);
 
 } // namespace taxicore

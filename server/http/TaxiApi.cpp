@@ -257,7 +257,7 @@ ApiResponse TaxiApi::getBooking(const ApiRequest &request) const
     throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
 }
 
-std::optional<BookingSnapshot> TaxiApi::openBookingAnywhere(uint64_t id) const
+std::optional<BookingSnapshot> TaxiApi::openBookingAnywhere(uint64_t id, std::optional<StoredBooking> *ended) const
 {
     if (auto booking = m_fleet.booking(id))
         return booking;
@@ -270,18 +270,35 @@ std::optional<BookingSnapshot> TaxiApi::openBookingAnywhere(uint64_t id) const
     if (!stored)
         return std::nullopt;
     const BookingSnapshot booking = bookingSnapshotOf(stored->booking);
-    if (!isOpen(booking.state) || !m_fleet.restoreBooking(booking))
+    if (!isOpen(booking.state)) {
+        if (ended)
+            *ended = stored;
+        return std::nullopt;
+    }
+    if (!m_fleet.restoreBooking(booking))
         return std::nullopt;
     PricingBoard(m_fleet.pricing()).recordBookingPrice(id, bookingPriceOf(stored->booking));
     return m_fleet.booking(id);
 }
 
-void TaxiApi::requireOwner(const ApiRequest &request, uint64_t id) const
+void TaxiApi::requireOwner(const ApiRequest &request, uint64_t id, const char *action, const char *wants) const
 {
-    const auto booking = openBookingAnywhere(id);
-    if (!booking)
+    std::optional<StoredBooking> ended;
+    const auto booking = openBookingAnywhere(id, &ended);
+    if (booking) {
+        requireBookingOwner(request, *booking);
+        return;
+    }
+    if (!ended)
         throwApiError(404, "booking_not_found", QStringLiteral("there is no booking %1").arg(id));
-    requireBookingOwner(request, *booking);
+    // What GET tells its rider (from the ledger): the booking ended; the move is refused for that.
+    requireBookingOwner(request, id, ended->booking.riderTokenHash);
+    const QString state = ended->booking.state;
+    throwApiError(409, "illegal_transition",
+                  QStringLiteral("booking %1 is %2; %3 needs %4")
+                      .arg(id)
+                      .arg(state, QLatin1StringView(action), QLatin1StringView(wants)),
+                  {{QStringLiteral("state"), state}});
 }
 
 ApiResponse TaxiApi::transitionResponse(const BookingTransitionView &view, const char *action) const
@@ -310,8 +327,9 @@ ApiResponse TaxiApi::pickup(const ApiRequest &request)
     const auto id = riderBookingId(request);
     if (needsLedgerLookup(id))
         return m_lookups.defer(request, [this, request] { return pickup(request); });
-    requireOwner(request, id);
-    const BookingTransitionView moved{m_fleet.beginPickup(id), id, "arriving (the car must have arrived)"};
+    const char *wants = "arriving (the car must have arrived)";
+    requireOwner(request, id, "pickup", wants);
+    const BookingTransitionView moved{m_fleet.beginPickup(id), id, wants};
     ApiResponse response = transitionResponse(moved, "pickup");
     return settleAfterCommit(request, transitionRecord(moved.transition.booking), std::move(response), moved);
 }
@@ -321,8 +339,9 @@ ApiResponse TaxiApi::cancel(const ApiRequest &request)
     const auto id = riderBookingId(request);
     if (needsLedgerLookup(id))
         return m_lookups.defer(request, [this, request] { return cancel(request); });
-    requireOwner(request, id);
-    const BookingTransitionView moved{m_fleet.beginCancel(id), id, "assigned or arriving"};
+    const char *wants = "assigned or arriving";
+    requireOwner(request, id, "cancel", wants);
+    const BookingTransitionView moved{m_fleet.beginCancel(id), id, wants};
     ApiResponse response = transitionResponse(moved, "cancel");
     return settleAfterCommit(request, transitionRecord(moved.transition.booking), std::move(response), moved);
 }
@@ -332,7 +351,7 @@ ApiResponse TaxiApi::complete(const ApiRequest &request)
     const auto id = riderBookingId(request);
     if (needsLedgerLookup(id))
         return m_lookups.defer(request, [this, request] { return complete(request); });
-    requireOwner(request, id);
+    requireOwner(request, id, "complete", "on_trip");
     const CompletedRide completed = beginCompleteRide(m_fleet, id);
     const auto &transition = completed.transition;
     const BookingTransitionView moved{transition, id, "on_trip"};

@@ -57,9 +57,13 @@ private:
     std::optional<StoredBooking> storedBooking(uint64_t id) const;
     // The booking from this node's fleet, or, when only the ledger has it open (made through another
     // node of a cluster moments ago), taken into the fleet from there; none when neither has it open.
-    std::optional<BookingSnapshot> openBookingAnywhere(uint64_t id) const;
-    // 404 without the booking; 401/403 unless the request carries its rider token (or the admin token).
-    void requireOwner(const ApiRequest &request, uint64_t id) const;
+    // `ended`, when given, receives the ledger's record of a booking it has but not open here.
+    std::optional<BookingSnapshot> openBookingAnywhere(uint64_t id,
+                                                       std::optional<StoredBooking> *ended = nullptr) const;
+    // 404 without the booking; 401/403 unless the request carries its rider token (or the admin
+    // token); 409 illegal_transition naming the state of one that ended before this process held it
+    // (before a restart): the move `action`, which needs `wants`, is refused as the fleet would.
+    void requireOwner(const ApiRequest &request, uint64_t id, const char *action, const char *wants) const;
     ApiResponse transitionResponse(const struct BookingTransitionView &view, const char *action) const;
     // Answers `response` once `record` is durable (at once without a ledger), 503 when it cannot
     // be; `settled(committed)` runs first, so what the client reads next is what the ledger has.

@@ -27,10 +27,12 @@
 #include "runtime/PrimaryIoThread.h"
 
 #include <QCoreApplication>
+#include <QDebug>
 #include <QDeadlineTimer>
 #include <QRandomGenerator>
 #include <QStandardPaths>
 #include <QThread>
+#include <algorithm>
 
 namespace taxicore {
 
@@ -94,7 +96,8 @@ bool ServerHost::start(QString &error)
     m_simulator->setLedger(m_ledger.get());
     m_fleet->initialiseCars(m_options.cars, [this](int) { return m_simulator->randomPoint(); });
     // After the cars are placed: restored bookings put their cars back to work.
-    const int restored = restoreFromLedger(*m_fleet, m_ledger->reader(), error);
+    std::vector<BookingSnapshot> unplaced;
+    const int restored = restoreFromLedger(*m_fleet, m_ledger->reader(), error, &unplaced);
     if (restored < 0) {
         error = QStringLiteral("cannot read the ledger %1: %2").arg(m_ledger->location(), error);
         return false;
@@ -102,6 +105,8 @@ bool ServerHost::start(QString &error)
     if (restored > 0)
         EventLog(m_fleet->control())
             .append("restore", QStringLiteral("%1 open bookings restored from the ledger").arg(restored));
+    if (!unplaced.empty())
+        endUnplaced(unplaced);
     m_simulationThread = std::make_unique<QThread>();
     m_simulationThread->setObjectName(QStringLiteral("taxicore-sim"));
     m_simulator->moveToThread(m_simulationThread.get());
@@ -197,6 +202,36 @@ bool ServerHost::openLedger(QString &error)
     }
     m_ledger = std::move(opened.ledger);
     return true;
+}
+
+// An open booking whose car is not in this fleet (started with fewer --cars than when it was made)
+// can never be served here. Left open in the ledger it would stay "assigned" for good, while its
+// rider's cancel found no such booking. Outside a cluster it ends as expired, said once, in the
+// log and the event log; in a cluster other nodes may have its car, so it is only said.
+void ServerHost::endUnplaced(const std::vector<BookingSnapshot> &unplaced)
+{
+    int highestCar = 0;
+    for (const BookingSnapshot &b : unplaced)
+        highestCar = std::max(highestCar, b.carId);
+    const auto count = qint64(unplaced.size());
+    QString message;
+    if (isClusterFleetUrl(m_options.fleetUrl)) {
+        message = QStringLiteral("%1 open bookings of the ledger are on cars this node's fleet does not hold "
+                                 "(up to car %2, --cars %3): left to the nodes that have them")
+                      .arg(count)
+                      .arg(highestCar)
+                      .arg(m_options.cars);
+    } else {
+        const int ended = endUnplacedBookings(*m_ledger, unplaced, Ledger::kDefaultWaitMs);
+        message = QStringLiteral("%1 open bookings could not be restored (their cars, up to car %2, are not among "
+                                 "--cars %3, or hold another booking): %4 of them ended as expired")
+                      .arg(count)
+                      .arg(highestCar)
+                      .arg(m_options.cars)
+                      .arg(ended);
+    }
+    qWarning().noquote() << message;
+    EventLog(m_fleet->control()).append("restore", message);
 }
 
 bool ServerHost::setUpOperatorAccess(QString &error)

@@ -10,6 +10,7 @@
 #include <QThread>
 #include <QUrl>
 #include <memory>
+#include <vector>
 
 namespace taxicore::city {
 class City;
@@ -20,6 +21,7 @@ namespace taxicore {
 class FleetSimulator;
 class Ledger;
 class FleetStore;
+struct BookingSnapshot;
 class DataDirLock;
 class LeaderLease;
 class PrimaryIoThread;
@@ -71,6 +73,8 @@ public:
 private:
     QString dataDir() const; // --data-dir, else the user's app data location
     bool openLedger(QString &error);
+    // Open bookings of the ledger the fleet could not take back at start (restoreFromLedger).
+    void endUnplaced(const std::vector<BookingSnapshot> &unplaced);
     bool setUpOperatorAccess(QString &error);
     void startController(const RuntimeController::InProcess &inProcess);
     void startNodeDirectory();
