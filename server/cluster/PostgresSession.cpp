@@ -178,12 +178,7 @@ std::optional<QByteArray> PostgresSession::queryValue(const char *sql, Clock::ti
 
 bool PostgresSession::execute(const char *sql)
 {
-    return execute(sql, Clock::now() + std::chrono::milliseconds(m_timeoutMs));
-}
-
-bool PostgresSession::execute(const char *sql, Clock::time_point deadline)
-{
-    PGresult *result = run(sql, deadline);
+    PGresult *result = run(sql, Clock::now() + std::chrono::milliseconds(m_timeoutMs));
     if (!result)
         return false;
     const ExecStatusType status = PQresultStatus(result);

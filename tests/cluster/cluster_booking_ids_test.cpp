@@ -2,7 +2,6 @@
 // ClusterIds::kBlock from one sequence, never one id twice, and a restart of PostgreSQL between
 // two blocks costs no booking (the idle connection the server ended is replaced within the same
 // wait; on the old code the first block after the restart failed, and with it a rider's booking).
-// A sequence lost with a restore is made again.
 #include "PostgresKit.h"
 #include "RequireTool.h"
 
@@ -20,7 +19,6 @@ private Q_SLOTS:
     void initTestCase();
     void twoProcessesNeverShareAnId();
     void theFirstBlockAfterARestartIsTaken();
-    void aSequenceLostWithARestoreIsMadeAgain();
 
 private:
     PostgresKit m_postgres;
@@ -53,22 +51,6 @@ void ClusterBookingIdsTest::theFirstBlockAfterARestartIsTaken()
     m_postgres.stop();
     QVERIFY2(m_postgres.start(), qPrintable(m_postgres.error()));
     QVERIFY2(ids.next() != 0, qPrintable(ids.lastError()));
-}
-
-// A database restored without the sequence (or an operator dropping it): the next block comes
-// from a sequence made again above every booking the ledger has (on the old code, never again).
-void ClusterBookingIdsTest::aSequenceLostWithARestoreIsMadeAgain()
-{
-    ClusterIds ids(m_postgres.url());
-    for (int i = 0; i < ClusterIds::kBlock; ++i)
-        QVERIFY2(ids.next() != 0, qPrintable(ids.lastError()));
-    m_postgres.psql(QStringLiteral("CREATE TABLE IF NOT EXISTS bookings (id bigint PRIMARY KEY);"
-                                   "INSERT INTO bookings VALUES (900000) ON CONFLICT DO NOTHING;"
-                                   "DROP SEQUENCE taxicore_booking_ids;"));
-    const uint64_t id = ids.next();
-    // Past the lost sequence's blocks in other processes' hands too: a margin above the newest.
-    QVERIFY2(id > 900000 + 32 * ClusterIds::kBlock,
-             qPrintable(QStringLiteral("id %1 after the sequence was lost: %2").arg(id).arg(ids.lastError())));
 }
 
 QTEST_GUILESS_MAIN(ClusterBookingIdsTest)
