@@ -281,9 +281,9 @@ void ConnectionGuard::discardInput(GuardedSocket *socket)
     socket->skip(socket->receivedBytes());
 }
 
-void ConnectionGuard::setParallelHandlers(int threads)
+void ConnectionGuard::setParallelHandlers(bool parallel)
 {
-    m_pipelineCap = threads > 0 ? std::min(threads, m_limits.maxPipelined) : m_limits.maxPipelined;
+    m_pipelineCap = parallel ? std::min(kParallelReadAhead, m_limits.maxPipelined) : m_limits.maxPipelined;
 }
 
 // Backpressure: a connection whose client does not read its answers (unsent output over

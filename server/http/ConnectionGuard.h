@@ -70,11 +70,12 @@ public:
     bool isDraining() const { return m_draining || m_drainAnnounced; } // any thread
     int openConnections() const { return int(m_states.size()); }
     const ConnectionLimits &limits() const { return m_limits; }
-    // Pool mode: a connection's unanswered requests run on up to `threads` pool threads at once,
-    // and each answer they finish waits in its output whether or not the client reads. Reading
-    // further ahead would run nothing sooner, only hold more answers (32 unread maps are 15 MB
-    // a connection), so the pipelining cap becomes `threads`; 0 restores --max-pipelined.
-    void setParallelHandlers(int threads);
+    // Pool mode: a connection's unanswered requests run on the pool's threads at once, and each
+    // answer they finish waits in its output whether or not the client reads: with 32 read ahead,
+    // 32 unread maps (15 MB) a connection. So the pipelining cap becomes kParallelReadAhead (or
+    // --max-pipelined, when lower), whatever the thread count; false restores --max-pipelined.
+    static constexpr int kParallelReadAhead = 4;
+    void setParallelHandlers(bool parallel);
 
     // A socket upgraded to WebSocket leaves the guard (no timeouts, no bookkeeping): Qt
     // disconnects every signal of it, so the guard would never hear of its end. It still counts

@@ -282,7 +282,7 @@ void HttpService::dispatch(Incoming in)
 void HttpService::setThreadPool(QThreadPool *pool)
 {
     m_pool = pool;
-    m_guard.setParallelHandlers(pool ? pool->maxThreadCount() : 0);
+    m_guard.setParallelHandlers(pool != nullptr);
 }
 
 void HttpService::deliverReady()

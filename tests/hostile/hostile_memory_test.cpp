@@ -64,7 +64,10 @@ void MemoryTest::initTestCase()
 {
     m_mode = modeUnderTest();
     qInfo("mode %s, server %s", qPrintable(m_mode), qPrintable(ServerProcess::binary()));
-    m_server = std::make_unique<ServerProcess>(serverArgs(m_mode));
+    // Pool mode's read-ahead must not grow with the pool: pinned at more threads than this
+    // machine's cores, as a large one would have by default.
+    m_server =
+        std::make_unique<ServerProcess>(serverArgs(m_mode) << QStringLiteral("--threads") << QStringLiteral("16"));
     QString error;
     QVERIFY2(startServing(*m_server, m_mode, error), qPrintable(error));
 }
@@ -216,14 +219,9 @@ void MemoryTest::unreadLargeAnswersStayBounded()
     }
     for (int fd : fds)
         ::close(fd);
-    qint64 after = rss();
-    waitUntil(
-        [&] {
-            after = rss();
-            return after - start <= kAfterCloseGrowthKiB;
-        },
-        kSettleTimeoutMs, kSampleMs);
-    qInfo("large answers unread: RSS %lld → peak %lld → after close %lld MiB", start / kMiB, peak / kMiB, after / kMiB);
+    // Only the peak is bounded: glibc keeps some of the freed answers (460 KiB each: past its
+    // mmap threshold, which then rises) for the next ones, so RSS after close says little here.
+    qInfo("large answers unread: RSS %lld → peak %lld MiB", start / kMiB, peak / kMiB);
     QVERIFY2(peak - start <= kLargeAnswerGrowthKiB,
              qPrintable(QStringLiteral("RSS grew by %1 MiB with %2 connections not reading the map (at most %3)")
                             .arg((peak - start) / kMiB)
