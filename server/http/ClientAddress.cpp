@@ -20,10 +20,12 @@ bool isDottedQuad(QByteArrayView text)
         qsizetype digits = 0;
         int value = 0;
         while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+            if (digits == 3)
+                return false; // a fourth digit: no octet, and no overflow reading on
             value = value * 10 + (text[digits] - '0');
             ++digits;
         }
-        if (digits == 0 || digits > 3 || value > 255 || (digits > 1 && text[0] == '0'))
+        if (digits == 0 || value > 255 || (digits > 1 && text[0] == '0'))
             return false;
         ++octets;
         text = text.sliced(digits);

@@ -99,7 +99,7 @@ RouteTable::Match RouteTable::match(HttpMethod method, const QByteArray &path) c
     if (allowed.isEmpty()) {
         m.error = errorResponse(404, "not_found", QStringLiteral("no such resource: %1").arg(QString::fromUtf8(path)));
     } else {
-        // A method the server does not know has no name here (Qt's parser keeps none).
+        // A method no route uses (TRACE, CONNECT, unknown ones) is Other here: its name is not kept.
         const QString what = method == HttpMethod::Other ? QStringLiteral("this request's method")
                                                          : QString::fromLatin1(methodName(method));
         m.error = errorResponse(405, "method_not_allowed",

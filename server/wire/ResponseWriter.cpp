@@ -38,6 +38,8 @@ QByteArray statusText(int status)
         return QByteArrayLiteral("Content Too Large");
     case 414:
         return QByteArrayLiteral("URI Too Long");
+    case 426:
+        return QByteArrayLiteral("Upgrade Required");
     case 429:
         return QByteArrayLiteral("Too Many Requests");
     case 431:
@@ -65,8 +67,10 @@ QByteArray statusText(int status)
         return QByteArrayLiteral("Redirection");
     case 4:
         return QByteArrayLiteral("Client Error");
-    default:
+    case 5:
         return QByteArrayLiteral("Server Error");
+    default:
+        return QByteArrayLiteral("Unknown");
     }
 }
 

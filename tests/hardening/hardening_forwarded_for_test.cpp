@@ -69,6 +69,7 @@ private Q_SLOTS:
         row("malformed leading zero (octal)", "127.0.0.1", "010.1.2.3", "", false);
         row("malformed hexadecimal", "127.0.0.1", "0x0a.0.0.1", "", false);
         row("malformed octet over 255", "127.0.0.1", "1.2.3.256", "", false);
+        row("malformed long octet", "127.0.0.1", "1.2.3.12345678901234", "", false);
         row("zero octets are fine", "127.0.0.1", "0.0.0.0", "0.0.0.0", true);
     }
     void clientIsTheRightmostUntrustedEntry()

@@ -19,6 +19,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void gzipFollowsTheWeights_data();
     void gzipFollowsTheWeights();
+    void eachEncodingHasItsOwnTag();
     void notModifiedOnlyForAMatchingTag_data();
     void notModifiedOnlyForAMatchingTag();
 
@@ -63,6 +64,10 @@ void ContentNegotiationTest::gzipFollowsTheWeights_data()
         {"deflate, br", false},
         {"gzipped, xgzip", false},
         {"gzip;q=2", false},
+        {"gzip;level=1;q=0", false},
+        {"gzip ; q=0.5 , br", true},
+        {"gzip;q=0.", false},
+        {"gzip;q=0.0001", false},
     };
     for (const char *path : {"/api/v1/map", "/"})
         for (const auto &c : cases)
@@ -107,6 +112,23 @@ void ContentNegotiationTest::notModifiedOnlyForAMatchingTag_data()
     for (const char *path : {"/api/v1/map", "/"})
         for (const auto &c : cases)
             QTest::addRow("%s %s", path, c.field) << QByteArray(path) << QByteArray(c.field) << c.status;
+}
+
+// The gzipped body's tag revalidates the gzipped body only: a cache holding one representation
+// is never told its copy is the other.
+void ContentNegotiationTest::eachEncodingHasItsOwnTag()
+{
+    for (const char *path : {"/api/v1/map", "/"}) {
+        HttpClient http(m_server->host(), m_server->port(), 5000);
+        const Headers gzip{{QByteArrayLiteral("Accept-Encoding"), QByteArrayLiteral("gzip")}};
+        const QByteArray gzipTag = http.request("GET", path, {}, gzip).header("ETag");
+        const QByteArray plainTag = http.get(path).header("ETag");
+        QVERIFY(!gzipTag.isEmpty() && !plainTag.isEmpty() && gzipTag != plainTag);
+        QCOMPARE(http.request("GET", path, {}, gzip + Headers{{"If-None-Match", gzipTag}}).status, 304);
+        QCOMPARE(http.request("GET", path, {}, gzip + Headers{{"If-None-Match", plainTag}}).status, 200);
+        QCOMPARE(http.request("GET", path, {}, {{"If-None-Match", gzipTag}}).status, 200);
+        QCOMPARE(http.request("GET", path, {}, {{"If-None-Match", plainTag}}).status, 304);
+    }
 }
 
 void ContentNegotiationTest::notModifiedOnlyForAMatchingTag()
