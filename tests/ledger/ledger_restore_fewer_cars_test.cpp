@@ -32,7 +32,8 @@ struct Booked {
 QStringList serverArgs(const QString &dataDir, int cars)
 {
     // A pickup timeout of 10 simulated hours: nothing expires by itself during the test.
-    return {QStringLiteral("--data-dir"),       dataDir, QStringLiteral("--cars"), QString::number(cars),
+    return {QStringLiteral("--data-dir"),       dataDir,
+            QStringLiteral("--cars"),           QString::number(cars),
             QStringLiteral("--pickup-timeout"), QStringLiteral("36000")};
 }
 
@@ -56,8 +57,9 @@ void RestoreFewerCarsTest::bookingsWhoseCarsAreGoneEndAsExpired()
         HttpClient http(first.host(), first.port());
         for (int i = 0; i < kBookings; ++i) {
             const HttpResponse r = http.postJson(
-                "/api/v1/bookings", {{"rider_id", QStringLiteral("shrink-%1").arg(i)},
-                                     {"pickup", QJsonObject{{"lat", 57.70 + 0.001 * (i % 6)}, {"lng", 11.96 + 0.002 * (i / 6)}}}});
+                "/api/v1/bookings",
+                {{"rider_id", QStringLiteral("shrink-%1").arg(i)},
+                 {"pickup", QJsonObject{{"lat", 57.70 + 0.001 * (i % 6)}, {"lng", 11.96 + 0.002 * (i / 6)}}}});
             TC_VERIFY_STATUS(r, 201);
             booked.push_back({qint64(r.json().value("booking_id").toDouble()), riderToken(r.json()),
                               r.json().value("car_id").toInt()});
