@@ -25,6 +25,10 @@ inline constexpr int kWorkerRegionFd = 3;
 inline constexpr int kWorkerChannelFd = 4;
 static_assert(kWorkerRegionFd > 2 && kWorkerChannelFd > 2 && kWorkerRegionFd != kWorkerChannelFd,
               "a worker keeps stdin, stdout and stderr");
+// A child that cannot put them there (e.g. an open-file limit too low for the copies made on the
+// way) writes why on stderr and exits with this code before exec (EX_OSERR), so the supervisor
+// names the cause rather than whatever a worker without its region would say.
+inline constexpr int kWorkerExitNoDescriptors = 71;
 
 // ---- Timing ------------------------------------------------------------------------------
 // Every serving process stamps WorkerSlot::heartbeatMs from its own event loop this often, so a

@@ -7,7 +7,10 @@
 
 #include <QProcess>
 #include <QSocketNotifier>
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -19,6 +22,18 @@ namespace {
 constexpr int kTickMs = 100;
 constexpr int kBackoffBaseMs = 100;
 constexpr int kBackoffMaxMs = 5000;
+// Where the child first copies the region and its channel end: above both targets, so one dup2
+// cannot clobber the other, and as low as that allows, so a small open-file limit still fits.
+constexpr int kChildCopyFloorFd = std::max(kWorkerRegionFd, kWorkerChannelFd) + 1;
+
+// Between fork and exec: only async-signal-safe calls (write, _exit).
+[[noreturn]] void exitNoDescriptors()
+{
+    static const char message[] = "taxicore worker: cannot place the region and channel descriptors "
+                                  "(open-file limit too low?)\n";
+    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, sizeof message - 1);
+    ::_exit(kWorkerExitNoDescriptors);
+}
 } // namespace
 
 WorkerSupervisor::WorkerSupervisor(FleetStore &fleet, Settings settings, QObject *parent)
@@ -53,7 +68,9 @@ void WorkerSupervisor::spawn(int index)
 {
     int fds[2];
     if (!WorkerChannel::createPair(fds)) {
-        EventLog(m_fleet.control()).append("error", QStringLiteral("cannot create a channel for worker %1").arg(index));
+        const int error = errno;
+        onStartFailed(
+            index, QStringLiteral("cannot create its channel (%1)").arg(QString::fromLocal8Bit(std::strerror(error))));
         return;
     }
     WorkerSlot &slot = m_fleet.workerSlot(index);
@@ -80,23 +97,29 @@ void WorkerSupervisor::spawn(int index)
         ::prctl(PR_SET_PDEATHSIG, SIGKILL); // die with the primary, even after kill -9
         if (::getppid() != primary)
             ::_exit(1);
-        // Move both descriptors above the targets first, so one dup2 cannot clobber the other.
-        const int region = ::fcntl(regionFd, F_DUPFD_CLOEXEC, 100);
-        const int channel = ::fcntl(workerEnd, F_DUPFD_CLOEXEC, 100);
-        ::dup2(region, kWorkerRegionFd);
-        ::dup2(channel, kWorkerChannelFd);
+        const int region = ::fcntl(regionFd, F_DUPFD_CLOEXEC, kChildCopyFloorFd);
+        const int channel = ::fcntl(workerEnd, F_DUPFD_CLOEXEC, kChildCopyFloorFd);
+        if (region < 0 || channel < 0 || ::dup2(region, kWorkerRegionFd) < 0 || ::dup2(channel, kWorkerChannelFd) < 0)
+            exitNoDescriptors();
     });
     connect(worker.process, &QProcess::finished, this, [this, index] { onFinished(index); });
-    // A binary that cannot be started never "finishes": count it as a crash (backoff, breaker).
-    connect(worker.process, &QProcess::errorOccurred, this, [this, index](QProcess::ProcessError error) {
+    // A process that cannot be started never "finishes": count it as a crash (backoff, breaker).
+    // QProcess may say so within start() (no pipes, no fork) or later (no exec): the entry is
+    // in m_workers before start() so that both find it.
+    QProcess *process = worker.process;
+    connect(process, &QProcess::errorOccurred, this, [this, index, process](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart)
-            onFinished(index);
+            onStartFailed(index, process->errorString());
     });
     worker.notifier = new QSocketNotifier(fds[0], QSocketNotifier::Read, this);
     connect(worker.notifier, &QSocketNotifier::activated, this, [this, index] { onChannel(index); });
-    worker.process->start();
-    ::close(fds[1]);
     m_workers.insert(index, worker);
+    process->start();
+    ::close(fds[1]);
+    // Some of start()'s failures (a pipe it could not create) leave it NotRunning without a signal.
+    const auto it = m_workers.constFind(index);
+    if (it != m_workers.constEnd() && it->process == process && process->state() == QProcess::NotRunning)
+        onStartFailed(index, process->errorString());
 }
 
 void WorkerSupervisor::drain(Worker &worker)
@@ -181,10 +204,34 @@ void WorkerSupervisor::onFinished(int index)
             spawn(index); // drained by a restart of the same slot
         return;
     }
-    log.append("crash", QStringLiteral("worker %1 (pid %2) %3")
-                            .arg(index)
-                            .arg(pid)
-                            .arg(crashed ? QStringLiteral("crashed") : QStringLiteral("exited with %1").arg(exitCode)));
+    QString how = crashed ? QStringLiteral("crashed") : QStringLiteral("exited with %1").arg(exitCode);
+    if (!crashed && exitCode == kWorkerExitNoDescriptors)
+        how += QStringLiteral(": it could not place its region and channel descriptors (open-file limit too low?)");
+    log.append("crash", QStringLiteral("worker %1 (pid %2) %3").arg(index).arg(pid).arg(how));
+    countCrash(index);
+}
+
+void WorkerSupervisor::onStartFailed(int index, const QString &reason)
+{
+    if (const auto it = m_workers.find(index); it != m_workers.end()) {
+        Worker worker = *it;
+        m_workers.erase(it);
+        worker.process->disconnect(this); // deleted later: nothing more from it
+        release(worker);
+        // It never served: no connection was passed to it, and the ready list is unchanged.
+    }
+    m_fleet.workerSlot(index).state.store(WorkerSlotState::Exited, std::memory_order_relaxed);
+    EventLog(m_fleet.control())
+        .append("crash", QStringLiteral("worker %1 could not be started: %2")
+                             .arg(index)
+                             .arg(reason.isEmpty() ? QStringLiteral("unknown error") : reason));
+    countCrash(index);
+}
+
+// A crash, or a start that failed: the breaker counts it, and the slot is respawned with backoff.
+void WorkerSupervisor::countCrash(int index)
+{
+    EventLog log(m_fleet.control());
     const qint64 now = clock::monotonicMs();
     m_crashTimes.append(now);
     while (!m_crashTimes.isEmpty() && now - m_crashTimes.first() > m_settings.crashLoopWindowMs)
@@ -195,7 +242,10 @@ void WorkerSupervisor::onFinished(int index)
             log.append("breaker", QStringLiteral("%1 crashes within %2 s: no more respawns")
                                       .arg(m_crashTimes.size())
                                       .arg(m_settings.crashLoopWindowMs / 1000));
-            Q_EMIT crashLoop();
+            // Queued: a start that fails within setCount() must not have the fallback call
+            // setCount() again while the first one is still spawning.
+            QMetaObject::invokeMethod(
+                this, [this] { Q_EMIT crashLoop(); }, Qt::QueuedConnection);
         }
         return;
     }
@@ -218,6 +268,8 @@ void WorkerSupervisor::tick()
     const qint64 now = clock::monotonicMs();
     bool changed = false;
     for (Worker &w : m_workers) {
+        if (w.killed)
+            continue; // its `finished` is on the way
         WorkerSlot &slot = m_fleet.workerSlot(w.index);
         const qint64 silentMs = now - slot.heartbeatMs.load(std::memory_order_relaxed);
         if (w.state == State::Starting && slot.state.load(std::memory_order_acquire) == WorkerSlotState::Serving) {
@@ -230,12 +282,15 @@ void WorkerSupervisor::tick()
                 .append("stall", QStringLiteral("worker %1 did not start within %2 s: killed")
                                      .arg(w.index)
                                      .arg(kWorkerStartTimeoutMs / 1000));
+            w.killed = true;
             w.process->kill();
         } else if (w.state == State::Ready && silentMs > m_settings.heartbeatTimeoutMs) {
             EventLog(m_fleet.control())
                 .append("stall", QStringLiteral("worker %1 silent for %2 ms: killed").arg(w.index).arg(silentMs));
+            w.killed = true;
             w.process->kill();
         } else if (w.state == State::Draining && now > w.drainDeadline) {
+            w.killed = true;
             w.process->kill();
         }
     }

@@ -80,11 +80,15 @@ private:
         QSocketNotifier *notifier = nullptr;
         State state = State::Starting;
         qint64 drainDeadline = 0;
+        bool killed = false; // by tick(): said once, and its `finished` is awaited
     };
 
     void spawn(int index);
     void drain(Worker &worker);
     void onFinished(int index);
+    // A worker that never ran (no channel, no pipes, no fork, no exec) counts as one that crashed.
+    void onStartFailed(int index, const QString &reason);
+    void countCrash(int index);
     void onChannel(int index);
     void tick();
     void release(Worker &worker);
