@@ -14,6 +14,77 @@ namespace taxicore {
 
 namespace {
 constexpr int kListenBacklog = 4096;
+// Binding a port below this needs root or CAP_NET_BIND_SERVICE (net.ipv4.ip_unprivileged_port_start).
+constexpr quint16 kFirstUnprivilegedPort = 1024;
+
+// `address:port` as a socket address of the address's family; returns its length.
+socklen_t socketAddress(const QHostAddress &address, quint16 port, sockaddr_storage &storage)
+{
+    storage = {};
+    if (address.protocol() == QAbstractSocket::IPv6Protocol) {
+        auto *a = reinterpret_cast<sockaddr_in6 *>(&storage);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        const Q_IPV6ADDR raw = address.toIPv6Address();
+        std::memcpy(&a->sin6_addr, &raw, sizeof raw);
+        return sizeof *a;
+    }
+    auto *a = reinterpret_cast<sockaddr_in *>(&storage);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    a->sin_addr.s_addr = htonl(address.toIPv4Address());
+    return sizeof *a;
+}
+
+// "cannot listen on HOST:PORT: WHY", in words for the causes an operator meets.
+QString listenFailure(const QHostAddress &address, quint16 port, int error)
+{
+    const QString where = address.protocol() == QAbstractSocket::IPv6Protocol
+                              ? QStringLiteral("[%1]:%2").arg(address.toString()).arg(port)
+                              : QStringLiteral("%1:%2").arg(address.toString()).arg(port);
+    QString why;
+    switch (error) {
+    case EADDRINUSE:
+        why = QStringLiteral("the address is already in use");
+        break;
+    case EACCES:
+        why = port != 0 && port < kFirstUnprivilegedPort
+                  ? QStringLiteral("permission denied (a port below %1 needs root or CAP_NET_BIND_SERVICE)")
+                        .arg(kFirstUnprivilegedPort)
+                  : QStringLiteral("permission denied");
+        break;
+    case EADDRNOTAVAIL:
+        why = QStringLiteral("%1 is not an address of this machine").arg(address.toString());
+        break;
+    default:
+        why = QString::fromLocal8Bit(std::strerror(error));
+    }
+    return QStringLiteral("cannot listen on %1: %2").arg(where, why);
+}
+
+// Our listeners use SO_REUSEPORT (the workers' clones join them), so another process's listener
+// on the same port would let us join it and share its traffic. A probe bound without
+// SO_REUSEPORT, of the same family and dual-stack setting as the listeners (so `::` meets an IPv4
+// listener as the kernel sees it), is refused where another socket listens on the port.
+bool portIsFree(const QHostAddress &address, quint16 port, QString &error)
+{
+    const bool v6 = address.protocol() == QAbstractSocket::IPv6Protocol;
+    const int probe = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) {
+        error = listenFailure(address, port, errno);
+        return false;
+    }
+    const int one = 1;
+    setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); // a port in TIME_WAIT is free
+    sockaddr_storage storage;
+    const socklen_t length = socketAddress(address, port, storage);
+    const bool bound = ::bind(probe, reinterpret_cast<sockaddr *>(&storage), length) == 0;
+    const int bindError = errno;
+    ::close(probe);
+    if (!bound)
+        error = listenFailure(address, port, bindError);
+    return bound;
+}
 } // namespace
 
 ListenerGroup::ListenerGroup(Acceptor acceptor, QObject *parent)
@@ -46,27 +117,10 @@ int ListenerGroup::openSocket(QString &error)
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    sockaddr_storage storage{};
-    socklen_t length = 0;
-    if (v6) {
-        auto *a = reinterpret_cast<sockaddr_in6 *>(&storage);
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons(m_port);
-        const Q_IPV6ADDR raw = m_address.toIPv6Address();
-        std::memcpy(&a->sin6_addr, &raw, sizeof raw);
-        length = sizeof *a;
-    } else {
-        auto *a = reinterpret_cast<sockaddr_in *>(&storage);
-        a->sin_family = AF_INET;
-        a->sin_port = htons(m_port);
-        a->sin_addr.s_addr = htonl(m_address.toIPv4Address());
-        length = sizeof *a;
-    }
+    sockaddr_storage storage;
+    socklen_t length = socketAddress(m_address, m_port, storage);
     if (::bind(fd, reinterpret_cast<sockaddr *>(&storage), length) != 0 || ::listen(fd, kListenBacklog) != 0) {
-        error = QStringLiteral("cannot listen on %1:%2: %3")
-                    .arg(m_address.toString())
-                    .arg(m_port)
-                    .arg(QString::fromLocal8Bit(std::strerror(errno)));
+        error = listenFailure(m_address, m_port, errno);
         ::close(fd);
         return -1;
     }
@@ -82,28 +136,9 @@ bool ListenerGroup::listen(const QHostAddress &address, quint16 port, QString &e
 {
     m_address = address;
     m_port = port;
-    // With SO_REUSEPORT a second server on a busy port would silently share it: refuse instead.
-    const int probe = ::socket(address.protocol() == QAbstractSocket::IPv6Protocol ? AF_INET6 : AF_INET,
-                               SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (port != 0 && probe >= 0) {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(address.toIPv4Address());
-        const int one = 1;
-        setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        const bool free = address.protocol() == QAbstractSocket::IPv6Protocol
-                          || ::bind(probe, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-        ::close(probe);
-        if (!free) {
-            error = QStringLiteral("cannot listen on %1:%2: the address is already in use")
-                        .arg(address.toString())
-                        .arg(port);
-            return false;
-        }
-    } else if (probe >= 0) {
-        ::close(probe);
-    }
+    // Port 0 picks a free port: no other process can be on it.
+    if (port != 0 && !portIsFree(address, port, error))
+        return false;
     return ensureListeners(1, error);
 }
 

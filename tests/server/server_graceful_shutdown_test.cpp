@@ -1,5 +1,6 @@
 // Process life: the exact first stdout line, SIGTERM/SIGINT draining in-flight requests and
-// exiting 0 within the grace period, and clear failures for a busy port and bad flags.
+// exiting 0 within the grace period, and clear failures for a busy port (IPv4 and IPv6, against
+// another taxicore-server whose listeners use SO_REUSEPORT), a refused bind and bad flags.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -8,10 +9,15 @@
 #include "ServerProcess.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QTcpServer>
+#include <QTemporaryDir>
 #include <QTest>
 #include <csignal>
+#include <grp.h>
 #include <memory>
+#include <pwd.h>
+#include <unistd.h>
 
 using namespace taxicore::test;
 
@@ -22,6 +28,27 @@ constexpr int kSlowFib = 40;
 const QByteArray kSlowFibValue = "102334155";
 // CPU the server spends past its idle use once it computes the slow request (clock ticks are 10 ms).
 constexpr int kComputingCpuMs = 30;
+// How long a server refused at start may take to exit (it exits at once; one that starts never does).
+constexpr int kRefusedStartWaitMs = 5000;
+
+bool canListenOnIpv6Loopback()
+{
+    QTcpServer probe;
+    return probe.listen(QHostAddress::LocalHostIPv6, 0);
+}
+
+// net.ipv6.bindv6only: 0 (the usual default) makes `::` take IPv4 connections too (dual stack).
+bool ipv6WildcardIsDualStack()
+{
+    QFile file(QStringLiteral("/proc/sys/net/ipv6/bindv6only"));
+    return file.open(QIODevice::ReadOnly) && file.readAll().trimmed() == "0";
+}
+
+int firstUnprivilegedPort()
+{
+    QFile file(QStringLiteral("/proc/sys/net/ipv4/ip_unprivileged_port_start"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll().trimmed().toInt() : 1024;
+}
 } // namespace
 
 class GracefulShutdownTest : public QObject {
@@ -36,6 +63,11 @@ private Q_SLOTS:
     void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod();
     void requestOnAnIdleConnectionWhileDrainingIsAnsweredWithClose();
     void portInUseExitsNonZeroWithAClearMessage();
+    void secondServerOnTheSamePortIsRefused_data();
+    void secondServerOnTheSamePortIsRefused();
+    void addressNotOnThisMachineIsNamedAsSuch_data();
+    void addressNotOnThisMachineIsNamedAsSuch();
+    void lowPortAsAnUnprivilegedUserIsNamedAsPermissionDenied();
     void badFlagExits2NamingTheFlag_data();
     void badFlagExits2NamingTheFlag();
     void versionPrintsTheVersion();
@@ -183,6 +215,104 @@ void GracefulShutdownTest::portInUseExitsNonZeroWithAClearMessage()
     const QByteArray lower = result.err.toLower();
     QVERIFY2(lower.contains("in use") || lower.contains("cannot listen") || lower.contains("address"),
              result.err.constData());
+}
+
+void GracefulShutdownTest::secondServerOnTheSamePortIsRefused_data()
+{
+    QTest::addColumn<QString>("firstHost");
+    QTest::addColumn<QString>("secondHost");
+    // Only loopback addresses listen; `::` is only the second server's, which must not start.
+    QTest::newRow("127.0.0.1 after 127.0.0.1") << QStringLiteral("127.0.0.1") << QStringLiteral("127.0.0.1");
+    QTest::newRow("::1 after ::1") << QStringLiteral("::1") << QStringLiteral("::1");
+    QTest::newRow(":: after ::1") << QStringLiteral("::1") << QStringLiteral("::");
+    QTest::newRow(":: after 127.0.0.1 (dual stack)") << QStringLiteral("127.0.0.1") << QStringLiteral("::");
+}
+
+// The listeners use SO_REUSEPORT (for the workers' clones), which would let a second server on
+// the same port join and share the traffic: it must be refused as the kernel sees the conflict.
+void GracefulShutdownTest::secondServerOnTheSamePortIsRefused()
+{
+    QFETCH(QString, firstHost);
+    QFETCH(QString, secondHost);
+    const bool ipv6 = firstHost.contains(u':') || secondHost.contains(u':');
+    if (ipv6 && !canListenOnIpv6Loopback())
+        QSKIP("this machine cannot listen on ::1 (no IPv6 loopback)");
+    if (secondHost == QStringLiteral("::") && !firstHost.contains(u':') && !ipv6WildcardIsDualStack())
+        QSKIP("net.ipv6.bindv6only is 1: `::` does not cover IPv4 here, so the kernel sees no conflict");
+    ServerProcess first({QStringLiteral("--host"), firstHost, QStringLiteral("--cars"), QStringLiteral("10")});
+    QVERIFY2(first.start(), qPrintable(first.error()));
+    const QString port = QString::number(first.port());
+    // Its own data directory: the data-directory lock must not be what refuses it.
+    QTemporaryDir otherData;
+    QVERIFY(otherData.isValid());
+    const auto second = ServerProcess::run({QStringLiteral("--host"), secondHost, QStringLiteral("--port"), port,
+                                            QStringLiteral("--cars"), QStringLiteral("10"),
+                                            QStringLiteral("--data-dir"), otherData.path()},
+                                           kRefusedStartWaitMs);
+    QVERIFY2(second.finished, "a second server on the busy port started: " + second.out);
+    QVERIFY2(second.exitCode == 1, second.err.constData());
+    QVERIFY2(!second.out.contains("listening on"), second.out.constData());
+    QVERIFY2(second.err.contains(port.toLatin1()), second.err.constData());
+    QVERIFY2(second.err.contains("already in use"), second.err.constData());
+    // The first one is undisturbed.
+    HttpClient http(first.host(), first.port(), 5000);
+    TC_VERIFY_STATUS(http.get("/hello"), 200);
+    QCOMPARE(first.stop(), 0);
+}
+
+void GracefulShutdownTest::addressNotOnThisMachineIsNamedAsSuch_data()
+{
+    QTest::addColumn<QString>("port");
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): no machine has it. A fixed port is checked before the
+    // listeners are opened, port 0 when they are: both say why.
+    QTest::newRow("fixed port") << QStringLiteral("38996");
+    QTest::newRow("port 0") << QStringLiteral("0");
+}
+
+void GracefulShutdownTest::addressNotOnThisMachineIsNamedAsSuch()
+{
+    QFETCH(QString, port);
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    const auto result =
+        ServerProcess::run({QStringLiteral("--host"), QStringLiteral("192.0.2.1"), QStringLiteral("--port"), port,
+                            QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()},
+                           kRefusedStartWaitMs);
+    QVERIFY2(result.finished, "taxicore-server did not exit on an address this machine lacks");
+    QVERIFY2(result.exitCode == 1, result.err.constData());
+    QVERIFY2(result.err.contains("192.0.2.1"), result.err.constData());
+    QVERIFY2(result.err.contains("not an address of this machine"), result.err.constData());
+    QVERIFY2(!result.err.contains("in use"), result.err.constData());
+}
+
+void GracefulShutdownTest::lowPortAsAnUnprivilegedUserIsNamedAsPermissionDenied()
+{
+    constexpr int kLowPort = 1;
+    if (firstUnprivilegedPort() <= kLowPort)
+        QSKIP("net.ipv4.ip_unprivileged_port_start lets anyone bind port 1 here");
+    // As root the server runs as `nobody` (dropped in the child before exec).
+    const bool root = ::getuid() == 0;
+    const passwd *nobody = root ? ::getpwnam("nobody") : nullptr;
+    if (root && !nobody)
+        QSKIP("running as root and there is no user `nobody` to drop to");
+    const uid_t uid = nobody ? nobody->pw_uid : 0;
+    const gid_t gid = nobody ? nobody->pw_gid : 0;
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    QVERIFY(QFile::setPermissions(data.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadOther
+                                                   | QFile::WriteOther | QFile::ExeOther));
+    const auto result = ServerProcess::run(
+        {QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QString::number(kLowPort),
+         QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()},
+        kRefusedStartWaitMs, [root, uid, gid] {
+            if (root && (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0))
+                ::_exit(126);
+        });
+    QVERIFY2(result.finished, "taxicore-server did not exit on a port it may not bind");
+    QVERIFY2(result.exitCode == 1, result.err.constData());
+    QVERIFY2(result.err.contains("127.0.0.1:1"), result.err.constData());
+    QVERIFY2(result.err.contains("permission denied"), result.err.constData());
+    QVERIFY2(!result.err.contains("in use"), result.err.constData());
 }
 
 void GracefulShutdownTest::badFlagExits2NamingTheFlag_data()

@@ -79,16 +79,21 @@ bool ServerProcess::start(int timeoutMs)
     m_firstLine = m_process.readLine();
     if (m_firstLine.endsWith('\n'))
         m_firstLine.chop(1);
-    static const QRegularExpression pattern(QStringLiteral("^listening on http://([^:/]+):(\\d+)$"));
+    // The host is an IPv4 address or a bracketed IPv6 one: http://[::1]:PORT.
+    static const QRegularExpression pattern(
+        QStringLiteral("^listening on http://(?:([^:/\\[\\]]+)|\\[([0-9A-Fa-f:.]+)\\]):(\\d+)$"));
     const QRegularExpressionMatch match = pattern.match(QString::fromUtf8(m_firstLine));
     if (!match.hasMatch()) {
         m_error = QStringLiteral("unexpected first line: \"%1\"").arg(QString::fromUtf8(m_firstLine));
         stop(1000);
         return false;
     }
-    m_host = match.captured(1);
-    m_port = quint16(match.captured(2).toUInt());
-    m_url = QUrl(QStringLiteral("http://%1:%2").arg(m_host).arg(m_port));
+    m_host = match.hasCaptured(1) ? match.captured(1) : match.captured(2);
+    m_port = quint16(match.captured(3).toUInt());
+    m_url = QUrl();
+    m_url.setScheme(QStringLiteral("http"));
+    m_url.setHost(m_host);
+    m_url.setPort(m_port);
     return true;
 }
 
@@ -143,10 +148,13 @@ QByteArray ServerProcess::stderrText()
     return log.readAll();
 }
 
-ServerProcess::RunResult ServerProcess::run(const QStringList &args, int timeoutMs)
+ServerProcess::RunResult ServerProcess::run(const QStringList &args, int timeoutMs,
+                                            const std::function<void()> &childModifier)
 {
     RunResult result;
     QProcess process;
+    if (childModifier)
+        process.setChildProcessModifier(childModifier);
     process.start(binary(), args);
     if (!process.waitForStarted(timeoutMs))
         return result;

@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QUrl>
+#include <functional>
 
 namespace taxicore::test {
 
@@ -54,7 +55,9 @@ public:
         QByteArray err;
     };
     // Runs taxicore-server with `args` to completion (one-shot: --version, bad flags).
-    static RunResult run(const QStringList &args, int timeoutMs = 10'000);
+    // `childModifier` runs in the child before exec (e.g. to drop to another user).
+    static RunResult run(const QStringList &args, int timeoutMs = 10'000,
+                         const std::function<void()> &childModifier = {});
 
 private:
     QStringList m_args;
