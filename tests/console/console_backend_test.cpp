@@ -17,7 +17,9 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <limits>
 #include <memory>
+#include <optional>
 
 namespace {
 constexpr int kApplyTimeoutMs = 20000;
@@ -41,6 +43,7 @@ private Q_SLOTS:
     void settingsSurviveARestart();
     void commandLineWinsOverStoredSettings();
     void badPricingIsRefusedAndNotStored();
+    void aStoredDemandRateOutOfRangeIsIgnored();
 
 private:
     // A backend serving on an ephemeral port with `args`; null (test failed) if it cannot start.
@@ -202,6 +205,19 @@ void ConsoleBackendTest::badPricingIsRefusedAndNotStored()
     QCOMPARE(backend->tariff().value(QStringLiteral("base")).toDouble(), base);
     QVERIFY(!ConsoleSettings::tariff());
     QVERIFY(!ConsoleSettings::demandRate());
+}
+
+// A settings file edited by hand: a rate the flag and the API refuse (over 6000 a minute, inf,
+// negative) is not taken from it either; the rate then comes from the flag or the default.
+void ConsoleBackendTest::aStoredDemandRateOutOfRangeIsIgnored()
+{
+    for (const double stored : {1e300, std::numeric_limits<double>::infinity(), 6000.5, -1.0}) {
+        QSettings().setValue(QStringLiteral("pricing/demandRate"), stored);
+        QVERIFY2(!ConsoleSettings::demandRate(), qPrintable(QString::number(stored)));
+    }
+    QSettings().setValue(QStringLiteral("pricing/demandRate"), 6000.0);
+    QCOMPARE(ConsoleSettings::demandRate(), std::optional<double>(6000.0));
+    QSettings().remove(QStringLiteral("pricing/demandRate"));
 }
 
 QTEST_GUILESS_MAIN(ConsoleBackendTest)

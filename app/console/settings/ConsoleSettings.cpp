@@ -1,5 +1,6 @@
 #include "ConsoleSettings.h"
 
+#include "pricing/PricingBoard.h"
 #include "pricing/TariffJson.h"
 #include "runtime/ServerOptions.h"
 
@@ -76,7 +77,9 @@ std::optional<double> demandRate()
 {
     bool ok = false;
     const double rate = QSettings().value(kDemandRate).toDouble(&ok);
-    return ok && rate >= 0 ? std::optional<double>(rate) : std::nullopt;
+    // The range the flag and PUT /admin/v1/demand accept: a file edited by hand gets no more.
+    return ok && rate >= 0 && rate <= taxicore::PricingBoard::kMaxDemandRatePerMinute ? std::optional<double>(rate)
+                                                                                      : std::nullopt;
 }
 
 void saveDemandRate(double ridesPerMinute)
