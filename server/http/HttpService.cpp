@@ -140,7 +140,9 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         // Qt 6.4 hands the socket to its WebSocket server only when this returns true, and we
         // must write nothing (docs/QT64.md §7). Elsewhere than the feed: false, so Qt answers
         // through missingHandler (404) and closes instead of upgrading.
-        if (!LiveFeed::isUpgradeRequest(request))
+        // Nor while draining: an upgraded socket leaves the guard, which could then never close
+        // it (a primary handing its connections to workers would hold feeds past every limit).
+        if (!LiveFeed::isUpgradeRequest(request) || m_guard.isDraining())
             return false;
         m_guard.releaseUpgraded(socket);
         return true;
@@ -309,7 +311,12 @@ void HttpService::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
 {
     // handleRequest answers everything; this only runs for a refused WebSocket upgrade. What
     // follows it on the connection was never checked as HTTP: the guard closes it unread.
-    m_guard.refuse(socket, 404, "not_found", QStringLiteral("no such resource"));
+    if (m_guard.isDraining())
+        m_guard.refuse(socket, 503, "draining",
+                       QStringLiteral("this server process is closing its connections (shutting down, or "
+                                      "handing them to its workers); connect again"));
+    else
+        m_guard.refuse(socket, 404, "not_found", QStringLiteral("no such resource"));
 }
 
 } // namespace taxicore
