@@ -158,13 +158,10 @@ int endUnplacedBookings(Ledger &ledger, const std::vector<BookingSnapshot> &book
 {
     auto committed = std::make_shared<std::atomic<int>>(0);
     const qint64 now = clock::wallMs();
-    for (const BookingSnapshot &b : bookings) {
-        TransitionRecord r;
-        r.bookingId = b.id;
-        r.state = QString(bookingStateName(BookingState::Expired));
-        r.carId = b.carId;
-        r.atMs = now;
-        ledger.append(r, [committed](bool ok, const QString &) {
+    for (BookingSnapshot expired : bookings) {
+        expired.state = BookingState::Expired;
+        expired.endedMs = now;
+        ledger.append(transitionRecord(expired), [committed](bool ok, const QString &) {
             if (ok)
                 committed->fetch_add(1, std::memory_order_relaxed);
         });

@@ -1,6 +1,7 @@
 #include "http/OperatorAccess.h"
 
 #include "wire/ApiError.h"
+#include "wire/AsciiText.h"
 #include "wire/RequestInput.h"
 #include "wire/SecretToken.h"
 
@@ -14,22 +15,6 @@ OperatorAccessPolicy &policyStorage()
 {
     static OperatorAccessPolicy policy;
     return policy;
-}
-
-char lowerAscii(char c)
-{
-    return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-}
-
-// Equal but for ASCII case (host names are case-insensitive).
-bool sameAscii(QByteArrayView a, QByteArrayView b)
-{
-    if (a.size() != b.size())
-        return false;
-    for (qsizetype i = 0; i < a.size(); ++i)
-        if (lowerAscii(a[i]) != lowerAscii(b[i]))
-            return false;
-    return true;
 }
 
 bool allOf(QByteArrayView text, bool (*allowed)(char))
@@ -101,8 +86,8 @@ const QByteArray &thisHostName()
 
 bool isLocalName(QByteArrayView name)
 {
-    return sameAscii(name, "localhost") || name == "::1" || isLoopbackIpv4(name)
-           || (!thisHostName().isEmpty() && sameAscii(name, thisHostName()));
+    return equalsIgnoringAsciiCase(name, "localhost") || name == "::1" || isLoopbackIpv4(name)
+           || (!thisHostName().isEmpty() && equalsIgnoringAsciiCase(name, thisHostName()));
 }
 
 } // namespace
@@ -140,10 +125,10 @@ bool isCrossSite(QByteArrayView host, QByteArrayView origin)
     // "http://host[:port]" of the page (this server speaks plain HTTP); "null", another scheme
     // and anything else is another site.
     const qsizetype schemeEnd = origin.indexOf("://");
-    if (schemeEnd <= 0 || !sameAscii(origin.first(schemeEnd), "http"))
+    if (schemeEnd <= 0 || !equalsIgnoringAsciiCase(origin.first(schemeEnd), "http"))
         return true;
     const QByteArrayView authority = origin.sliced(schemeEnd + 3);
-    return host.isNull() ? !isLocalName(hostNameOf(authority)) : !sameAscii(authority, host);
+    return host.isNull() ? !isLocalName(hostNameOf(authority)) : !equalsIgnoringAsciiCase(authority, host);
 }
 
 bool isAdminToken(const QByteArray &token)

@@ -1,32 +1,10 @@
 #include "wire/ContentNegotiation.h"
 
+#include "wire/AsciiText.h"
+
 namespace taxicore {
 
 namespace {
-
-QByteArrayView trimmed(QByteArrayView s)
-{
-    while (!s.isEmpty() && (s.front() == ' ' || s.front() == '\t'))
-        s = s.sliced(1);
-    while (!s.isEmpty() && (s.back() == ' ' || s.back() == '\t'))
-        s = s.chopped(1);
-    return s;
-}
-
-bool equalsIgnoringCase(QByteArrayView a, const char *lowerLiteral)
-{
-    const QByteArrayView b(lowerLiteral);
-    if (a.size() != b.size())
-        return false;
-    for (qsizetype i = 0; i < a.size(); ++i) {
-        char c = a[i];
-        if (c >= 'A' && c <= 'Z')
-            c = char(c - 'A' + 'a');
-        if (c != b[i])
-            return false;
-    }
-    return true;
-}
 
 // The weight of one Accept-Encoding entry's parameters (";q=0.5"): 1 when none is given, -1 when
 // it cannot be read (qvalue = "0" ["." 0–3 digits] / "1" ["." 0–3 zeros]).
@@ -35,12 +13,13 @@ double weightOf(QByteArrayView parameters)
     double weight = 1.0;
     while (!parameters.isEmpty()) {
         const qsizetype next = parameters.indexOf(';', 1);
-        const QByteArrayView parameter = trimmed(parameters.sliced(1, (next < 0 ? parameters.size() : next) - 1));
+        const QByteArrayView parameter =
+            trimmedOfOptionalWhitespace(parameters.sliced(1, (next < 0 ? parameters.size() : next) - 1));
         parameters = next < 0 ? QByteArrayView() : parameters.sliced(next);
         const qsizetype equals = parameter.indexOf('=');
-        if (equals < 0 || !equalsIgnoringCase(trimmed(parameter.first(equals)), "q"))
+        if (equals < 0 || !equalsIgnoringAsciiCase(trimmedOfOptionalWhitespace(parameter.first(equals)), "q"))
             continue;
-        const QByteArrayView value = trimmed(parameter.sliced(equals + 1));
+        const QByteArrayView value = trimmedOfOptionalWhitespace(parameter.sliced(equals + 1));
         if (value.isEmpty() || value.size() > 5 || (value[0] != '0' && value[0] != '1'))
             return -1;
         if (value.size() > 1 && value[1] != '.')
@@ -70,9 +49,9 @@ bool acceptsGzip(QByteArrayView field)
         const QByteArrayView entry = field.first(comma < 0 ? field.size() : comma);
         field = comma < 0 ? QByteArrayView() : field.sliced(comma + 1);
         const qsizetype semicolon = entry.indexOf(';');
-        const QByteArrayView name = trimmed(semicolon < 0 ? entry : entry.first(semicolon));
+        const QByteArrayView name = trimmedOfOptionalWhitespace(semicolon < 0 ? entry : entry.first(semicolon));
         const double weight = semicolon < 0 ? 1.0 : weightOf(entry.sliced(semicolon));
-        if (equalsIgnoringCase(name, "gzip") || equalsIgnoringCase(name, "x-gzip"))
+        if (equalsIgnoringAsciiCase(name, "gzip") || equalsIgnoringAsciiCase(name, "x-gzip"))
             gzip = weight < 0 ? gzip : weight;
         else if (name == "*")
             wildcard = weight < 0 ? wildcard : weight;
@@ -82,11 +61,11 @@ bool acceptsGzip(QByteArrayView field)
 
 bool matchesEtag(QByteArrayView field, QByteArrayView etag)
 {
-    if (trimmed(field) == "*")
+    if (trimmedOfOptionalWhitespace(field) == "*")
         return true;
     while (!field.isEmpty()) {
         const qsizetype comma = field.indexOf(',');
-        QByteArrayView candidate = trimmed(field.first(comma < 0 ? field.size() : comma));
+        QByteArrayView candidate = trimmedOfOptionalWhitespace(field.first(comma < 0 ? field.size() : comma));
         field = comma < 0 ? QByteArrayView() : field.sliced(comma + 1);
         if (candidate.startsWith("W/"))
             candidate = candidate.sliced(2);

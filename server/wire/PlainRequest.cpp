@@ -1,5 +1,7 @@
 #include "wire/PlainRequest.h"
 
+#include "wire/AsciiText.h"
+
 #include <cstring>
 
 namespace taxicore {
@@ -19,39 +21,10 @@ struct PathTable {
 };
 constexpr PathTable kPath;
 
-bool isSpace(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-QByteArrayView trimmed(QByteArrayView value)
-{
-    qsizetype begin = 0;
-    qsizetype end = value.size();
-    while (begin < end && isSpace(value[begin]))
-        ++begin;
-    while (end > begin && isSpace(value[end - 1]))
-        --end;
-    return value.sliced(begin, end - begin);
-}
-
-// `name` equals `lower` (lower case) in any case.
-bool nameIs(QByteArrayView name, QByteArrayView lower)
-{
-    if (name.size() != lower.size())
-        return false;
-    for (qsizetype i = 0; i < name.size(); ++i) {
-        const char c = name[i];
-        if ((c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c) != lower[i])
-            return false;
-    }
-    return true;
-}
-
 bool containsUpgrade(QByteArrayView value)
 {
     for (qsizetype i = 0; i + 7 <= value.size(); ++i)
-        if (nameIs(value.sliced(i, 7), "upgrade"))
+        if (equalsIgnoringAsciiCase(value.sliced(i, 7), "upgrade"))
             return true;
     return false;
 }
@@ -146,33 +119,33 @@ qsizetype readPlainRequest(QByteArrayView data, PlainRequest &request)
         if (colon <= 0)
             return 0;
         const QByteArrayView name = field.first(colon);
-        const QByteArrayView value = trimmed(field.sliced(colon + 1));
+        const QByteArrayView value = trimmedOfOptionalWhitespace(field.sliced(colon + 1));
         bool ok = true;
         switch (name.size()) {
         case 4:
-            if (nameIs(name, "host"))
+            if (equalsIgnoringAsciiCase(name, "host"))
                 ok = setOnce(request.host, value);
             break;
         case 6:
-            if (nameIs(name, "origin"))
+            if (equalsIgnoringAsciiCase(name, "origin"))
                 ok = setOnce(request.origin, value);
             else
-                ok = !nameIs(name, "expect");
+                ok = !equalsIgnoringAsciiCase(name, "expect");
             break;
         case 7:
-            ok = !nameIs(name, "upgrade");
+            ok = !equalsIgnoringAsciiCase(name, "upgrade");
             break;
         case 10:
-            ok = !nameIs(name, "connection") || !containsUpgrade(value);
+            ok = !equalsIgnoringAsciiCase(name, "connection") || !containsUpgrade(value);
             break;
         case 13:
-            if (nameIs(name, "if-none-match"))
+            if (equalsIgnoringAsciiCase(name, "if-none-match"))
                 ok = setOnce(request.ifNoneMatch, value);
-            else if (nameIs(name, "authorization"))
+            else if (equalsIgnoringAsciiCase(name, "authorization"))
                 ok = setOnce(request.authorization, value);
             break;
         case 14:
-            if (nameIs(name, "content-length")) {
+            if (equalsIgnoringAsciiCase(name, "content-length")) {
                 // Digits only (the framing check refused anything else, and any other length).
                 contentLength = 0;
                 for (const char c : value) {
@@ -183,13 +156,13 @@ qsizetype readPlainRequest(QByteArrayView data, PlainRequest &request)
             }
             break;
         case 15:
-            if (nameIs(name, "accept-encoding"))
+            if (equalsIgnoringAsciiCase(name, "accept-encoding"))
                 ok = setOnce(request.acceptEncoding, value);
-            else if (nameIs(name, "x-forwarded-for"))
+            else if (equalsIgnoringAsciiCase(name, "x-forwarded-for"))
                 ok = setOnce(request.forwardedFor, value);
             break;
         case 17:
-            ok = !nameIs(name, "transfer-encoding");
+            ok = !equalsIgnoringAsciiCase(name, "transfer-encoding");
             break;
         default:
             break;
