@@ -1,6 +1,7 @@
 #include "http/OpsApi.h"
 
 #include "fleet/FleetStore.h"
+#include "ledger/Ledger.h"
 #include "wire/ApiError.h"
 #include "http/RouteTable.h"
 #include "metrics/PrometheusText.h"
@@ -20,12 +21,19 @@ QByteArray loadOpenApi()
 
 } // namespace
 
-void registerOpsRoutes(RouteTable &router, const FleetStore &fleet, std::function<QByteArray()> mode)
+void registerOpsRoutes(RouteTable &router, const FleetStore &fleet, const Ledger *ledger,
+                       std::function<QByteArray()> mode)
 {
-    router.add(HttpMethod::Get, "/healthz", [&fleet, mode](const ApiRequest &) {
+    // 200 either way: a node whose ledger fails still serves the live view, and every node of a
+    // cluster shares one database, so a balancer taking "degraded" nodes out would take out all.
+    router.add(HttpMethod::Get, "/healthz", [&fleet, ledger, mode](const ApiRequest &) {
         const int64_t started = fleet.control().startedMs.load(std::memory_order_relaxed);
+        const bool ledgerFailing = ledger && ledger->stats().failing;
         return jsonResponse({
-            {QStringLiteral("status"), QStringLiteral("ok")},
+            {QStringLiteral("status"), ledgerFailing ? QStringLiteral("degraded") : QStringLiteral("ok")},
+            {QStringLiteral("ledger"), !ledger         ? QStringLiteral("none")
+                                       : ledgerFailing ? QStringLiteral("failing")
+                                                       : QStringLiteral("ok")},
             {QStringLiteral("version"), QStringLiteral(TAXICORE_VERSION)},
             {QStringLiteral("mode"), QString::fromLatin1(mode())},
             {QStringLiteral("uptime_s"), double(clock::monotonicMs() - started) / 1000.0},

@@ -67,7 +67,8 @@ ApiResponse TaxiApi::afterCommit(const ApiRequest &request, LedgerRecord record,
         return response;
     }
     m_ledger->append(std::move(record), [reply = request.reply, response = std::move(response),
-                                         settled = std::move(settled)](bool committed, const QString &error) {
+                                         settled = std::move(settled),
+                                         ledger = m_ledger](bool committed, const QString &error) {
         if (settled)
             settled(committed);
         if (committed) {
@@ -81,7 +82,8 @@ ApiResponse TaxiApi::afterCommit(const ApiRequest &request, LedgerRecord record,
             return;
         }
         (*reply)(errorResponse(503, "ledger_unavailable",
-                               QStringLiteral("the booking could not be recorded durably: %1").arg(error)));
+                               QStringLiteral("the booking could not be recorded durably: %1")
+                                   .arg(ledgerFailureReason(error, ledger->location()))));
     });
     return deferredResponse();
 }
@@ -213,7 +215,8 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
         m_fleet.withdraw(id);
         if (!error.startsWith(QLatin1String(kLedgerCarTaken))) {
             (*reply)(errorResponse(503, "ledger_unavailable",
-                                   QStringLiteral("the booking could not be recorded durably: %1").arg(error)));
+                                   QStringLiteral("the booking could not be recorded durably: %1")
+                                       .arg(ledgerFailureReason(error, m_ledger->location()))));
             return;
         }
         m_fleet.carTakenElsewhere(carId);

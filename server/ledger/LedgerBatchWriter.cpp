@@ -15,6 +15,7 @@ LedgerBatchWriter::LedgerBatchWriter(const QString &file, const LedgerOptions &o
     : m_file(file)
     , m_wal(file + QStringLiteral("-wal"))
     , m_options(options)
+    , m_health(file)
 {
 }
 
@@ -77,6 +78,8 @@ LedgerStats LedgerBatchWriter::stats() const
     s.failed = m_failed;
     s.transactions = m_transactions;
     s.busyRetries = m_busyRetriesSeen;
+    // A file removed under an idle writer is failing already: the next booking would be refused.
+    s.failing = m_health.failing() || !m_identity.check().isEmpty();
     return s;
 }
 
@@ -104,7 +107,7 @@ void LedgerBatchWriter::run(std::promise<QString> started)
     started.set_value(error);
     if (!error.isEmpty())
         return;
-    while (waitForWork()) {
+    while (waitForWork(connection)) {
         const std::size_t settled = commitBatch(connection, *writer);
         {
             std::lock_guard lock(m_mutex);
@@ -119,6 +122,8 @@ void LedgerBatchWriter::run(std::promise<QString> started)
 QString LedgerBatchWriter::openFile(LedgerConnection &connection)
 {
     QString error = connection.open(m_file, m_options, LedgerConnection::Role::Writer);
+    if (error.isEmpty())
+        error = m_identity.record(m_file);
     if (error.isEmpty() && m_options.verifyOnOpen)
         error = connection.quickCheck();
     if (error.isEmpty())
@@ -129,20 +134,49 @@ QString LedgerBatchWriter::openFile(LedgerConnection &connection)
     return error;
 }
 
-// False once stopping and the queue is drained.
-bool LedgerBatchWriter::waitForWork()
+// False once stopping and the queue is drained. While commits sit in the WAL, a wait without work
+// for a checkpoint interval empties it (and is tried again each interval until it succeeds).
+bool LedgerBatchWriter::waitForWork(LedgerConnection &connection)
 {
+    const auto workOrStop = [this] { return !m_queue.empty() || m_stopping; };
     std::unique_lock lock(m_mutex);
-    m_wake.wait(lock, [this] { return !m_queue.empty() || m_stopping; });
+    while (!workOrStop()) {
+        if (!m_walHoldsCommits || m_options.checkpointIntervalMs <= 0) {
+            m_wake.wait(lock, workOrStop);
+            break;
+        }
+        if (m_wake.wait_for(lock, std::chrono::milliseconds(m_options.checkpointIntervalMs), workOrStop))
+            break;
+        lock.unlock();
+        emptyWalWhileIdle(connection);
+        lock.lock();
+    }
     return !m_queue.empty();
+}
+
+// TRUNCATE: the database file then holds every commit and the WAL is empty. Busy (another
+// process's connection reads an older snapshot or writes): the next idle interval tries again.
+void LedgerBatchWriter::emptyWalWhileIdle(LedgerConnection &connection)
+{
+    if (!m_identity.check().isEmpty()) {
+        m_walHoldsCommits = false; // not our file any more: the next transaction says so
+        return;
+    }
+    bool complete = false;
+    if (connection.checkpoint(LedgerConnection::Checkpoint::Truncate, &complete).isEmpty() && complete)
+        m_walHoldsCommits = false;
+    m_lastCheckpointMs = QDeadlineTimer::current().deadline();
 }
 
 std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer)
 {
     std::vector<Pending> batch;
-    QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
+    QString error = m_identity.check();
+    if (error.isEmpty())
+        error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
     if (!error.isEmpty()) {
         takeQueued(batch);
+        m_health.failed(error, m_failed);
         finish(batch, false, error);
         return batch.size();
     }
@@ -165,9 +199,12 @@ std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerR
         commitOneByOne(connection, writer, batch); // find the bad record; commit the others
     } else if (!error.isEmpty()) {
         connection.rollback();
+        m_health.failed(error, m_failed);
         finish(batch, false, error);
     } else {
         ++m_transactions;
+        m_walHoldsCommits = true;
+        m_health.committed(m_failed);
         finish(batch, true, {});
     }
     return batch.size();
@@ -183,10 +220,14 @@ void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecor
             error = writer.write(batch[i].record);
         if (error.isEmpty())
             error = connection.commit(m_options.lockedGiveUpMs, &m_busyRetries);
-        if (error.isEmpty())
+        if (error.isEmpty()) {
             ++m_transactions;
-        else
+            m_walHoldsCommits = true;
+            m_health.committed(m_failed);
+        } else {
             connection.rollback();
+            m_health.failed(error, m_failed);
+        }
         Pending &pending = batch[i];
         (error.isEmpty() ? m_committed : m_failed) += 1;
         if (pending.done)
@@ -208,9 +249,11 @@ void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection)
     if (!large && now - m_lastCheckpointMs < m_options.checkpointIntervalMs)
         return;
     m_lastCheckpointMs = now;
-    connection.exec(large ? QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)")
-                          : QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)"),
-                    QStringLiteral("checkpointing"));
+    bool complete = false;
+    connection.checkpoint(large ? LedgerConnection::Checkpoint::Truncate : LedgerConnection::Checkpoint::Passive,
+                          &complete);
+    if (large && complete)
+        m_walHoldsCommits = false;
 }
 
 // Moves queued records into the batch, up to its limit; returns how many.

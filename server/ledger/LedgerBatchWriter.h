@@ -1,5 +1,7 @@
 #pragma once
 
+#include "ledger/CommitHealth.h"
+#include "ledger/LedgerFileIdentity.h"
 #include "ledger/LedgerOptions.h"
 #include "ledger/LedgerRecords.h"
 #include "ledger/LedgerStats.h"
@@ -25,7 +27,10 @@ class LedgerRecordWriter;
 // Callbacks run on this thread, in append order, after their transaction committed.
 // Checkpoints run here too, between batches and after the callbacks (SQLite's automatic ones run
 // inside COMMIT and delay that batch's callbacks by a database fsync). One checkpointing actor per
-// process: a second thread checkpointing the same file was seen to starve the truncation.
+// process: a second thread checkpointing the same file was seen to starve the truncation. When the
+// writer has been idle for a checkpoint interval it empties the WAL, so an idle ledger's bookings
+// are all in ledger.sqlite itself: a lost or damaged -wal file then costs nothing.
+// Before each transaction it checks that the path still names the file it opened.
 class LedgerBatchWriter {
 public:
     using Done = std::function<void(bool committed, const QString &error)>;
@@ -50,7 +55,8 @@ private:
 
     void run(std::promise<QString> started);
     QString openFile(LedgerConnection &connection);
-    bool waitForWork();
+    bool waitForWork(LedgerConnection &connection);
+    void emptyWalWhileIdle(LedgerConnection &connection);
     // Returns how many records it took (each has had its callback run).
     std::size_t commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer);
     void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer, std::vector<Pending> &batch);
@@ -71,7 +77,10 @@ private:
     bool m_accepting = false;
     bool m_stopping = false;
     std::thread m_thread;
-    qint64 m_lastCheckpointMs = 0; // writer thread only; steady-clock milliseconds
+    qint64 m_lastCheckpointMs = 0;  // writer thread only; steady-clock milliseconds
+    bool m_walHoldsCommits = false; // writer thread only: committed since the WAL was last emptied
+    LedgerFileIdentity m_identity;  // writer thread only, recorded at open
+    CommitHealth m_health;
 
     std::atomic<quint64> m_appended{0};
     std::atomic<quint64> m_committed{0};

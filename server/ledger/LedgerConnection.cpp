@@ -166,6 +166,20 @@ void LedgerConnection::rollback()
     query.exec(QStringLiteral("ROLLBACK")); // fails harmlessly when SQLite already rolled back
 }
 
+QString LedgerConnection::checkpoint(Checkpoint mode, bool *complete)
+{
+    QSqlQuery query(m_db);
+    const QString sql = mode == Checkpoint::Truncate ? QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)")
+                                                     : QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)");
+    if (!query.exec(sql))
+        return describe(query.lastError(), QStringLiteral("checkpointing"));
+    // One row: busy (1 when another connection kept it from finishing), WAL frames, frames copied.
+    const bool done = query.next() && query.value(0).toInt() == 0 && query.value(1).toInt() == query.value(2).toInt();
+    if (complete)
+        *complete = done;
+    return {};
+}
+
 QString LedgerConnection::quickCheck()
 {
     QString verdict;

@@ -33,6 +33,11 @@ public:
     QString beginImmediate(int giveUpMs, quint64 *busyRetries);
     QString commit(int giveUpMs, quint64 *busyRetries);
     void rollback();
+    // PRAGMA wal_checkpoint: Passive copies what it can into the database; Truncate also empties
+    // the WAL file, which needs every other connection reading the newest snapshot. Neither waits
+    // once busy_timeout is 0. `complete`: every frame was copied (and the WAL emptied).
+    enum class Checkpoint { Passive, Truncate };
+    QString checkpoint(Checkpoint mode, bool *complete = nullptr);
     // PRAGMA quick_check: a damaged file is an error at open, not a surprise later.
     QString quickCheck();
 

@@ -1,6 +1,23 @@
 #pragma once
 
+#include <QString>
+
 namespace taxicore {
+
+// A ledger's failure reads "ledger <where>: <reason>", where is Ledger::location() (the file's
+// path, or the database's address): whole in the server's log and to operators. Riders are told
+// the reason only: where the operator keeps the data is nobody's business outside. Without the
+// prefix, the error as it is.
+inline QString ledgerFailureReason(const QString &error, const QString &where)
+{
+    const QString file = QStringLiteral("ledger %1: ").arg(where);
+    if (error.startsWith(file))
+        return error.mid(file.size());
+    // PostgreSQL's messages name host:port/database, which holds no ": ".
+    const QLatin1StringView database("ledger PostgreSQL ");
+    const qsizetype end = error.startsWith(database) ? error.indexOf(QLatin1StringView(": "), database.size()) : -1;
+    return end < 0 ? error : error.mid(end + 2);
+}
 
 // How a database ledger refuses a record that lost a compare-and-swap to another node: the error
 // passed to append()'s `done(false, error)` starts with one of these, then says why in words

@@ -53,7 +53,7 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
         registerCityRoutes(*m_router, *m_city);
     registerWorkloadRoutes(*m_router);
     const FleetStore *store = &m_fleet;
-    registerOpsRoutes(*m_router, m_fleet, [store] {
+    registerOpsRoutes(*m_router, m_fleet, ledger, [store] {
         return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
     });
     registerAdminRoutes(*m_router, m_fleet, estimator, ledger);

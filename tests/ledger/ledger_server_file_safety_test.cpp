@@ -1,0 +1,210 @@
+// The ledger file under an unlucky operator:
+// - An idle ledger keeps nothing only in its -wal file: the writer empties the WAL once it has
+//   been idle for a checkpoint interval, so the -wal deleted (or damaged) after a kill -9 costs no
+//   booking. On the old code the WAL was copied only after a batch, every 500 ms at most: the last
+//   bookings of a burst stayed in the WAL for good, and with it deleted they were gone.
+// - The data directory deleted under a running server: bookings are refused (503) instead of being
+//   acknowledged into an unlinked file and lost at exit (the old code answered 201).
+// - A failing ledger shows: /healthz says "degraded" (the old code said "ok" through a full disk),
+//   and the server's log says where the outage starts and ends. Riders are told why, not where the
+//   operator keeps the ledger (the old code's 503 named the file).
+
+#include "ApiAssert.h"
+#include "HttpClient.h"
+#include "RiderToken.h"
+#include "ServerProcess.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <cstring>
+#include <sys/resource.h>
+#include <vector>
+
+using namespace taxicore::test;
+
+namespace {
+
+constexpr int kStartMs = 20'000;
+
+struct Booked {
+    qint64 id = 0;
+    QByteArray token;
+};
+
+QStringList serverArgs(const QString &dataDir, const QString &mode = QStringLiteral("single"))
+{
+    return {QStringLiteral("--data-dir"), dataDir, QStringLiteral("--cars"),    QStringLiteral("40"),
+            QStringLiteral("--mode"),     mode,    QStringLiteral("--workers"), QStringLiteral("2")};
+}
+
+HttpResponse book(HttpClient &http, int n)
+{
+    return http.postJson("/api/v1/bookings",
+                         {{"rider_id", QStringLiteral("file-safety-%1").arg(n)},
+                          {"pickup", QJsonObject{{"lat", 57.70 + 0.001 * (n % 5)}, {"lng", 11.96 + 0.002 * (n / 5)}}}});
+}
+
+QJsonObject health(HttpClient &http)
+{
+    return http.get("/healthz").json();
+}
+
+// Sets the soft file-size limit of every process of the server: 1 byte makes SQLite's next write
+// fail with EFBIG (the server ignores SIGXFSZ), as a full disk would.
+bool limitFileSize(const QList<qint64> &pids, bool broken)
+{
+    for (const qint64 pid : pids) {
+        rlimit current{};
+        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, nullptr, &current) != 0)
+            return false;
+        current.rlim_cur = broken ? 1 : current.rlim_max;
+        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, &current, nullptr) != 0)
+            return false;
+    }
+    return true;
+}
+
+QList<qint64> serverPids(const ServerProcess &server, HttpClient &http)
+{
+    QList<qint64> pids{server.pid()};
+    for (const QJsonValue &w : http.get("/admin/v1/workers").json().value("workers").toArray())
+        if (const qint64 pid = qint64(w.toObject().value("pid").toDouble()); pid > 0)
+            pids.append(pid);
+    return pids;
+}
+
+} // namespace
+
+class LedgerFileSafetyTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void idleLedgerHoldsEveryBookingWithoutItsWal();
+    void removedDataDirectoryRefusesBookings_data();
+    void removedDataDirectoryRefusesBookings();
+    void failingCommitsShowInHealthAndNotTheirPath();
+};
+
+void LedgerFileSafetyTest::idleLedgerHoldsEveryBookingWithoutItsWal()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString wal = dir.filePath(QStringLiteral("ledger.sqlite-wal"));
+    std::vector<Booked> booked;
+    {
+        ServerProcess server(serverArgs(dir.path()));
+        QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+        HttpClient http(server.host(), server.port());
+        // A burst well inside one checkpoint interval: only its first batch was followed by a copy.
+        for (int i = 0; i < 12; ++i) {
+            const HttpResponse r = book(http, i);
+            TC_VERIFY_STATUS(r, 201);
+            booked.push_back({qint64(r.json().value("booking_id").toDouble()), riderToken(r.json())});
+        }
+        // Idle now: within a few checkpoint intervals (500 ms each) the WAL is emptied.
+        QTRY_VERIFY2_WITH_TIMEOUT(QFileInfo(wal).size() == 0,
+                                  qPrintable(QStringLiteral("the idle ledger's WAL still holds %1 bytes")
+                                                 .arg(QFileInfo(wal).size())),
+                                  5'000);
+        QVERIFY(::kill(pid_t(server.pid()), SIGKILL) == 0);
+        QVERIFY(server.waitForExit(10'000));
+    }
+    // An operator "cleaning up" after the crash, or a damaged WAL: the database file alone.
+    QFile::remove(wal);
+    QFile::remove(dir.filePath(QStringLiteral("ledger.sqlite-shm")));
+
+    ServerProcess restarted(serverArgs(dir.path()));
+    QVERIFY2(restarted.start(kStartMs), qPrintable(restarted.error()));
+    HttpClient http(restarted.host(), restarted.port());
+    for (const Booked &b : booked) {
+        const HttpResponse r = readBooking(http, b.id, b.token);
+        TC_VERIFY_STATUS(r, 200);
+        QCOMPARE(r.json().value("state").toString(), QStringLiteral("assigned"));
+    }
+    // And the next booking gets an id of its own, not one of the bookings above.
+    const HttpResponse next = book(http, 99);
+    TC_VERIFY_STATUS(next, 201);
+    QVERIFY(qint64(next.json().value("booking_id").toDouble()) > booked.back().id);
+    QCOMPARE(restarted.stop(), 0);
+}
+
+void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("single") << QStringLiteral("single");
+    QTest::newRow("processes") << QStringLiteral("processes");
+}
+
+void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings()
+{
+    QFETCH(QString, mode);
+    QTemporaryDir parent;
+    QVERIFY(parent.isValid());
+    const QString dataDir = parent.filePath(QStringLiteral("data"));
+    ServerProcess server(serverArgs(dataDir, mode));
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port(), 10'000);
+    if (mode == QStringLiteral("processes"))
+        QTRY_VERIFY_WITH_TIMEOUT(serverPids(server, http).size() == 3, kStartMs);
+    TC_VERIFY_STATUS(book(http, 1), 201);
+    QCOMPARE(health(http).value("status").toString(), QStringLiteral("ok"));
+
+    QVERIFY(QDir(dataDir).removeRecursively());
+
+    // Every process (any may serve a request) refuses, whether or not it wrote since.
+    for (int i = 0; i < 6; ++i) {
+        const HttpResponse refused = book(http, 10 + i);
+        TC_VERIFY_ERROR(refused, 503, "ledger_unavailable");
+        QVERIFY2(refused.body.contains("removed"), refused.body.constData());
+        QVERIFY2(!refused.body.contains(dataDir.toUtf8()), refused.body.constData());
+        const QJsonObject h = health(http);
+        QCOMPARE(h.value("status").toString(), QStringLiteral("degraded"));
+        QCOMPARE(h.value("ledger").toString(), QStringLiteral("failing"));
+    }
+    // The operator's log says so, with the file, once per process (not once per refused booking).
+    const QByteArray line = "ledger " + QDir(dataDir).filePath(QStringLiteral("ledger.sqlite")).toUtf8()
+                            + ": the file was removed while the server ran";
+    QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains(line), 5'000);
+    QVERIFY2(server.stderrText().count(line) <= (mode == QStringLiteral("processes") ? 3 : 1),
+             server.stderrText().constData());
+    QCOMPARE(server.stop(), 0);
+}
+
+void LedgerFileSafetyTest::failingCommitsShowInHealthAndNotTheirPath()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ServerProcess server(serverArgs(dir.path()));
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port(), 10'000);
+    TC_VERIFY_STATUS(book(http, 1), 201);
+    const QJsonObject healthy = health(http);
+    QCOMPARE(healthy.value("status").toString(), QStringLiteral("ok"));
+    QCOMPARE(healthy.value("ledger").toString(), QStringLiteral("ok"));
+
+    const QList<qint64> pids = serverPids(server, http);
+    QVERIFY2(limitFileSize(pids, true), strerror(errno));
+    const HttpResponse refused = book(http, 2);
+    TC_VERIFY_ERROR(refused, 503, "ledger_unavailable");
+    QVERIFY2(refused.body.contains("committing failed"), refused.body.constData());
+    QVERIFY2(!refused.body.contains(dir.path().toUtf8()), refused.body.constData());
+    QCOMPARE(health(http).value("status").toString(), QStringLiteral("degraded"));
+    QCOMPARE(health(http).value("ledger").toString(), QStringLiteral("failing"));
+    TC_VERIFY_ERROR(book(http, 3), 503, "ledger_unavailable");
+    // (The line saying the outage began cannot be written here: stderr is a file too, and over
+    // the limit. The removed-directory case reads it.)
+
+    QVERIFY(limitFileSize(pids, false));
+    TC_VERIFY_STATUS(book(http, 4), 201);
+    QCOMPARE(health(http).value("status").toString(), QStringLiteral("ok"));
+    QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains("commits succeed again (2 records were refused meanwhile)"),
+                             5'000);
+    QCOMPARE(server.stop(), 0);
+}
+
+QTEST_GUILESS_MAIN(LedgerFileSafetyTest)
+#include "ledger_server_file_safety_test.moc"
