@@ -21,14 +21,15 @@ QByteArray loadOpenApi()
 
 } // namespace
 
-void registerOpsRoutes(RouteTable &router, const FleetStore &fleet, const Ledger *ledger,
+void registerOpsRoutes(RouteTable &router, const FleetStore &fleet, const Ledger *ledger, int slot,
                        std::function<QByteArray()> mode)
 {
     // 200 either way: a node whose ledger fails still serves the live view, and every node of a
     // cluster shares one database, so a balancer taking "degraded" nodes out would take out all.
-    router.add(HttpMethod::Get, "/healthz", [&fleet, ledger, mode](const ApiRequest &) {
+    router.add(HttpMethod::Get, "/healthz", [&fleet, ledger, slot, mode](const ApiRequest &) {
         const int64_t started = fleet.control().startedMs.load(std::memory_order_relaxed);
-        const bool ledgerFailing = ledger && ledger->stats().failing;
+        // This process's ledger now, and every other serving process's as last published.
+        const bool ledgerFailing = ledger && (ledger->stats().failing || failingLedgers(fleet, slot) > 0);
         return jsonResponse({
             {QStringLiteral("status"), ledgerFailing ? QStringLiteral("degraded") : QStringLiteral("ok")},
             {QStringLiteral("ledger"), !ledger         ? QStringLiteral("none")

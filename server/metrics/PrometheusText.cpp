@@ -27,6 +27,18 @@ quint64 totalRequests(const FleetStore &fleet)
     return sumSlots(fleet, [](const WorkerSlot &s) { return s.requests.load(std::memory_order_relaxed); });
 }
 
+int failingLedgers(const FleetStore &fleet, int exceptSlot)
+{
+    const WorkerSlot *except = exceptSlot >= 0 ? &fleet.workerSlot(exceptSlot) : nullptr;
+    return int(sumSlots(fleet, [except](const WorkerSlot &s) {
+        if (&s == except)
+            return 0;
+        const WorkerSlotState state = s.state.load(std::memory_order_relaxed);
+        const bool running = state == WorkerSlotState::Serving || state == WorkerSlotState::Draining;
+        return running && s.ledgerFailing.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+    }));
+}
+
 QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &routeNames, const QByteArray &mode)
 {
     constexpr auto relaxed = std::memory_order_relaxed;
@@ -73,6 +85,19 @@ QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &ro
            + mode + "\"} 1\n";
     out += "# HELP taxicore_cars Cars in the fleet.\n# TYPE taxicore_cars gauge\ntaxicore_cars "
            + QByteArray::number(fleet.carCount()) + '\n';
+    out += "# HELP taxicore_ledger_records_committed_total Ledger records (bookings, moves, trips, events) "
+           "committed.\n# TYPE taxicore_ledger_records_committed_total counter\n"
+           "taxicore_ledger_records_committed_total "
+           + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.ledgerCommitted.load(relaxed); }))
+           + '\n';
+    out += "# HELP taxicore_ledger_records_failed_total Ledger records refused: not written, their requests "
+           "answered 503.\n# TYPE taxicore_ledger_records_failed_total counter\n"
+           "taxicore_ledger_records_failed_total "
+           + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.ledgerFailed.load(relaxed); }))
+           + '\n';
+    out += "# HELP taxicore_ledger_failing Serving processes whose last ledger transaction failed.\n"
+           "# TYPE taxicore_ledger_failing gauge\ntaxicore_ledger_failing "
+           + QByteArray::number(failingLedgers(fleet)) + '\n';
     return out;
 }
 

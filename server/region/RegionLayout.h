@@ -13,8 +13,8 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion =
-    9; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9: bookings' monotonic stamps
+inline constexpr uint32_t kRegionVersion = 10; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
+                                               // bookings' monotonic stamps; 10: each process's ledger counters
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -88,6 +88,11 @@ struct alignas(64) WorkerSlot {
     std::atomic<uint64_t> latencySumUs;
     std::atomic<uint64_t> latency[kLatencyBuckets];
     std::atomic<uint64_t> byRouteStatus[kRouteKinds][kStatusKinds];
+    // This slot's processes' ledger (runtime/LedgerStatsPublisher): records committed and refused
+    // so far, and 1 while the last transaction failed.
+    std::atomic<uint64_t> ledgerCommitted;
+    std::atomic<uint64_t> ledgerFailed;
+    std::atomic<uint32_t> ledgerFailing;
 };
 
 inline constexpr int kEventSlots = 256;

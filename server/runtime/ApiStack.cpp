@@ -14,6 +14,7 @@
 #include "http/PricingApi.h"
 #include "http/ReportApi.h"
 #include "ledger/Ledger.h"
+#include "runtime/LedgerStatsPublisher.h"
 #include "http/RouteTable.h"
 #include "http/SharedBookingLimiter.h"
 #include "http/TaxiApi.h"
@@ -53,13 +54,14 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
         registerCityRoutes(*m_router, *m_city);
     registerWorkloadRoutes(*m_router);
     const FleetStore *store = &m_fleet;
-    registerOpsRoutes(*m_router, m_fleet, ledger, [store] {
+    registerOpsRoutes(*m_router, m_fleet, ledger, workerSlot, [store] {
         return modeName(RuntimeMode(store->control().mode.load(std::memory_order_relaxed))).toLatin1();
     });
     registerAdminRoutes(*m_router, m_fleet, estimator, ledger);
     registerSurgeRoutes(*m_router, m_fleet);
     registerPricingAdminRoutes(*m_router, m_fleet);
     if (ledger) {
+        m_ledgerStats = std::make_unique<LedgerStatsPublisher>(*ledger, m_metrics.slot());
         registerReportRoutes(*m_router, ledger->reader(), m_taxi->ledgerLookups());
         registerEventRoutes(*m_router, *ledger);
     }

@@ -17,6 +17,7 @@ namespace taxicore {
 class ConnectionGuard;
 class FleetStore;
 class HttpService;
+class LedgerStatsPublisher;
 class LiveFeed;
 class Ledger;
 class RouteTable;
@@ -53,6 +54,7 @@ private:
     std::unique_ptr<LiveFeed> m_feed; // after m_service: its WebSockets go first
     // After m_taxi: destroyed first, so the bookings it still decides find their TaxiApi.
     std::unique_ptr<SharedBookingLimiter> m_sharedLimiter;
+    std::unique_ptr<LedgerStatsPublisher> m_ledgerStats; // with a ledger
 };
 
 } // namespace taxicore

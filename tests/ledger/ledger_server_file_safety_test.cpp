@@ -53,6 +53,15 @@ QJsonObject health(HttpClient &http)
     return http.get("/healthz").json();
 }
 
+// One unlabelled sample of /metrics, or -1 without it.
+double metric(HttpClient &http, const QByteArray &name)
+{
+    for (const QByteArray &line : http.get("/metrics").body.split('\n'))
+        if (line.startsWith(name + ' '))
+            return line.mid(name.size() + 1).toDouble();
+    return -1;
+}
+
 // Sets the soft file-size limit of every process of the server: 1 byte makes SQLite's next write
 // fail with EFBIG (the server ignores SIGXFSZ), as a full disk would.
 bool limitFileSize(const QList<qint64> &pids, bool broken)
@@ -106,10 +115,9 @@ void LedgerFileSafetyTest::idleLedgerHoldsEveryBookingWithoutItsWal()
             booked.push_back({qint64(r.json().value("booking_id").toDouble()), riderToken(r.json())});
         }
         // Idle now: within a few checkpoint intervals (500 ms each) the WAL is emptied.
-        QTRY_VERIFY2_WITH_TIMEOUT(QFileInfo(wal).size() == 0,
-                                  qPrintable(QStringLiteral("the idle ledger's WAL still holds %1 bytes")
-                                                 .arg(QFileInfo(wal).size())),
-                                  5'000);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            QFileInfo(wal).size() == 0,
+            qPrintable(QStringLiteral("the idle ledger's WAL still holds %1 bytes").arg(QFileInfo(wal).size())), 5'000);
         QVERIFY(::kill(pid_t(server.pid()), SIGKILL) == 0);
         QVERIFY(server.waitForExit(10'000));
     }
@@ -169,6 +177,9 @@ void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings()
     const QByteArray line = "ledger " + QDir(dataDir).filePath(QStringLiteral("ledger.sqlite")).toUtf8()
                             + ": the file was removed while the server ran";
     QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains(line), 5'000);
+    // Prometheus sees it from whichever process answers: the refused records and failing ledgers.
+    QTRY_VERIFY_WITH_TIMEOUT(metric(http, "taxicore_ledger_records_failed_total") >= 6, 5'000);
+    QTRY_VERIFY_WITH_TIMEOUT(metric(http, "taxicore_ledger_failing") >= 1, 5'000);
     QVERIFY2(server.stderrText().count(line) <= (mode == QStringLiteral("processes") ? 3 : 1),
              server.stderrText().constData());
     QCOMPARE(server.stop(), 0);
@@ -195,14 +206,18 @@ void LedgerFileSafetyTest::failingCommitsShowInHealthAndNotTheirPath()
     QCOMPARE(health(http).value("status").toString(), QStringLiteral("degraded"));
     QCOMPARE(health(http).value("ledger").toString(), QStringLiteral("failing"));
     TC_VERIFY_ERROR(book(http, 3), 503, "ledger_unavailable");
+    QTRY_COMPARE_WITH_TIMEOUT(metric(http, "taxicore_ledger_failing"), 1.0, 5'000);
+    // The two bookings, and whatever else was refused meanwhile (the driving car's progress).
+    QTRY_VERIFY_WITH_TIMEOUT(metric(http, "taxicore_ledger_records_failed_total") >= 2, 5'000);
     // (The line saying the outage began cannot be written here: stderr is a file too, and over
     // the limit. The removed-directory case reads it.)
 
     QVERIFY(limitFileSize(pids, false));
     TC_VERIFY_STATUS(book(http, 4), 201);
     QCOMPARE(health(http).value("status").toString(), QStringLiteral("ok"));
-    QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains("commits succeed again (2 records were refused meanwhile)"),
-                             5'000);
+    QTRY_COMPARE_WITH_TIMEOUT(metric(http, "taxicore_ledger_failing"), 0.0, 5'000);
+    QVERIFY(metric(http, "taxicore_ledger_records_committed_total") >= 2);
+    QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains("records were refused meanwhile)"), 5'000);
     QCOMPARE(server.stop(), 0);
 }
 
