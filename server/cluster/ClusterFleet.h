@@ -137,6 +137,8 @@ public:
     // Holds the car and asks for a resync soon: if the winner's booking ended before this node heard
     // of it, only the database can say the car is free again.
     void carTakenElsewhere(int carId) override;
+    // The sequence handed out an id another booking has: the rest of its block is dropped (ClusterIds::skipBlock).
+    void bookingIdTaken() override { m_ids.skipBlock(); }
     // Frees the car here and tells the other nodes the claim is over (Unclaim).
     void withdraw(uint64_t bookingId) override;
 

@@ -178,7 +178,12 @@ std::optional<QByteArray> PostgresSession::queryValue(const char *sql, Clock::ti
 
 bool PostgresSession::execute(const char *sql)
 {
-    PGresult *result = run(sql, Clock::now() + std::chrono::milliseconds(m_timeoutMs));
+    return execute(sql, Clock::now() + std::chrono::milliseconds(m_timeoutMs));
+}
+
+bool PostgresSession::execute(const char *sql, Clock::time_point deadline)
+{
+    PGresult *result = run(sql, deadline);
     if (!result)
         return false;
     const ExecStatusType status = PQresultStatus(result);

@@ -40,6 +40,7 @@ public:
     std::optional<QByteArray> queryValue(const char *sql, Clock::time_point deadline);
     // Runs `sql` (no result wanted); false on error.
     bool execute(const char *sql);
+    bool execute(const char *sql, Clock::time_point deadline);
     void disconnect();
     bool isConnected() const { return m_conn != nullptr; }
     QString lastError() const { return m_lastError; }

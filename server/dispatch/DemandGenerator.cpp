@@ -99,6 +99,8 @@ void DemandGenerator::bookOne()
                              fleet->cancel(id);
                              if (error.startsWith(QLatin1String(kLedgerCarTaken)))
                                  fleet->carTakenElsewhere(carId); // the next tick books another
+                             else if (error.startsWith(QLatin1String(kLedgerBookingIdTaken)))
+                                 fleet->bookingIdTaken(); // the next tick books under a fresh id
                          });
     }
 }

@@ -134,6 +134,10 @@ public:
     // The ledger refused a booking because another node claimed `carId` first (the claim is the
     // database's): keep the car out of this node's candidates until the other booking is seen.
     virtual void carTakenElsewhere(int carId) { (void)carId; }
+    // The ledger refused a booking because its id holds another booking (an id handed out twice):
+    // take the next ids from elsewhere (a cluster skips its block of the sequence). The embedded
+    // fleet's counter moves on by itself.
+    virtual void bookingIdTaken() {}
     // A booking the ledger did not take (refused or unavailable) is dropped again: its car is free.
     // Never announced: the other nodes never heard of it (a cluster only told them its car's claim).
     virtual void withdraw(uint64_t bookingId) { cancel(bookingId); }

@@ -31,6 +31,10 @@ constexpr int kDefaultNearbyLimit = 20;
 constexpr int kMaxNearbyLimit = 1000;
 // A booking takes the nearest available car anywhere in the service area.
 constexpr double kBookingSearchRadiusM = 60'000;
+// A booking whose id the ledger found taken by another booking (an id handed out twice) is tried
+// again under a fresh id this many times: after the first, the node's ids come from a fresh block
+// above every booking, so more than one retry means the ids are still wrong; the rider gets 503.
+constexpr int kBookingIdTries = 3;
 
 // The booking a rider endpoint names, once the request shows a token: refused before any lookup,
 // so that without a token a booking that exists and one that does not answer alike.
@@ -147,7 +151,8 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         PricingBoard pricing(m_fleet.pricing());
         const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
         return placeBooking(request.reply,
-                            std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price}));
+                            std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price}),
+                            kBookingIdTries);
     };
     if (isTrustedLoopback(request) || carriesAdminToken(request))
         return book();
@@ -171,7 +176,7 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 }
 
 ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &reply,
-                                  const std::shared_ptr<const PendingBooking> &pending) const
+                                  const std::shared_ptr<const PendingBooking> &pending, int idTries) const
 {
     const BookingOrder &order = pending->order;
     const auto booked = m_fleet.book(
@@ -203,25 +208,36 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
     // Not acknowledged before it is durable; if it cannot be, the car is freed again. In a
     // cluster the commit is also the claim of the car: when another node claimed it first, this
     // booking is dropped and the next car tried. Each try takes one car off this node's
-    // candidates, so the tries end: booked, or no car left (409).
+    // candidates, so the tries end: booked, or no car left (409). An id that holds another
+    // booking is refused too (never written over it): tried again under a fresh id, a few times.
     const int carId = booked.booking.carId;
     m_ledger->append(bookingRecord(booked.booking, price.kept), [this, reply, pending, response = std::move(response),
-                                                                 id, carId](bool committed, const QString &error) {
+                                                                 id, carId,
+                                                                 idTries](bool committed, const QString &error) {
         if (committed) {
             m_fleet.announce(id);
             (*reply)(response);
             return;
         }
         m_fleet.withdraw(id);
-        if (!error.startsWith(QLatin1String(kLedgerCarTaken))) {
+        int idTriesLeft = idTries;
+        if (error.startsWith(QLatin1String(kLedgerBookingIdTaken))) {
+            m_fleet.bookingIdTaken();
+            if (--idTriesLeft <= 0) {
+                (*reply)(errorResponse(503, "booking_id_taken",
+                                       QStringLiteral("the booking could not be recorded: %1; try again").arg(error)));
+                return;
+            }
+        } else if (error.startsWith(QLatin1String(kLedgerCarTaken))) {
+            m_fleet.carTakenElsewhere(carId);
+        } else {
             (*reply)(errorResponse(503, "ledger_unavailable",
                                    QStringLiteral("the booking could not be recorded durably: %1")
                                        .arg(ledgerFailureReason(error, m_ledger->location()))));
             return;
         }
-        m_fleet.carTakenElsewhere(carId);
         try {
-            const ApiResponse again = placeBooking(reply, pending);
+            const ApiResponse again = placeBooking(reply, pending, idTriesLeft);
             if (again.status != ApiResponse::kDeferred)
                 (*reply)(again);
         } catch (const ApiException &refused) {

@@ -43,8 +43,10 @@ private:
         QByteArray riderToken;
         RidePrice price;
     };
+    // Books a car and answers once the ledger committed it; `idTries`: how many more times a
+    // booking refused for a taken id is tried under a fresh one (kBookingIdTries).
     ApiResponse placeBooking(const std::shared_ptr<const DeferredReply> &reply,
-                             const std::shared_ptr<const PendingBooking> &pending) const;
+                             const std::shared_ptr<const PendingBooking> &pending, int idTries) const;
     ApiResponse getBooking(const ApiRequest &request) const;
     ApiResponse pickup(const ApiRequest &request);
     ApiResponse complete(const ApiRequest &request);

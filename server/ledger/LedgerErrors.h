@@ -25,5 +25,7 @@ inline QString ledgerFailureReason(const QString &error, const QString &where)
 // caller can act on it (a booking tries the next car) instead of answering 503.
 inline constexpr auto kLedgerCarTaken = "car_taken";         // the booking's car is claimed by another booking
 inline constexpr auto kLedgerBookingMoved = "booking_moved"; // the booking already ended (another node moved it)
+// The booking's id holds another booking (an id handed out twice): the caller takes a fresh id.
+inline constexpr auto kLedgerBookingIdTaken = "booking_id_taken";
 
 } // namespace taxicore

@@ -30,6 +30,70 @@ namespace {
     "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
     "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
 
+// A booking record under an id whose row holds another booking: one with its own creation time,
+// rider or rider token. Ids are unique by construction (a node slot's range, the cluster's
+// sequence), but a sequence dropped and made again, or two nodes in one slot, can hand an id out
+// twice; that booking is refused (booking_id_taken: its node answers no 201 for it and takes
+// another id) rather than replacing an acknowledged one. The same booking again (a batch replayed
+// after a failed statement) has all three equal; a row a move created first (its booking's record
+// not committed yet) has no creation time, and the booking fills it in.
+#define TAXICORE_ANOTHER_BOOKING(row, created, rider, token)                                                           \
+    "(" row ".created_ms IS NOT NULL AND (" row ".created_ms IS DISTINCT FROM " created " OR " row                     \
+    ".rider_id IS DISTINCT FROM " rider " OR " row ".rider_token_hash IS DISTINCT FROM " token "))"
+
+// A booking's row, upserted (`bookings AS b`) over the same booking only (TAXICORE_ANOTHER_BOOKING
+// was refused before): what it was booked with is written, car, state and time only move forward,
+// the drop-off is kept unless given. The per-record function and the set-based batch take this one text.
+#define TAXICORE_BOOK_UPSERT_ON_CONFLICT                                                                               \
+    "  ON CONFLICT (id) DO UPDATE SET rider_id = EXCLUDED.rider_id, rider_token_hash = EXCLUDED.rider_token_hash,"     \
+    "   surge = EXCLUDED.surge, quote_total = EXCLUDED.quote_total, quote_base = EXCLUDED.quote_base,"                 \
+    "   quote_distance = EXCLUDED.quote_distance, quote_time = EXCLUDED.quote_time,"                                   \
+    "   quote_minimum = EXCLUDED.quote_minimum, quote_distance_m = EXCLUDED.quote_distance_m,"                         \
+    "   quote_duration_s = EXCLUDED.quote_duration_s, pickup_lat = EXCLUDED.pickup_lat,"                               \
+    "   pickup_lng = EXCLUDED.pickup_lng, dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"                \
+    "   dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"                                                  \
+    "   car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank THEN EXCLUDED.car_id ELSE b.car_id END,"                 \
+    "   state = CASE WHEN EXCLUDED.state_rank > b.state_rank THEN EXCLUDED.state ELSE b.state END,"                    \
+    "   updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"     \
+    "   state_rank = greatest(b.state_rank, EXCLUDED.state_rank), created_ms = EXCLUDED.created_ms;"
+
+// A new booking claims its car (the row's car when a move of it committed first), unless the
+// booking already ended (its cancel committed first, from another process). Then the row. Refused
+// under an id that holds another booking. Created by migration 1, replaced by migration 5.
+// clang-format off
+constexpr char kBookFunction[] =
+    "FUNCTION taxicore_book(p_id bigint, p_rider text, p_car integer, p_pickup_lat double precision,"
+    " p_pickup_lng double precision, p_dropoff_lat double precision, p_dropoff_lng double precision, p_state text,"
+    " p_rank integer, p_created bigint, p_at bigint, p_token bytea, p_surge double precision,"
+    " p_quote_total double precision, p_quote_base double precision, p_quote_distance double precision,"
+    " p_quote_time double precision, p_quote_minimum double precision, p_quote_distance_m double precision,"
+    " p_quote_duration_s double precision) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE prior bookings%ROWTYPE; existed boolean; claim integer := p_car; refused text;"
+    " BEGIN"
+    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
+    "  existed := FOUND;"
+    "  IF existed AND " TAXICORE_ANOTHER_BOOKING("prior", "p_created", "p_rider", "p_token") " THEN"
+    "   RETURN format('booking_id_taken: booking %s is another booking already', p_id);"
+    "  END IF;"
+    "  IF existed AND prior.state_rank >= p_rank AND coalesce(prior.car_id, 0) > 0 THEN"
+    "   claim := prior.car_id;"
+    "  END IF;"
+    "  IF claim > 0 AND p_rank < 4 AND (NOT existed OR prior.state_rank < 4) THEN"
+    "   refused := taxicore_claim_car(claim, p_id);"
+    "   IF refused IS NOT NULL THEN RETURN refused; END IF;"
+    "  END IF;"
+    "  INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
+    "   state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+    "   quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
+    "  VALUES (p_id, p_rider, p_car, p_pickup_lat, p_pickup_lng, p_dropoff_lat, p_dropoff_lng, p_state, p_rank,"
+    "   p_created, p_at, p_token, p_surge, p_quote_total, p_quote_base, p_quote_distance, p_quote_time,"
+    "   p_quote_minimum, p_quote_distance_m, p_quote_duration_s)"
+    TAXICORE_BOOK_UPSERT_ON_CONFLICT
+    "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
+    "  RETURN '';"
+    " END $$";
+// clang-format on
+
 // 1: the SQLite ledger's tables at its version 4 (bookings with owner, quote and checkpoint;
 // transitions; trips with the fare breakdown; events), `cars` (the booking holding each car), and
 // one function per record kind. Each function decides its record alone and writes nothing of it
@@ -73,54 +137,7 @@ const QList<QByteArray> kMigration1 = {
     "  RETURN format('car_taken: car %s is booked by booking %s', p_car, holder);"
     " END $$",
 
-    // A new booking claims its car (the row's car when a move of it committed first), unless the
-    // booking already ended (its cancel committed first, from another process). Then the row, as
-    // the SQLite upsert: a reused id with another creation time replaces the old booking.
-    "CREATE FUNCTION taxicore_book(p_id bigint, p_rider text, p_car integer, p_pickup_lat double precision,"
-    " p_pickup_lng double precision, p_dropoff_lat double precision, p_dropoff_lng double precision, p_state text,"
-    " p_rank integer, p_created bigint, p_at bigint, p_token bytea, p_surge double precision,"
-    " p_quote_total double precision, p_quote_base double precision, p_quote_distance double precision,"
-    " p_quote_time double precision, p_quote_minimum double precision, p_quote_distance_m double precision,"
-    " p_quote_duration_s double precision) RETURNS text LANGUAGE plpgsql AS $$"
-    " DECLARE prior bookings%ROWTYPE; existed boolean; replaced boolean := false; claim integer := p_car;"
-    "  refused text;"
-    " BEGIN"
-    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
-    "  existed := FOUND;"
-    "  IF existed THEN replaced := prior.created_ms IS NOT NULL AND prior.created_ms <> p_created; END IF;"
-    "  IF existed AND NOT replaced AND prior.state_rank >= p_rank AND coalesce(prior.car_id, 0) > 0 THEN"
-    "   claim := prior.car_id;"
-    "  END IF;"
-    "  IF claim > 0 AND p_rank < 4 AND (NOT existed OR replaced OR prior.state_rank < 4) THEN"
-    "   refused := taxicore_claim_car(claim, p_id);"
-    "   IF refused IS NOT NULL THEN RETURN refused; END IF;"
-    "  END IF;"
-    "  IF replaced THEN UPDATE cars SET booking_id = NULL WHERE booking_id = p_id AND id <> claim; END IF;"
-    "  INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
-    "   state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-    "   quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
-    "  VALUES (p_id, p_rider, p_car, p_pickup_lat, p_pickup_lng, p_dropoff_lat, p_dropoff_lng, p_state, p_rank,"
-    "   p_created, p_at, p_token, p_surge, p_quote_total, p_quote_base, p_quote_distance, p_quote_time,"
-    "   p_quote_minimum, p_quote_distance_m, p_quote_duration_s)"
-    "  ON CONFLICT (id) DO UPDATE SET rider_id = EXCLUDED.rider_id, rider_token_hash = EXCLUDED.rider_token_hash,"
-    "   surge = EXCLUDED.surge, quote_total = EXCLUDED.quote_total, quote_base = EXCLUDED.quote_base,"
-    "   quote_distance = EXCLUDED.quote_distance, quote_time = EXCLUDED.quote_time,"
-    "   quote_minimum = EXCLUDED.quote_minimum, quote_distance_m = EXCLUDED.quote_distance_m,"
-    "   quote_duration_s = EXCLUDED.quote_duration_s, pickup_lat = EXCLUDED.pickup_lat,"
-    "   pickup_lng = EXCLUDED.pickup_lng, dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
-    "   dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
-    "   car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
-    "    THEN EXCLUDED.car_id ELSE b.car_id END,"
-    "   state = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
-    "    THEN EXCLUDED.state ELSE b.state END,"
-    "   updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank"
-    "    OR coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
-    "   state_rank = CASE WHEN coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.state_rank"
-    "    ELSE greatest(b.state_rank, EXCLUDED.state_rank) END,"
-    "   created_ms = EXCLUDED.created_ms;"
-    "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
-    "  RETURN '';"
-    " END $$",
+    QByteArray("CREATE ") + kBookFunction,
 
     // A move. Refused on a booking that already ended (another node moved it first: one wins).
     // "assigned" is an operator's reassign: the new car is claimed with the same compare-and-swap
@@ -213,6 +230,108 @@ const QList<QByteArray> kMigration3 = {
     "ALTER FUNCTION taxicore_lock_batch(integer[], bigint[]) SET enable_seqscan = off",
 };
 
+// The group commit's one statement: see migration 4. Created by migration 4, replaced by migration 5.
+// clang-format off
+constexpr char kApplyBatchFunction[] =
+    "FUNCTION taxicore_apply_batch(p_records json) RETURNS TABLE (record_at integer, refusal text)"
+    " LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$"
+    " DECLARE recs taxicore_record[]; verdicts text[]; waves integer; wave integer; one taxicore_record;"
+    "  slow boolean; lost_at integer[]; lost_why text[]; n integer; has_book boolean; has_move boolean;"
+    "  has_end boolean; has_alone boolean; has_progress boolean; has_event boolean; claim_at integer[];"
+    "  claim_id bigint[]; claim_car integer[];"
+    " BEGIN"
+    "  SELECT coalesce(array_agg(j ORDER BY j.i), '{}') INTO recs"
+    "   FROM json_populate_recordset(NULL::taxicore_record, p_records) j;"
+    "  verdicts := array_fill(''::text, ARRAY[coalesce(array_length(recs, 1), 0)]);"
+    "  PERFORM taxicore_lock_batch("
+    "   ARRAY(SELECT x.car FROM unnest(recs) x WHERE x.k IN ('b', 'm', 't') AND x.car > 0),"
+    "   ARRAY(SELECT x.id FROM unnest(recs) x WHERE x.k <> 'e'));"
+    "  SELECT coalesce(max(x.w), 0), coalesce(bool_or(x.k = 'e'), false) INTO waves, has_event FROM unnest(recs) x;"
+    "  IF has_event THEN"
+    "   INSERT INTO events (at_ms, kind, detail, pid)"
+    "    SELECT x.at, x.kind, x.detail, x.pid FROM unnest(recs) x WHERE x.k = 'e' ORDER BY x.i;"
+    "  END IF;"
+    "  FOR wave IN 1..waves LOOP"
+    // What the wave holds: a statement with nothing to do still costs its executor's start.
+    "   SELECT coalesce(bool_or(x.k = 'b'), false), coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned'), false),"
+    "    coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4), false),"
+    "    coalesce(bool_or(x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')), false), coalesce(bool_or(x.k = 'p'), "
+    "false)"
+    "    INTO has_book, has_move, has_end, has_alone, has_progress FROM unnest(recs) x WHERE x.w = wave;"
+    // A booking that would keep the car a committed move gave it, not its own, or one under an id
+    // that holds another booking (refused by taxicore_book; rare, so not set-based): the wave in order.
+    "   slow := has_book AND EXISTS (SELECT 1 FROM unnest(recs) x"
+    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id, b0.rider_id, b0.rider_token_hash"
+    " FROM bookings b0 WHERE b0.id = x.id OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'b' AND ("
+    TAXICORE_ANOTHER_BOOKING("b", "x.created", "x.rider", "decode(x.token, 'hex')")
+    "     OR (x.rank < 4 AND b.state_rank < 4 AND b.state_rank >= x.rank AND coalesce(b.car_id, 0) > 0"
+    "     AND b.car_id <> x.car)));"
+    "   IF slow OR has_alone THEN"
+    "    FOR one IN SELECT * FROM unnest(recs) x WHERE x.w = wave AND x.k <> 'e'"
+    "     AND (slow OR x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')) ORDER BY x.i LOOP"
+    "     verdicts[one.i] := coalesce(taxicore_apply_one(one), '');"
+    "    END LOOP;"
+    "   END IF;"
+    "   CONTINUE WHEN slow;"
+    // Moves: refused on an ended booking; else the row as taxicore_move; an end frees the car.
+    "   IF has_move THEN"
+    "   SELECT coalesce(array_agg(x.i), '{}'),"
+    "    coalesce(array_agg(format('booking_moved: booking %s is already %s', x.id, b.state)), '{}')"
+    "    INTO lost_at, lost_why FROM unnest(recs) x"
+    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
+    "OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND b.state_rank >= 4;"
+    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
+    "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
+    "    SELECT x.id, x.car, x.dlat, x.dlng, x.state, x.rank, x.at FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND verdicts[x.i] = '' ORDER BY x.id"
+    TAXICORE_MOVE_UPSERT_ON_CONFLICT
+    "   END IF;"
+    "   IF has_end THEN"
+    "   UPDATE cars SET booking_id = NULL WHERE booking_id = ANY(ARRAY(SELECT x.id FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4 AND verdicts[x.i] = ''));"
+    "   END IF;"
+    // Bookings: the compare-and-swap of every car at once; the losers refused, naming the holder.
+    "   IF has_book THEN"
+    "   SELECT coalesce(array_agg(x.i ORDER BY x.car), '{}'), coalesce(array_agg(x.id ORDER BY x.car), '{}'),"
+    "    coalesce(array_agg(x.car ORDER BY x.car), '{}') INTO claim_at, claim_id, claim_car FROM unnest(recs) x"
+    " LEFT JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
+    "OFFSET 0) b ON true"
+    "    WHERE x.w = wave AND x.k = 'b' AND x.car > 0 AND x.rank < 4"
+    "     AND (b.state_rank IS NULL OR b.state_rank < 4);"
+    "   INSERT INTO cars AS c (id, booking_id) SELECT t.car, t.id FROM unnest(claim_car, claim_id) AS t(car, id)"
+    "    ON CONFLICT (id) DO UPDATE SET booking_id = EXCLUDED.booking_id"
+    "    WHERE c.booking_id IS NULL OR c.booking_id = EXCLUDED.booking_id;"
+    "   SELECT coalesce(array_agg(t.at), '{}'),"
+    "    coalesce(array_agg(format('car_taken: car %s is booked by booking %s', t.car, c.booking_id)), '{}')"
+    "    INTO lost_at, lost_why FROM unnest(claim_at, claim_id, claim_car) AS t(at, id, car)"
+    "    JOIN cars c ON c.id = t.car WHERE c.booking_id IS DISTINCT FROM t.id;"
+    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
+    "   INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
+    "    state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+    "    quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
+    "    SELECT x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created, x.at,"
+    "     decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds"
+    "    FROM unnest(recs) x WHERE x.w = wave AND x.k = 'b' AND verdicts[x.i] = '' ORDER BY x.id"
+    TAXICORE_BOOK_UPSERT_ON_CONFLICT
+    "   END IF;"
+    // Progress checkpoints: only on an open booking, only newer than the stored one.
+    "   IF has_progress THEN"
+    "   UPDATE bookings b SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
+    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'p' AND b.id = x.id AND b.state_rank < 4 AND coalesce(b.progress_ms, 0) <= x.at;"
+    "   END IF;"
+    "   IF has_book OR has_move THEN"
+    "   INSERT INTO transitions (booking_id, state, car_id, at_ms)"
+    "    SELECT x.id, x.state, x.car, x.at FROM unnest(recs) x WHERE x.w = wave"
+    "     AND (x.k = 'b' OR (x.k = 'm' AND x.state <> 'assigned')) AND verdicts[x.i] = '' ORDER BY x.i;"
+    "   END IF;"
+    "  END LOOP;"
+    "  RETURN QUERY SELECT t.at::integer, t.why FROM unnest(verdicts) WITH ORDINALITY AS t(why, at) WHERE t.why <> '';"
+    " END $$";
+// clang-format on
+
 // 4: a group commit is one statement, taxicore_apply_batch(json), which runs a number of SQL
 // statements that grows with the waves of the batch, not with its records. The records come as one JSON array of
 // taxicore_record rows, each with its position `i` (1..n), its kind `k` (b booking, m move, t trip,
@@ -258,128 +377,21 @@ const QList<QByteArray> kMigration4 = {
     "  RETURN '';"
     " END $$",
 
-    "CREATE FUNCTION taxicore_apply_batch(p_records json) RETURNS TABLE (record_at integer, refusal text)"
-    " LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$"
-    " DECLARE recs taxicore_record[]; verdicts text[]; waves integer; wave integer; one taxicore_record;"
-    "  slow boolean; lost_at integer[]; lost_why text[]; n integer; has_book boolean; has_move boolean;"
-    "  has_end boolean; has_alone boolean; has_progress boolean; has_event boolean; claim_at integer[];"
-    "  claim_id bigint[]; claim_car integer[];"
-    " BEGIN"
-    "  SELECT coalesce(array_agg(j ORDER BY j.i), '{}') INTO recs"
-    "   FROM json_populate_recordset(NULL::taxicore_record, p_records) j;"
-    "  verdicts := array_fill(''::text, ARRAY[coalesce(array_length(recs, 1), 0)]);"
-    "  PERFORM taxicore_lock_batch("
-    "   ARRAY(SELECT x.car FROM unnest(recs) x WHERE x.k IN ('b', 'm', 't') AND x.car > 0),"
-    "   ARRAY(SELECT x.id FROM unnest(recs) x WHERE x.k <> 'e'));"
-    "  SELECT coalesce(max(x.w), 0), coalesce(bool_or(x.k = 'e'), false) INTO waves, has_event FROM unnest(recs) x;"
-    "  IF has_event THEN"
-    "   INSERT INTO events (at_ms, kind, detail, pid)"
-    "    SELECT x.at, x.kind, x.detail, x.pid FROM unnest(recs) x WHERE x.k = 'e' ORDER BY x.i;"
-    "  END IF;"
-    "  FOR wave IN 1..waves LOOP"
-    // What the wave holds: a statement with nothing to do still costs its executor's start.
-    "   SELECT coalesce(bool_or(x.k = 'b'), false), coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned'), false),"
-    "    coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4), false),"
-    "    coalesce(bool_or(x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')), false), coalesce(bool_or(x.k = 'p'), "
-    "false)"
-    "    INTO has_book, has_move, has_end, has_alone, has_progress FROM unnest(recs) x WHERE x.w = wave;"
-    // A booking that would keep the car a committed move gave it, not its own: the wave in order.
-    "   slow := has_book AND EXISTS (SELECT 1 FROM unnest(recs) x"
-    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
-    "OFFSET 0) b ON true"
-    "    WHERE x.w = wave AND x.k = 'b' AND x.rank < 4 AND b.state_rank < 4 AND b.state_rank >= x.rank"
-    "     AND NOT coalesce(b.created_ms <> x.created, false) AND coalesce(b.car_id, 0) > 0"
-    "     AND b.car_id <> x.car);"
-    "   IF slow OR has_alone THEN"
-    "    FOR one IN SELECT * FROM unnest(recs) x WHERE x.w = wave AND x.k <> 'e'"
-    "     AND (slow OR x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')) ORDER BY x.i LOOP"
-    "     verdicts[one.i] := coalesce(taxicore_apply_one(one), '');"
-    "    END LOOP;"
-    "   END IF;"
-    "   CONTINUE WHEN slow;"
-    // Moves: refused on an ended booking; else the row as taxicore_move; an end frees the car.
-    "   IF has_move THEN"
-    "   SELECT coalesce(array_agg(x.i), '{}'),"
-    "    coalesce(array_agg(format('booking_moved: booking %s is already %s', x.id, b.state)), '{}')"
-    "    INTO lost_at, lost_why FROM unnest(recs) x"
-    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
-    "OFFSET 0) b ON true"
-    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND b.state_rank >= 4;"
-    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
-    "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
-    "    SELECT x.id, x.car, x.dlat, x.dlng, x.state, x.rank, x.at FROM unnest(recs) x"
-    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND verdicts[x.i] = '' ORDER BY x.id"
-    // clang-format off
-    TAXICORE_MOVE_UPSERT_ON_CONFLICT
-    // clang-format on
-    "   END IF;"
-    "   IF has_end THEN"
-    "   UPDATE cars SET booking_id = NULL WHERE booking_id = ANY(ARRAY(SELECT x.id FROM unnest(recs) x"
-    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4 AND verdicts[x.i] = ''));"
-    "   END IF;"
-    // Bookings: the compare-and-swap of every car at once; the losers refused, naming the holder.
-    "   IF has_book THEN"
-    "   SELECT coalesce(array_agg(x.i ORDER BY x.car), '{}'), coalesce(array_agg(x.id ORDER BY x.car), '{}'),"
-    "    coalesce(array_agg(x.car ORDER BY x.car), '{}') INTO claim_at, claim_id, claim_car FROM unnest(recs) x"
-    " LEFT JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
-    "OFFSET 0) b ON true"
-    "    WHERE x.w = wave AND x.k = 'b' AND x.car > 0 AND x.rank < 4"
-    "     AND (b.state_rank IS NULL OR coalesce(b.created_ms <> x.created, false) OR b.state_rank < 4);"
-    "   INSERT INTO cars AS c (id, booking_id) SELECT t.car, t.id FROM unnest(claim_car, claim_id) AS t(car, id)"
-    "    ON CONFLICT (id) DO UPDATE SET booking_id = EXCLUDED.booking_id"
-    "    WHERE c.booking_id IS NULL OR c.booking_id = EXCLUDED.booking_id;"
-    "   SELECT coalesce(array_agg(t.at), '{}'),"
-    "    coalesce(array_agg(format('car_taken: car %s is booked by booking %s', t.car, c.booking_id)), '{}')"
-    "    INTO lost_at, lost_why FROM unnest(claim_at, claim_id, claim_car) AS t(at, id, car)"
-    "    JOIN cars c ON c.id = t.car WHERE c.booking_id IS DISTINCT FROM t.id;"
-    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
-    // A reused id with another creation time replaces the old booking, which lets its other car go.
-    "   UPDATE cars SET booking_id = NULL FROM unnest(recs) x"
-    " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
-    "OFFSET 0) b ON true"
-    "    WHERE x.w = wave AND x.k = 'b' AND verdicts[x.i] = '' AND coalesce(b.created_ms <> x.created, false)"
-    "     AND cars.booking_id = x.id AND cars.id <> x.car;"
-    "   INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
-    "    state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-    "    quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
-    "    SELECT x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created, x.at,"
-    "     decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds"
-    "    FROM unnest(recs) x WHERE x.w = wave AND x.k = 'b' AND verdicts[x.i] = '' ORDER BY x.id"
-    "   ON CONFLICT (id) DO UPDATE SET rider_id = EXCLUDED.rider_id, rider_token_hash = EXCLUDED.rider_token_hash,"
-    "    surge = EXCLUDED.surge, quote_total = EXCLUDED.quote_total, quote_base = EXCLUDED.quote_base,"
-    "    quote_distance = EXCLUDED.quote_distance, quote_time = EXCLUDED.quote_time,"
-    "    quote_minimum = EXCLUDED.quote_minimum, quote_distance_m = EXCLUDED.quote_distance_m,"
-    "    quote_duration_s = EXCLUDED.quote_duration_s, pickup_lat = EXCLUDED.pickup_lat,"
-    "    pickup_lng = EXCLUDED.pickup_lng, dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"
-    "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"
-    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
-    "     THEN EXCLUDED.car_id ELSE b.car_id END,"
-    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank OR coalesce(b.created_ms <> EXCLUDED.created_ms, false)"
-    "     THEN EXCLUDED.state ELSE b.state END,"
-    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank"
-    "     OR coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"
-    "    state_rank = CASE WHEN coalesce(b.created_ms <> EXCLUDED.created_ms, false) THEN EXCLUDED.state_rank"
-    "     ELSE greatest(b.state_rank, EXCLUDED.state_rank) END,"
-    "    created_ms = EXCLUDED.created_ms;"
-    "   END IF;"
-    // Progress checkpoints: only on an open booking, only newer than the stored one.
-    "   IF has_progress THEN"
-    "   UPDATE bookings b SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
-    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at FROM unnest(recs) x"
-    "    WHERE x.w = wave AND x.k = 'p' AND b.id = x.id AND b.state_rank < 4 AND coalesce(b.progress_ms, 0) <= x.at;"
-    "   END IF;"
-    "   IF has_book OR has_move THEN"
-    "   INSERT INTO transitions (booking_id, state, car_id, at_ms)"
-    "    SELECT x.id, x.state, x.car, x.at FROM unnest(recs) x WHERE x.w = wave"
-    "     AND (x.k = 'b' OR (x.k = 'm' AND x.state <> 'assigned')) AND verdicts[x.i] = '' ORDER BY x.i;"
-    "   END IF;"
-    "  END LOOP;"
-    "  RETURN QUERY SELECT t.at::integer, t.why FROM unnest(verdicts) WITH ORDINALITY AS t(why, at) WHERE t.why <> '';"
-    " END $$",
+    QByteArray("CREATE ") + kApplyBatchFunction,
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4};
+// 5: a booking under an id that holds another booking is refused (booking_id_taken), no longer
+// upserted over it: a cluster sequence made again below ids already handed out gave one id to two
+// riders, and the second silently replaced the first, acknowledged booking.
+const QList<QByteArray> kMigration5 = {
+    QByteArray("CREATE OR REPLACE ") + kBookFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
+#undef TAXICORE_BOOK_UPSERT_ON_CONFLICT
+#undef TAXICORE_ANOTHER_BOOKING
 
 // Read under the lock; -1 and *error on failure.
 int readVersion(PostgresConnection &connection, QString *error)
