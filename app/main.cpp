@@ -101,12 +101,7 @@ int parseCommandLine(int argc, char *argv[], QCommandLineParser &parser, taxicor
         QCoreApplication textOnly(argc, argv);
         parser.process(args); // prints the help or the version and exits 0
     }
-    if (!parser.positionalArguments().isEmpty()) {
-        std::fprintf(stderr, "taxicore: unexpected argument \"%s\" (flags start with --)\n",
-                     qPrintable(parser.positionalArguments().constFirst()));
-        return kExitUsage;
-    }
-    QString error;
+    QString error; // a stray argument too: readServerOptions refuses it for both programs
     if (!taxicore::readServerOptions(parser, options, error) || !ConsoleHooks::checkOptions(parser, error)) {
         std::fprintf(stderr, "taxicore: %s\n", qPrintable(error));
         return kExitUsage;

@@ -56,6 +56,13 @@ int main(int argc, char *argv[])
     parser.addOption(workerIndexOption);
     parser.addOption(nodeOriginOption);
     parser.addOption(nodeUrlOption);
+    // An unknown flag or a missing value is a bad command line like a bad value: status 2 (process()
+    // alone would exit 1, the status of a server that cannot start). process() then does --help, --version.
+    if (!parser.parse(QCoreApplication::arguments())) {
+        std::fprintf(stderr, "taxicore-server: %s\nRun 'taxicore-server --help' for the flags.\n",
+                     qPrintable(parser.errorText()));
+        return 2;
+    }
     parser.process(app);
     QString error;
     if (parser.isSet(workerOption)) {

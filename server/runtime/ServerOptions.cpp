@@ -214,6 +214,13 @@ bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options,
 
 bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error)
 {
+    // Neither program takes a word that is not a flag: it is a value whose flag was mistyped or
+    // left out, and starting without what the operator meant is worse than not starting.
+    if (!parser.positionalArguments().isEmpty()) {
+        error = QStringLiteral("unexpected argument \"%1\" (flags start with --)")
+                    .arg(parser.positionalArguments().constFirst());
+        return false;
+    }
     options.host = parser.value(QStringLiteral("host"));
     if (QHostAddress(options.host).isNull() && options.host != QStringLiteral("localhost")) {
         error = QStringLiteral("--host must be an IP address, not \"%1\"").arg(options.host);

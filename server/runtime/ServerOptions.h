@@ -53,7 +53,8 @@ struct ServerOptions {
 // Adds the server flags (--host, --port, --mode, --cars, --seed, ...) to a parser.
 void addServerOptions(QCommandLineParser &parser);
 
-// Reads the flags back; returns false with a message naming the bad flag.
+// Reads the flags back; returns false with a message naming the bad flag (or the first argument
+// that is no flag: the server takes none).
 bool readServerOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error);
 
 // The connection-limit flags alone (worker processes read just these); false names the bad flag.

@@ -1,6 +1,7 @@
 // Process life: the exact first stdout line, SIGTERM/SIGINT draining in-flight requests and
 // exiting 0 within the grace period, and clear failures for a busy port (IPv4 and IPv6, against
-// another taxicore-server whose listeners use SO_REUSEPORT), a refused bind and bad flags.
+// another taxicore-server whose listeners use SO_REUSEPORT), a refused bind and bad flags (a stray
+// argument among them).
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -331,13 +332,26 @@ void GracefulShutdownTest::badFlagExits2NamingTheFlag_data()
                                      << QByteArray("--sim-speed");
     QTest::newRow("--host nowhere") << QStringList{QStringLiteral("--host"), QStringLiteral("nowhere")}
                                     << QByteArray("--host");
+    // An unknown flag and a stray word (a value whose flag was mistyped, a forgotten --) are bad
+    // flags too: the server must not start without what the operator meant to say.
+    QTest::newRow("unknown flag") << QStringList{QStringLiteral("--no-such-flag")} << QByteArray("no-such-flag");
+    QTest::newRow("stray argument") << QStringList{QStringLiteral("--cars"), QStringLiteral("10"),
+                                                   QStringLiteral("extra")}
+                                    << QByteArray("unexpected argument \"extra\"");
+    QTest::newRow("stray argument after --")
+        << QStringList{QStringLiteral("--"), QStringLiteral("--cars")} << QByteArray("unexpected argument \"--cars\"");
 }
 
 void GracefulShutdownTest::badFlagExits2NamingTheFlag()
 {
     QFETCH(QStringList, args);
     QFETCH(QByteArray, named);
-    const auto result = ServerProcess::run(args);
+    // Were a bad command line to start a server, it would serve on a free port from a scratch directory.
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    const auto result = ServerProcess::run(
+        QStringList{QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"), data.path()} + args,
+        kRefusedStartWaitMs);
     QVERIFY2(result.finished, "taxicore-server did not exit on a bad flag");
     QVERIFY2(
         result.exitCode == 2,
