@@ -131,13 +131,15 @@ int main(int argc, char *argv[])
     taxicore::raiseFileLimitAndReport("taxicore", options.limits.maxConnections);
 
     // SIGTERM/SIGINT quit like closing the window: the server drains and its workers stop.
-    // Watched before the server starts: a script may stop us as soon as it reads our URL.
+    // Watched before the server starts: a script may stop us as soon as it reads our URL. While
+    // the start blocks, a signal ends the process at once (nothing is served yet).
     taxicore::UnixSignalWatcher signalWatcher;
     QObject::connect(&signalWatcher, &taxicore::UnixSignalWatcher::terminationRequested, &app, &QApplication::quit);
 
     ConsoleBackend backend(options);
     ConsoleBackend::setInstance(&backend);
     const bool serving = backend.start();
+    signalWatcher.setServing(); // the event loop runs from here on, serving or showing why not
     if (serving) {
         const QUrl url = backend.url();
         std::printf("listening on http://%s:%d\n", qPrintable(url.host()), url.port());

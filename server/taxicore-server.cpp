@@ -99,18 +99,20 @@ int main(int argc, char *argv[])
     // Before anything opens a descriptor worth counting; worker processes inherit the raised limit.
     taxicore::raiseFileLimitAndReport("taxicore-server", options.limits.maxConnections);
 
+    // Installed before the start, which may block (a slow disk, a database): a signal meanwhile
+    // ends the process at once; from setServing() on it drains.
     taxicore::UnixSignalWatcher signalWatcher;
     taxicore::ServerHost host(options);
     if (!host.start(error)) {
         std::fprintf(stderr, "taxicore-server: %s\n", qPrintable(error));
         return 1;
     }
-    std::printf("listening on %s\n", qPrintable(host.url().toString(QUrl::StripTrailingSlash)));
-    std::fflush(stdout);
-
     QObject::connect(&signalWatcher, &taxicore::UnixSignalWatcher::terminationRequested, &app, [&](int) {
         host.stop(kShutdownGraceMs);
         app.quit();
     });
+    signalWatcher.setServing();
+    std::printf("listening on %s\n", qPrintable(host.url().toString(QUrl::StripTrailingSlash)));
+    std::fflush(stdout);
     return app.exec();
 }

@@ -1,7 +1,11 @@
 #include "runtime/UnixSignalWatcher.h"
 
+#include <QCoreApplication>
 #include <QSocketNotifier>
+#include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,11 +14,47 @@ namespace taxicore {
 namespace {
 
 int g_pipe[2] = {-1, -1};
+// Read by the handler: lock-free, so async-signal-safe.
+std::atomic<bool> g_serving{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+// "taxicore-server", kept for the handler's message (it may not allocate).
+char g_program[64] = "taxicore";
 
+void writeStderr(const char *text)
+{
+    [[maybe_unused]] const auto written = ::write(STDERR_FILENO, text, std::strlen(text));
+}
+
+const char *signalName(int number)
+{
+    switch (number) {
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGINT:
+        return "SIGINT";
+    default:
+        return "a signal";
+    }
+}
+
+// Only async-signal-safe calls: write, strlen, signal, raise.
 void onSignal(int number)
 {
-    const char byte = char(number);
-    [[maybe_unused]] const auto written = write(g_pipe[1], &byte, 1);
+    const int savedErrno = errno;
+    if (g_serving.load(std::memory_order_acquire)) {
+        const char byte = char(number);
+        [[maybe_unused]] const auto written = ::write(g_pipe[1], &byte, 1);
+        errno = savedErrno;
+        return;
+    }
+    writeStderr(g_program);
+    writeStderr(": ");
+    writeStderr(signalName(number));
+    writeStderr(" while starting: stopped before serving\n");
+    // Blocked while this handler runs: delivered with the default action (the process ends) once it returns.
+    std::signal(number, SIG_DFL);
+    std::raise(number);
+    errno = savedErrno;
 }
 
 } // namespace
@@ -24,6 +64,9 @@ UnixSignalWatcher::UnixSignalWatcher(QObject *parent)
 {
     if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return;
+    const QByteArray program = QCoreApplication::applicationName().toLocal8Bit();
+    if (!program.isEmpty())
+        qstrncpy(g_program, program.constData(), sizeof g_program);
     m_notifier = new QSocketNotifier(g_pipe[0], QSocketNotifier::Read, this);
     connect(m_notifier, &QSocketNotifier::activated, this, [this] {
         char byte = 0;
@@ -47,6 +90,12 @@ UnixSignalWatcher::~UnixSignalWatcher()
 {
     std::signal(SIGTERM, SIG_DFL);
     std::signal(SIGINT, SIG_DFL);
+    g_serving.store(false, std::memory_order_release);
+}
+
+void UnixSignalWatcher::setServing()
+{
+    g_serving.store(true, std::memory_order_release);
 }
 
 } // namespace taxicore

@@ -8,11 +8,20 @@ namespace taxicore {
 
 // Turns SIGTERM and SIGINT into a Qt signal on the thread that created the watcher
 // (self-pipe: a signal handler may only write a byte).
+//
+// Until setServing(), such a signal ends the process at once instead, after a line on stderr: the
+// start (city, ledger, listeners) blocks the thread whose event loop would read the pipe, and
+// before it returns nothing is served, so there is nothing to drain. The process then dies of the
+// signal, as it would without a handler (a service manager counts that as a clean stop).
 class UnixSignalWatcher : public QObject {
     Q_OBJECT
 public:
     explicit UnixSignalWatcher(QObject *parent = nullptr);
     ~UnixSignalWatcher() override;
+
+    // The server is up and its event loop about to run: from now on a signal is delivered as
+    // terminationRequested, for a graceful drain.
+    void setServing();
 
 Q_SIGNALS:
     void terminationRequested(int signalNumber);

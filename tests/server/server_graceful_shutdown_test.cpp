@@ -11,6 +11,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QScopeGuard>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
@@ -18,6 +19,7 @@
 #include <grp.h>
 #include <memory>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace taxicore::test;
@@ -31,6 +33,10 @@ const QByteArray kSlowFibValue = "102334155";
 constexpr int kComputingCpuMs = 30;
 // How long a server refused at start may take to exit (it exits at once; one that starts never does).
 constexpr int kRefusedStartWaitMs = 5000;
+// A server still starting when it is signalled: how long it is given to be stuck in its start
+// first, and how soon it must be gone after the signal.
+constexpr int kStuckInStartMs = 300;
+constexpr int kStopWhileStartingMs = 2000;
 
 bool canListenOnIpv6Loopback()
 {
@@ -63,6 +69,8 @@ private Q_SLOTS:
     void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod_data();
     void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod();
     void requestOnAnIdleConnectionWhileDrainingIsAnsweredWithClose();
+    void signalWhileStartingStopsTheProcessAtOnce_data();
+    void signalWhileStartingStopsTheProcessAtOnce();
     void portInUseExitsNonZeroWithAClearMessage();
     void secondServerOnTheSamePortIsRefused_data();
     void secondServerOnTheSamePortIsRefused();
@@ -200,6 +208,48 @@ void GracefulShutdownTest::requestOnAnIdleConnectionWhileDrainingIsAnsweredWithC
     QVERIFY(idle.waitForPeerClose(kGraceMs));
     QVERIFY(server.waitForExit(kGraceMs + 2000));
     QCOMPARE(server.exitCode(), 0);
+}
+
+void GracefulShutdownTest::signalWhileStartingStopsTheProcessAtOnce_data()
+{
+    QTest::addColumn<int>("signalNumber");
+    QTest::addColumn<QByteArray>("named");
+    QTest::newRow("SIGTERM") << int(SIGTERM) << QByteArray("SIGTERM");
+    QTest::newRow("SIGINT") << int(SIGINT) << QByteArray("SIGINT");
+}
+
+// A start that blocks (here on a city file that is a FIFO nobody writes; in life a slow disk or
+// database) runs before the event loop that drains on a signal: the signal must still stop it.
+void GracefulShutdownTest::signalWhileStartingStopsTheProcessAtOnce()
+{
+    QFETCH(int, signalNumber);
+    QFETCH(QByteArray, named);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString fifo = dir.filePath(QStringLiteral("stuck.taxicity"));
+    QVERIFY(::mkfifo(QFile::encodeName(fifo).constData(), 0600) == 0);
+    QProcess server;
+    server.start(ServerProcess::binary(), {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"),
+                                           dir.filePath(QStringLiteral("data")), QStringLiteral("--city"), fifo});
+    QVERIFY2(server.waitForStarted(5000), qPrintable(server.errorString()));
+    const auto killer = qScopeGuard([&server] {
+        if (server.state() != QProcess::NotRunning) {
+            ::kill(pid_t(server.processId()), SIGKILL);
+            server.waitForFinished(5000);
+        }
+    });
+    QVERIFY2(!server.waitForFinished(kStuckInStartMs), "the server did not block on the FIFO: " + server.readAll());
+    QCOMPARE(::kill(pid_t(server.processId()), signalNumber), 0);
+    QVERIFY2(server.waitForFinished(kStopWhileStartingMs),
+             qPrintable(QStringLiteral("still running %1 ms after %2 while starting")
+                            .arg(kStopWhileStartingMs)
+                            .arg(QLatin1StringView(named))));
+    // It dies of the signal (a service manager counts that as a clean stop), saying so.
+    QCOMPARE(server.exitStatus(), QProcess::CrashExit);
+    QCOMPARE(server.exitCode(), signalNumber);
+    const QByteArray err = server.readAllStandardError();
+    QVERIFY2(err.contains(named) && err.contains("starting"), err.constData());
+    QVERIFY2(!server.readAllStandardOutput().contains("listening on"), "it served");
 }
 
 void GracefulShutdownTest::portInUseExitsNonZeroWithAClearMessage()
