@@ -32,6 +32,8 @@ const char *signalName(int number)
         return "SIGTERM";
     case SIGINT:
         return "SIGINT";
+    case SIGHUP:
+        return "SIGHUP";
     default:
         return "a signal";
     }
@@ -79,6 +81,13 @@ UnixSignalWatcher::UnixSignalWatcher(QObject *parent)
     action.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGINT, &action, nullptr);
+    // The terminal it runs in was closed: drain as for SIGTERM rather than die with bookings in
+    // flight. Unless the operator said otherwise: `nohup` starts it with SIGHUP ignored.
+    struct sigaction inherited {};
+    sigaction(SIGHUP, nullptr, &inherited);
+    m_watchesHangup = inherited.sa_handler != SIG_IGN;
+    if (m_watchesHangup)
+        sigaction(SIGHUP, &action, nullptr);
     // A client that vanishes mid-write must not kill the server.
     std::signal(SIGPIPE, SIG_IGN);
     // A file-size limit (ulimit -f) reached by the ledger is a failed commit (503, nothing
@@ -90,6 +99,8 @@ UnixSignalWatcher::~UnixSignalWatcher()
 {
     std::signal(SIGTERM, SIG_DFL);
     std::signal(SIGINT, SIG_DFL);
+    if (m_watchesHangup)
+        std::signal(SIGHUP, SIG_DFL);
     g_serving.store(false, std::memory_order_release);
 }
 

@@ -6,8 +6,9 @@ class QSocketNotifier;
 
 namespace taxicore {
 
-// Turns SIGTERM and SIGINT into a Qt signal on the thread that created the watcher
-// (self-pipe: a signal handler may only write a byte).
+// Turns SIGTERM, SIGINT and SIGHUP (the terminal closed) into a Qt signal on the thread that
+// created the watcher (self-pipe: a signal handler may only write a byte). A SIGHUP that was
+// ignored when the program started (nohup) stays ignored.
 //
 // Until setServing(), such a signal ends the process at once instead, after a line on stderr: the
 // start (city, ledger, listeners) blocks the thread whose event loop would read the pipe, and
@@ -28,6 +29,7 @@ Q_SIGNALS:
 
 private:
     QSocketNotifier *m_notifier = nullptr;
+    bool m_watchesHangup = false;
 };
 
 } // namespace taxicore

@@ -23,6 +23,7 @@
 #include <QScopeGuard>
 #include <QSocketNotifier>
 #include <QTimer>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <sys/socket.h>
@@ -44,6 +45,11 @@ void fail(const QString &message)
 
 int runWorker(const WorkerOptions &options)
 {
+    // Ctrl-C and a closed terminal signal the whole process group: the primary turns them into a
+    // drain of its workers (over the channel), which must not die first with requests in flight.
+    // The supervisor stops a worker with SIGKILL; PDEATHSIG ends it with its primary.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGHUP, SIG_IGN);
     const int workerIndex = options.index;
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)

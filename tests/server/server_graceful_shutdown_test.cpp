@@ -1,5 +1,6 @@
-// Process life: the exact first stdout line, SIGTERM/SIGINT draining in-flight requests and
-// exiting 0 within the grace period, and clear failures for a busy port (IPv4 and IPv6, against
+// Process life: the exact first stdout line, SIGTERM/SIGINT/SIGHUP draining in-flight requests and
+// exiting 0 within the grace period (a SIGHUP ignored by nohup staying ignored), a signal while
+// starting stopping it at once, and clear failures for a busy port (IPv4 and IPv6, against
 // another taxicore-server whose listeners use SO_REUSEPORT), a refused bind and bad flags (a stray
 // argument among them).
 
@@ -8,9 +9,12 @@
 #include "ProcessInfo.h"
 #include "RawSocket.h"
 #include "ServerProcess.h"
+#include "SlowFib.h"
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QScopeGuard>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -69,6 +73,9 @@ private Q_SLOTS:
     void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod_data();
     void signalClosesIdleConnectionsAndExitsWithinTheGracePeriod();
     void requestOnAnIdleConnectionWhileDrainingIsAnsweredWithClose();
+    void signalToTheProcessGroupDrainsTheWorkersToo_data();
+    void signalToTheProcessGroupDrainsTheWorkersToo();
+    void sighupIgnoredAtStartStaysIgnored();
     void signalWhileStartingStopsTheProcessAtOnce_data();
     void signalWhileStartingStopsTheProcessAtOnce();
     void portInUseExitsNonZeroWithAClearMessage();
@@ -161,6 +168,7 @@ void GracefulShutdownTest::signalClosesIdleConnectionsAndExitsWithinTheGracePeri
     QTest::addColumn<int>("signalNumber");
     QTest::newRow("SIGTERM") << int(SIGTERM);
     QTest::newRow("SIGINT") << int(SIGINT);
+    QTest::newRow("SIGHUP (its terminal closed)") << int(SIGHUP);
 }
 
 void GracefulShutdownTest::signalClosesIdleConnectionsAndExitsWithinTheGracePeriod()
@@ -210,12 +218,76 @@ void GracefulShutdownTest::requestOnAnIdleConnectionWhileDrainingIsAnsweredWithC
     QCOMPARE(server.exitCode(), 0);
 }
 
+void GracefulShutdownTest::signalToTheProcessGroupDrainsTheWorkersToo_data()
+{
+    QTest::addColumn<int>("signalNumber");
+    QTest::newRow("SIGINT (Ctrl-C)") << int(SIGINT);
+    QTest::newRow("SIGHUP (its terminal closed)") << int(SIGHUP);
+}
+
+// A terminal signals its whole foreground process group, the worker processes with the primary:
+// the request a worker is computing must still be answered, and the server exit 0.
+void GracefulShutdownTest::signalToTheProcessGroupDrainsTheWorkersToo()
+{
+    QFETCH(int, signalNumber);
+    ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
+                          QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("10")});
+    server.setChildModifier([] { ::setpgid(0, 0); }); // its own group, as a shell's job
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient admin(server.host(), server.port(), 5000);
+    QVERIFY2(waitUntil(
+                 [&] {
+                     int serving = 0;
+                     for (const QJsonValue &worker : admin.get("/admin/v1/workers").json().value("workers").toArray())
+                         serving += worker.toObject().value("state").toString() == QStringLiteral("serving");
+                     return serving == 2;
+                 },
+                 10'000, 50),
+             "the workers did not start serving");
+    // About 2 s: still computing when the signal comes, done well within the grace period.
+    const int n = fibTaking(server, kGraceMs / 2 - 500);
+    HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
+    QVERIFY(slow.connectToServer());
+    const qint64 cpuBefore = treeCpuMs(server.pid());
+    QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(n) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    QVERIFY2(waitForCpu(server.pid(), cpuBefore, kComputingCpuMs, 5000), "the slow request is not being computed");
+    QVERIFY2(!answered(*slow.socket()), "the slow request finished before the signal; make it slower");
+    QCOMPARE(::kill(-pid_t(server.pid()), signalNumber), 0);
+
+    const QList<HttpResponse> answer = slow.readResponses(1);
+    TC_VERIFY_STATUS(answer.value(0), 200);
+    QVERIFY2(answer[0].body.contains("\"fib\""), answer[0].body.constData());
+    QVERIFY2(server.waitForExit(kGraceMs + 2000), "the server did not exit");
+    QCOMPARE(server.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(server.exitCode() == 0, server.stderrText().constData());
+}
+
+// `nohup taxicore-server ...`: the operator asked for the server to outlive its terminal.
+void GracefulShutdownTest::sighupIgnoredAtStartStaysIgnored()
+{
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10")});
+    // Ignored here, so ignored in the child across fork and exec, as nohup leaves it.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    struct sigaction previous {};
+    QCOMPARE(::sigaction(SIGHUP, &ignore, &previous), 0);
+    const bool started = server.start();
+    ::sigaction(SIGHUP, &previous, nullptr);
+    QVERIFY2(started, qPrintable(server.error()));
+    QCOMPARE(::kill(pid_t(server.pid()), SIGHUP), 0);
+    QVERIFY2(!server.waitForExit(1000), "a SIGHUP nohup ignored stopped the server");
+    HttpClient http(server.host(), server.port(), 5000);
+    TC_VERIFY_STATUS(http.get("/hello"), 200);
+    QCOMPARE(server.stop(), 0);
+}
+
 void GracefulShutdownTest::signalWhileStartingStopsTheProcessAtOnce_data()
 {
     QTest::addColumn<int>("signalNumber");
     QTest::addColumn<QByteArray>("named");
     QTest::newRow("SIGTERM") << int(SIGTERM) << QByteArray("SIGTERM");
     QTest::newRow("SIGINT") << int(SIGINT) << QByteArray("SIGINT");
+    QTest::newRow("SIGHUP") << int(SIGHUP) << QByteArray("SIGHUP");
 }
 
 // A start that blocks (here on a city file that is a FIFO nobody writes; in life a slow disk or

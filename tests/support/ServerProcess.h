@@ -28,6 +28,8 @@ public:
     bool start(int timeoutMs = 10'000);
     // Variables set (or overridden) in the server's environment from the next start() on.
     void setEnvironment(const QStringList &nameEqualsValue);
+    // Runs in the child before exec from the next start() on (e.g. setpgid for a process group).
+    void setChildModifier(const std::function<void()> &modifier) { m_process.setChildProcessModifier(modifier); }
     // SIGTERM, wait up to `graceMs`, then SIGKILL. Returns the exit code, or -1 when it had to be
     // killed or was not running.
     int stop(int graceMs = 10'000);
