@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 
 #include <cerrno>
 #include <cstring>
@@ -26,10 +27,34 @@ QString ownerPid(int fd)
     return n > 0 ? QString::fromLatin1(buffer, int(n)).trimmed() : QString();
 }
 
+// The message when `dataDir`, or the nearest part of its path that exists, is not a directory (an
+// operator's file: mkpath would only say it failed). Empty when nothing is in the way.
+QString notADirectory(const QString &dataDir)
+{
+    const QString path = QDir::cleanPath(QDir(dataDir).absolutePath());
+    for (QFileInfo part(path);; part.setFile(part.absolutePath())) {
+        if (part.exists() && part.isDir())
+            return {};
+        if (part.exists()) {
+            const QString kind = part.isFile() ? QStringLiteral("a file") : QStringLiteral("a special file");
+            if (part.filePath() == path)
+                return QStringLiteral("the data directory %1 is %2, not a directory").arg(dataDir, kind);
+            return QStringLiteral("cannot create the data directory %1: %2 is %3, not a directory")
+                .arg(dataDir, part.filePath(), kind);
+        }
+        if (part.isRoot() || part.filePath() == part.absolutePath())
+            return {};
+    }
+}
+
 } // namespace
 
 std::unique_ptr<DataDirLock> DataDirLock::acquire(const QString &dataDir, QString &error)
 {
+    if (QString inTheWay = notADirectory(dataDir); !inTheWay.isEmpty()) {
+        error = std::move(inTheWay);
+        return nullptr;
+    }
     if (!QDir().mkpath(dataDir)) {
         error = QStringLiteral("cannot create the data directory %1").arg(dataDir);
         return nullptr;

@@ -1,6 +1,7 @@
 // One server per data directory (issue 15 item 2): a second server started on a directory that
 // a running server owns exits 1 at once, naming the directory and the owner's pid, and the owner
-// keeps serving its ledger; the lock goes with its owner, even when it is killed with SIGKILL.
+// keeps serving its ledger; the lock goes with its owner, even when it is killed with SIGKILL. A
+// --data-dir that cannot be a directory (a file, or under one) is named as such.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -42,6 +43,8 @@ private Q_SLOTS:
     void secondServerOnTheSameDirectoryExitsNamingTheOwner();
     void lockGoesWithItsOwnerEvenAfterSigkill();
     void otherDirectoriesAreIndependent();
+    void dataDirThatIsNoDirectoryIsNamedAsSuch_data();
+    void dataDirThatIsNoDirectoryIsNamedAsSuch();
 };
 
 void DataDirLockTest::secondServerOnTheSameDirectoryExitsNamingTheOwner_data()
@@ -114,6 +117,41 @@ void DataDirLockTest::otherDirectoriesAreIndependent()
     QVERIFY2(second.start(kStartMs), qPrintable(second.error()));
     QCOMPARE(second.stop(), 0);
     QCOMPARE(first.stop(), 0);
+}
+
+void DataDirLockTest::dataDirThatIsNoDirectoryIsNamedAsSuch_data()
+{
+    QTest::addColumn<QString>("under");   // the --data-dir, below the scratch directory
+    QTest::addColumn<QString>("theFile"); // the regular file in its way
+    QTest::addColumn<QString>("message");
+    QTest::newRow("a file") << QStringLiteral("notes.txt") << QStringLiteral("notes.txt")
+                            << QStringLiteral("is a file, not a directory");
+    QTest::newRow("under a file") << QStringLiteral("notes.txt/data") << QStringLiteral("notes.txt")
+                                  << QStringLiteral("is a file, not a directory");
+}
+
+// An operator who points --data-dir at a file learns that, not that a directory cannot be made.
+void DataDirLockTest::dataDirThatIsNoDirectoryIsNamedAsSuch()
+{
+    QFETCH(QString, under);
+    QFETCH(QString, theFile);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QFile file(dir.filePath(theFile));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("not a directory\n");
+    file.close();
+    const ServerProcess::RunResult result = ServerProcess::run(
+        {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"), dir.filePath(under)}, kRefusalMs);
+    QVERIFY2(result.finished, ("the server kept running; stdout: " + result.out).constData());
+    QCOMPARE(result.exitCode, 1);
+    const QString err = QString::fromLocal8Bit(result.err);
+    QVERIFY2(err.contains(QStringLiteral("%1 %2").arg(dir.filePath(theFile), message)), qPrintable(err));
+    QVERIFY2(!err.contains(QStringLiteral("cannot create")) || under != theFile, qPrintable(err));
+    // The file is untouched.
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), QByteArray("not a directory\n"));
 }
 
 QTEST_GUILESS_MAIN(DataDirLockTest)
