@@ -4,9 +4,16 @@
 
 #include <QDir>
 #include <QFile>
+#include <QRegularExpression>
 #include <QSaveFile>
 
 namespace taxicore {
+
+bool isWellFormedToken(const QString &token)
+{
+    static const QRegularExpression tokenChars(QStringLiteral("^[A-Za-z0-9._~+/=-]{16,128}$"));
+    return tokenChars.match(token).hasMatch();
+}
 
 namespace {
 
@@ -21,10 +28,18 @@ QString loadOrCreateToken(const QString &dataDir, const QString &fileName, const
                 QStringLiteral("cannot read the %1 %2: %3").arg(QLatin1StringView(what), path, existing.errorString());
             return {};
         }
+        // Latin-1: any byte that is no ASCII becomes a character the rule refuses. The file is
+        // written whole (QSaveFile) or not at all, so a bad one is the operator's: never replaced.
         const QString token = QString::fromLatin1(existing.readAll().trimmed());
-        if (token.size() >= 16)
+        if (isWellFormedToken(token))
             return token;
-        // An empty or truncated file (a crash while writing it): make a new token.
+        const QString found = token.size() < 16 || token.size() > 128
+                                  ? QStringLiteral("%1 characters").arg(token.size())
+                                  : QStringLiteral("other characters (spaces, quotes or non-ASCII)");
+        error = QStringLiteral("the %1 file %2 must hold %3 (and a newline), not %4; correct it, or delete it "
+                               "to have a new random token made")
+                    .arg(QLatin1StringView(what), path, QLatin1StringView(kTokenRule), found);
+        return {};
     }
     if (!QDir().mkpath(dataDir)) {
         error = QStringLiteral("cannot create the data directory %1").arg(dataDir);

@@ -1,6 +1,7 @@
 #include "runtime/ServerOptions.h"
 
 #include "region/RegionLayout.h"
+#include "runtime/AdminTokenFile.h"
 #include "runtime/PricingOptions.h"
 #include "control/RuntimeSettings.h"
 
@@ -183,16 +184,15 @@ bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options,
     options.adminToken = parser.value(QStringLiteral("admin-token"));
     if (options.adminToken.isEmpty())
         options.adminToken = qEnvironmentVariable("TAXICORE_ADMIN_TOKEN");
-    static const QRegularExpression tokenChars(QStringLiteral("^[A-Za-z0-9._~+/=-]{16,128}$"));
-    if (!options.adminToken.isEmpty() && !tokenChars.match(options.adminToken).hasMatch()) {
-        error = QStringLiteral("--admin-token must be 16 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -");
+    if (!options.adminToken.isEmpty() && !isWellFormedToken(options.adminToken)) {
+        error = QStringLiteral("--admin-token must be %1").arg(QLatin1StringView(kTokenRule));
         return false;
     }
     options.deviceToken = parser.value(QStringLiteral("device-token"));
     if (options.deviceToken.isEmpty())
         options.deviceToken = qEnvironmentVariable("TAXICORE_DEVICE_TOKEN");
-    if (!options.deviceToken.isEmpty() && !tokenChars.match(options.deviceToken).hasMatch()) {
-        error = QStringLiteral("--device-token must be 16 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -");
+    if (!options.deviceToken.isEmpty() && !isWellFormedToken(options.deviceToken)) {
+        error = QStringLiteral("--device-token must be %1").arg(QLatin1StringView(kTokenRule));
         return false;
     }
     const QString trust = parser.value(QStringLiteral("trust-loopback"));

@@ -2,8 +2,9 @@
 // trusted loopback clients without a token or
 // to anyone with the admin token; a wrong token is 401 even from loopback; --trust-loopback off
 // makes loopback clients need the token too. The token is made at first start in the data
-// directory (mode 0600) and kept across restarts; --admin-token overrides it. Riders (with their
-// rider token) can never switch modes or kill workers. Real taxicore-server children.
+// directory (mode 0600) and kept across restarts; --admin-token overrides it. A token file the
+// operator wrote is held to --admin-token's rule and never replaced: a bad one stops the start.
+// Riders (with their rider token) can never switch modes or kill workers. Real taxicore-server children.
 
 #include "HardeningKit.h"
 
@@ -128,6 +129,61 @@ private Q_SLOTS:
         QCOMPARE(readTokenFile(data.path()), first);
         TC_VERIFY_STATUS(send(again, "GET", "/admin/v1/workers", first), 200);
         QCOMPARE(again.stop(), 0);
+    }
+
+    void operatorsTokenFileIsCheckedNeverReplaced_data()
+    {
+        QTest::addColumn<QString>("fileName");
+        QTest::addColumn<QByteArray>("content");
+        for (const QString &name : {QStringLiteral("admin-token"), QStringLiteral("device-token")}) {
+            const QByteArray tag = name.toLatin1() + ": ";
+            QTest::newRow(tag + "too short") << name << QByteArray("short-token\n");
+            QTest::newRow(tag + "empty") << name << QByteArray();
+            QTest::newRow(tag + "spaces") << name << QByteArray("has spaces in it, so no good\n");
+            QTest::newRow(tag + "quotes") << name << QByteArray("\"quoted-token-0123456789\"\n");
+            QTest::newRow(tag + "non-ASCII") << name << QByteArray("t\xc3\xb6ken-with-an-umlaut-0123\n");
+            QTest::newRow(tag + "too long") << name << QByteArray(129, 'a');
+        }
+    }
+
+    // The rule of --admin-token and --device-token holds for the files too; the operator's file is
+    // left as it is, and the message names it and the rule.
+    void operatorsTokenFileIsCheckedNeverReplaced()
+    {
+        QFETCH(QString, fileName);
+        QFETCH(QByteArray, content);
+        QTemporaryDir data;
+        QFile file(data.filePath(fileName));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(content);
+        file.close();
+        const ServerProcess::RunResult r =
+            ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"),
+                                QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()},
+                               10'000);
+        QVERIFY2(r.finished, "the server started on a bad token file: " + r.out);
+        QVERIFY2(r.exitCode == 1, QByteArray::number(r.exitCode) + ": " + r.err);
+        QVERIFY2(!r.out.contains("listening on"), r.out.constData());
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.contains(data.filePath(fileName)), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("16 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -")), qPrintable(err));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), content);
+    }
+
+    void operatorsTokenFileWithANewlineIsUsed()
+    {
+        QTemporaryDir data;
+        QFile file(data.filePath(QStringLiteral("admin-token")));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("operator-chosen-admin-token\r\n");
+        file.close();
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--data-dir"), data.path(),
+                              QStringLiteral("--trust-loopback"), QStringLiteral("off")});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        TC_VERIFY_STATUS(send(server, "GET", "/admin/v1/runtime", "operator-chosen-admin-token"), 200);
+        QCOMPARE(readTokenFile(data.path()), QByteArray("operator-chosen-admin-token"));
+        QCOMPARE(server.stop(), 0);
     }
 
     void adminTokenFlagOverridesTheFile()
