@@ -10,12 +10,29 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <cstdio>
+#include <exception>
+#include <new>
+#include <system_error>
 
 namespace {
 constexpr int kShutdownGraceMs = 5000;
+
+// An exception nothing else caught (a thread the system would not make, memory it would not give),
+// as one line instead of std::terminate's abort. Both usually mean a limit set too low for the
+// server's thread stacks and mappings: say which.
+QString describeFailure(const std::exception &e)
+{
+    QString text = QString::fromLocal8Bit(e.what());
+    const auto *system = dynamic_cast<const std::system_error *>(&e);
+    if (system && system->code() == std::errc::resource_unavailable_try_again)
+        text += QStringLiteral(" (no thread could be made: a memory limit such as ulimit -v, or a process limit "
+                               "such as ulimit -u, may be too low)");
+    else if (dynamic_cast<const std::bad_alloc *>(&e))
+        text += QStringLiteral(" (out of memory: a memory limit such as ulimit -v may be too low)");
+    return text;
 }
 
-int main(int argc, char *argv[])
+int run(int argc, char *argv[])
 {
     // Qt's plain poll() event dispatcher instead of glib's: both look at every open socket on
     // every loop iteration, but glib's costs about twice as much per socket, and with thousands of
@@ -103,7 +120,14 @@ int main(int argc, char *argv[])
     // ends the process at once; from setServing() on it drains.
     taxicore::UnixSignalWatcher signalWatcher;
     taxicore::ServerHost host(options);
-    if (!host.start(error)) {
+    bool started = false;
+    try {
+        started = host.start(error);
+    } catch (const std::exception &e) {
+        // Like any failed start: what start() set up is taken down by ~ServerHost (stop).
+        error = QStringLiteral("cannot start: %1").arg(describeFailure(e));
+    }
+    if (!started) {
         std::fprintf(stderr, "taxicore-server: %s\n", qPrintable(error));
         return 1;
     }
@@ -115,4 +139,16 @@ int main(int argc, char *argv[])
     std::printf("listening on %s\n", qPrintable(host.url().toString(QUrl::StripTrailingSlash)));
     std::fflush(stdout);
     return app.exec();
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) { // thrown after the start, or in a worker process
+        std::fprintf(stderr, "taxicore-server: stopped: %s\n", qPrintable(describeFailure(e)));
+        return 1;
+    }
 }

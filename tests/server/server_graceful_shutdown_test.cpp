@@ -1,8 +1,8 @@
 // Process life: the exact first stdout line, SIGTERM/SIGINT/SIGHUP draining in-flight requests and
 // exiting 0 within the grace period (a SIGHUP ignored by nohup staying ignored), a signal while
-// starting stopping it at once, and clear failures for a busy port (IPv4 and IPv6, against
-// another taxicore-server whose listeners use SO_REUSEPORT), a refused bind and bad flags (a stray
-// argument among them).
+// starting stopping it at once, a thread the system refuses (ulimit -v) being a message rather than
+// an abort, and clear failures for a busy port (IPv4 and IPv6, against another taxicore-server
+// whose listeners use SO_REUSEPORT), a refused bind and bad flags (a stray argument among them).
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -23,6 +23,7 @@
 #include <grp.h>
 #include <memory>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,11 @@ constexpr int kRefusedStartWaitMs = 5000;
 // first, and how soon it must be gone after the signal.
 constexpr int kStuckInStartMs = 300;
 constexpr int kStopWhileStartingMs = 2000;
+// An address-space limit (ulimit -v 400000) under which the server's start cannot make all its
+// threads here: the city, the region and each thread's stack and malloc arena are reserved address space.
+constexpr rlim_t kTooLittleAddressSpace = 400'000ull * 1024;
+constexpr int kAddressSpaceAttempts = 3;
+constexpr int kAddressSpaceAttemptMs = 3000;
 
 bool canListenOnIpv6Loopback()
 {
@@ -84,6 +90,7 @@ private Q_SLOTS:
     void addressNotOnThisMachineIsNamedAsSuch_data();
     void addressNotOnThisMachineIsNamedAsSuch();
     void lowPortAsAnUnprivilegedUserIsNamedAsPermissionDenied();
+    void threadTheSystemRefusesIsAMessageNotAnAbort();
     void badFlagExits2NamingTheFlag_data();
     void badFlagExits2NamingTheFlag();
     void versionPrintsTheVersion();
@@ -436,6 +443,37 @@ void GracefulShutdownTest::lowPortAsAnUnprivilegedUserIsNamedAsPermissionDenied(
     QVERIFY2(result.err.contains("127.0.0.1:1"), result.err.constData());
     QVERIFY2(result.err.contains("permission denied"), result.err.constData());
     QVERIFY2(!result.err.contains("in use"), result.err.constData());
+}
+
+// std::thread throws std::system_error (EAGAIN) when the system makes no thread; uncaught, it
+// aborted the server with "terminate called after throwing ...".
+void GracefulShutdownTest::threadTheSystemRefusesIsAMessageNotAnAbort()
+{
+#if defined(__SANITIZE_ADDRESS__)
+    QSKIP("AddressSanitizer reserves terabytes of shadow memory: it cannot start under an address-space limit");
+#endif
+    // How much fits varies from run to run (address-space layout, threads started by then): a
+    // few tries, each given a moment (a start takes a fraction of a second).
+    ServerProcess::RunResult result;
+    for (int attempt = 0; attempt < kAddressSpaceAttempts; ++attempt) {
+        QTemporaryDir data;
+        QVERIFY(data.isValid());
+        result = ServerProcess::run({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cars"),
+                                     QStringLiteral("10"), QStringLiteral("--data-dir"), data.path()},
+                                    kAddressSpaceAttemptMs, [] {
+                                        const rlimit limit{kTooLittleAddressSpace, kTooLittleAddressSpace};
+                                        ::setrlimit(RLIMIT_AS, &limit);
+                                    });
+        if (!result.out.contains("listening on"))
+            break;
+    }
+    if (result.out.contains("listening on"))
+        QSKIP("400 MB of address space were enough for the server each time: no thread was refused");
+    QVERIFY2(result.finished, "the server died of a signal: " + result.err);
+    QVERIFY2(result.exitCode == 1, QByteArray::number(result.exitCode) + ": " + result.err);
+    QVERIFY2(result.err.contains("taxicore-server: cannot start: "), result.err.constData());
+    QVERIFY2(result.err.contains("ulimit -v"), result.err.constData());
+    QVERIFY2(!result.err.contains("terminate called"), result.err.constData());
 }
 
 void GracefulShutdownTest::badFlagExits2NamingTheFlag_data()
