@@ -130,7 +130,7 @@ int main(int argc, char *argv[])
     ConsoleSettings::restore(options, parser);
     taxicore::raiseFileLimitAndReport("taxicore", options.limits.maxConnections);
 
-    // SIGTERM/SIGINT quit like closing the window: the server drains and its workers stop.
+    // SIGTERM/SIGINT/SIGHUP quit like closing the window: the server drains and its workers stop.
     // Watched before the server starts: a script may stop us as soon as it reads our URL. While
     // the start blocks, a signal ends the process at once (nothing is served yet).
     taxicore::UnixSignalWatcher signalWatcher;
