@@ -23,8 +23,9 @@ void CommitHealth::failed(const QString &error, quint64 failedTotal)
     if (m_failing.exchange(true, std::memory_order_relaxed))
         return;
     m_failedBefore = failedTotal;
-    qWarning().noquote() << error + QStringLiteral("; records are refused (503 to their requests) until a commit "
-                                                   "succeeds");
+    qWarning().noquote() << error
+                                + QStringLiteral("; records are refused (503 to their requests) until a commit "
+                                                 "succeeds");
 }
 
 } // namespace taxicore

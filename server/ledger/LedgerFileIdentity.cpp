@@ -12,7 +12,8 @@ QString LedgerFileIdentity::record(const QString &path)
     m_path = path;
     struct stat info {};
     if (::stat(QFile::encodeName(path).constData(), &info) != 0)
-        return QStringLiteral("ledger %1: cannot read the file's identity: %2").arg(path, QString::fromLocal8Bit(strerror(errno)));
+        return QStringLiteral("ledger %1: cannot read the file's identity: %2")
+            .arg(path, QString::fromLocal8Bit(strerror(errno)));
     m_device = info.st_dev;
     m_inode = info.st_ino;
     return {};
