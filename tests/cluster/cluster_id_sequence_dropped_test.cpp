@@ -82,8 +82,9 @@ void ClusterIdSequenceDroppedTest::initTestCase()
 void ClusterIdSequenceDroppedTest::init()
 {
     m_database = QStringLiteral("ids_%1").arg(QString::fromLatin1(QTest::currentTestFunction()).toLower());
-    QVERIFY2(!m_postgres.psql(QStringLiteral("CREATE DATABASE %1").arg(m_database), QStringLiteral("postgres")).isNull(),
-             qPrintable(m_postgres.error()));
+    QVERIFY2(
+        !m_postgres.psql(QStringLiteral("CREATE DATABASE %1").arg(m_database), QStringLiteral("postgres")).isNull(),
+        qPrintable(m_postgres.error()));
     QVERIFY(m_redis.flushAll());
     m_answered.clear();
 }
@@ -125,9 +126,9 @@ void ClusterIdSequenceDroppedTest::restartFirstNode()
 void ClusterIdSequenceDroppedTest::bookAndCancel(ServerProcess &node, const QString &rider)
 {
     HttpClient http(node.host(), node.port());
-    const QJsonObject order{{QStringLiteral("rider_id"), rider},
-                            {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), 57.7},
-                                                                   {QStringLiteral("lng"), 11.97}}}};
+    const QJsonObject order{
+        {QStringLiteral("rider_id"), rider},
+        {QStringLiteral("pickup"), QJsonObject{{QStringLiteral("lat"), 57.7}, {QStringLiteral("lng"), 11.97}}}};
     const HttpResponse booked = http.postJson("/api/v1/bookings", order);
     QVERIFY2(booked.status == 201, qPrintable(booked.describe() + node.stderrText().right(2000)));
     const QJsonObject booking = booked.json();
@@ -156,12 +157,12 @@ void ClusterIdSequenceDroppedTest::everyAnswerHasItsOwnIdAndItsOwnRow()
 {
     std::set<qint64> ids;
     for (const Answered &a : m_answered)
-        QVERIFY2(ids.insert(a.id).second,
-                 qPrintable(QStringLiteral("booking id %1 was answered 201 twice (again to %2)").arg(a.id).arg(a.rider)));
+        QVERIFY2(
+            ids.insert(a.id).second,
+            qPrintable(QStringLiteral("booking id %1 was answered 201 twice (again to %2)").arg(a.id).arg(a.rider)));
     for (const Answered &a : m_answered) {
-        const QString row =
-            m_postgres.psql(QStringLiteral("SELECT rider_id || '|' || created_ms FROM bookings WHERE id = %1").arg(a.id),
-                            m_database);
+        const QString row = m_postgres.psql(
+            QStringLiteral("SELECT rider_id || '|' || created_ms FROM bookings WHERE id = %1").arg(a.id), m_database);
         QCOMPARE(row.trimmed(), QStringLiteral("%1|%2").arg(a.rider).arg(a.createdMs));
     }
 }
@@ -204,13 +205,14 @@ void ClusterIdSequenceDroppedTest::anIdHandedOutTwiceNeverReplacesABooking()
     bookOnBothNodes(QStringLiteral("before"), kBookingsBefore);
     QVERIFY(!QTest::currentTestFailed());
     const qint64 largestBefore = largestBooking();
-    QVERIFY2(!m_postgres
-                  .psql(QStringLiteral("DROP SEQUENCE taxicore_booking_ids;"
-                                       " CREATE SEQUENCE taxicore_booking_ids INCREMENT BY 32;"
-                                       " SELECT setval('taxicore_booking_ids', (SELECT max(id) + 1 FROM bookings), false)"),
-                        m_database)
-                  .isNull(),
-             qPrintable(m_postgres.error()));
+    QVERIFY2(
+        !m_postgres
+             .psql(QStringLiteral("DROP SEQUENCE taxicore_booking_ids;"
+                                  " CREATE SEQUENCE taxicore_booking_ids INCREMENT BY 32;"
+                                  " SELECT setval('taxicore_booking_ids', (SELECT max(id) + 1 FROM bookings), false)"),
+                   m_database)
+             .isNull(),
+        qPrintable(m_postgres.error()));
     restartFirstNode();
     bookOnBothNodes(QStringLiteral("after"), kRounds);
     QVERIFY(!QTest::currentTestFailed());
