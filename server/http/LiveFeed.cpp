@@ -48,6 +48,9 @@ constexpr int kTickStepMs = 20;
 constexpr qint64 kTickSliceNs = 1'000'000;
 // A refused or closing socket that does not finish the closing handshake is aborted after this.
 constexpr int kCloseGraceMs = 3000;
+// How often every client's write backlog is checked (dropClientsNotReading): a flood of pings
+// at loopback speed queues about 9 MB of pongs in this time before the client is dropped.
+constexpr int kBacklogCheckMs = 50;
 
 QByteArray compact(const QJsonObject &object)
 {
@@ -163,6 +166,11 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
     m_retryTimer.setSingleShot(true);
     m_retryTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_retryTimer, &QTimer::timeout, this, &LiveFeed::followMarked);
+    // A client can make the server write without the feed sending: every ping it sends is answered
+    // with a pong. One that pings and never reads grew the server by all it sent (600 MB in 3 s);
+    // QWebSocket tells nobody about a ping, so its write backlog is looked at this often.
+    m_backlogTimer.setInterval(kBacklogCheckMs);
+    connect(&m_backlogTimer, &QTimer::timeout, this, &LiveFeed::dropClientsNotReading);
 }
 
 LiveFeed::~LiveFeed()
@@ -229,6 +237,8 @@ void LiveFeed::acceptPending()
         auto client = std::make_shared<Client>();
         client->socket = socket;
         m_clients.insert(socket, client);
+        if (!m_backlogTimer.isActive())
+            m_backlogTimer.start();
         connect(socket, &QWebSocket::textMessageReceived, this,
                 [this, socket](const QString &text) { onMessage(socket, text); });
         connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &) {
@@ -714,17 +724,35 @@ void LiveFeed::sendUpdate(Client &client, TickCache &carsCache)
 
 bool LiveFeed::send(Client &client, const QByteArray &utf8Json)
 {
-    QWebSocket *socket = client.socket;
-    if (client.pendingBytes > m_maxPendingBytes) {
-        // A client that does not read is dropped rather than buffered without bound.
-        m_clients.remove(socket);
-        m_indexStale = true;
-        socket->abort();
-        socket->deleteLater();
+    if (dropIfNotReading(client))
         return false;
-    }
-    client.pendingBytes += socket->sendTextMessage(QString::fromUtf8(utf8Json));
+    client.pendingBytes += client.socket->sendTextMessage(QString::fromUtf8(utf8Json));
     return true;
+}
+
+bool LiveFeed::dropIfNotReading(Client &client)
+{
+    QWebSocket *socket = client.socket;
+    if (client.pendingBytes <= m_maxPendingBytes && socket->bytesToWrite() <= m_maxPendingBytes)
+        return false;
+    // A client that does not read is dropped rather than buffered without bound.
+    m_clients.remove(socket);
+    m_indexStale = true;
+    socket->abort();
+    socket->deleteLater();
+    return true;
+}
+
+void LiveFeed::dropClientsNotReading()
+{
+    if (m_clients.isEmpty()) {
+        m_backlogTimer.stop();
+        return;
+    }
+    // A copy: dropping removes from m_clients.
+    const QList<std::shared_ptr<Client>> clients = m_clients.values();
+    for (const std::shared_ptr<Client> &client : clients)
+        dropIfNotReading(*client);
 }
 
 } // namespace taxicore

@@ -158,6 +158,10 @@ private:
     // With `cache` (an update tick), road ETAs only while the tick's road budget lasts.
     QByteArray bookingJsonBytes(Client &client, TickCache *cache = nullptr);
     bool send(Client &client, const QByteArray &utf8Json);
+    // Drops the client when more than m_maxPendingBytes wait to be written to it: the feed's
+    // messages, and the pongs Qt answers every ping with by itself. True when it was dropped.
+    bool dropIfNotReading(Client &client);
+    void dropClientsNotReading();
 
     QAbstractHttpServer &m_server;
     const FleetStore &m_fleet;
@@ -182,6 +186,7 @@ private:
     QHash<QWebSocket *, Hint> m_marked;              // to check in the next pass
     QHash<QWebSocket *, Hint> m_retries;             // to check again later
     QTimer m_retryTimer;
+    QTimer m_backlogTimer; // dropClientsNotReading, while there are clients
     int m_maxClients = 1000;
     qint64 m_maxPendingBytes = 256 * 1024;
     int m_idleTimeoutMs = kDefaultIdleTimeoutMs;
