@@ -83,8 +83,12 @@ QByteArray serializeResponse(const ApiResponse &response, bool http10, bool keep
     const auto lengthEnd = std::to_chars(length, length + sizeof length, response.body.size()).ptr;
     const QByteArray reason = statusText(response.status); // a literal: no allocation
     const QByteArrayView connection = keepAlive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
-    qsizetype size = 9 + (statusEnd - status) + 1 + reason.size() + 16 + response.contentType.size() + 18
-                     + (lengthEnd - length) + connection.size() + 4 + (headOnly ? 0 : response.body.size());
+    // A 304 has no content and its Content-Length would have to be the 200's (RFC 9110 §8.6): a
+    // cache freshening its stored headers from it would take a 0 over. Likewise none for 1xx, 204.
+    const bool lengthless = response.status == 304 || response.status == 204 || response.status < 200;
+    qsizetype size = 9 + (statusEnd - status) + 1 + reason.size() + 16 + response.contentType.size()
+                     + (lengthless ? 0 : 18 + (lengthEnd - length)) + connection.size() + 4
+                     + (headOnly ? 0 : response.body.size());
     for (const auto &header : response.headers)
         size += 2 + header.first.size() + 2 + header.second.size();
     QByteArray out(size, Qt::Uninitialized);
@@ -100,8 +104,10 @@ QByteArray serializeResponse(const ApiResponse &response, bool http10, bool keep
     put(reason);
     put("\r\nContent-Type: ");
     put(response.contentType);
-    put("\r\nContent-Length: ");
-    put(QByteArrayView(length, lengthEnd - length));
+    if (!lengthless) {
+        put("\r\nContent-Length: ");
+        put(QByteArrayView(length, lengthEnd - length));
+    }
     put(connection);
     for (const auto &header : response.headers) {
         put("\r\n");
