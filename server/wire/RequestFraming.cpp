@@ -139,7 +139,9 @@ qsizetype RequestFraming::check(const char *data, qsizetype size, long long nowM
         case Phase::Method:
         case Phase::Target:
         case Phase::Version:
-            if (++m_lineBytes > m_limits->maxRequestLineBytes)
+            // The line without its CR LF counts, as a header field's does (a CR elsewhere is refused
+            // below).
+            if (c != '\r' && ++m_lineBytes > m_limits->maxRequestLineBytes)
                 return fail(414, "uri_too_long", "the request line is longer than %1 bytes",
                             m_limits->maxRequestLineBytes, i);
             if (m_phase == Phase::Method || m_phase == Phase::Target) {
