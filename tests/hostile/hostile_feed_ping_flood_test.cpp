@@ -25,8 +25,8 @@ constexpr int kSendTimeoutMs = 3000;
 QByteArray pingFrame(int payload)
 {
     QByteArray frame;
-    frame.append(char(0x89));               // FIN, opcode 9 (ping)
-    frame.append(char(0x80 | payload));     // masked, length < 126
+    frame.append(char(0x89));                // FIN, opcode 9 (ping)
+    frame.append(char(0x80 | payload));      // masked, length < 126
     frame.append(QByteArray(4, char(0x5a))); // the mask (zeros XOR mask is the payload sent)
     frame.append(QByteArray(payload, char(0x5a)));
     return frame;
@@ -145,8 +145,9 @@ void FeedPingFloodTest::pingFloodWithoutReadingIsDropped()
     ::close(fd);
     qInfo("%s: sent %lld MiB, server %lld → peak %lld MiB, %s", qPrintable(mode), sent >> 20, rssAtStart >> 10,
           peakKiB >> 10, dropped ? "dropped" : "never dropped");
-    QVERIFY2(dropped, qPrintable(QStringLiteral("the server took %1 MiB of pings from a client that reads nothing")
-                                     .arg(sent >> 20)));
+    QVERIFY2(
+        dropped,
+        qPrintable(QStringLiteral("the server took %1 MiB of pings from a client that reads nothing").arg(sent >> 20)));
     QVERIFY2(peakKiB - rssAtStart < kGrowthBoundKiB,
              qPrintable(QStringLiteral("the server grew by %1 MiB").arg((peakKiB - rssAtStart) >> 10)));
     // And it serves on.
