@@ -8,6 +8,7 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "ProcessInfo.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
 
@@ -16,7 +17,6 @@
 #include <QTest>
 #include <csignal>
 #include <cstring>
-#include <sys/resource.h>
 
 using namespace taxicore::test;
 
@@ -46,20 +46,6 @@ QList<qint64> serverPids(const ServerProcess &server)
         if (const qint64 pid = qint64(w.toObject().value("pid").toDouble()); pid > 0)
             pids.append(pid);
     return pids;
-}
-
-// Lowers (or restores) the soft file-size limit of every server process.
-bool limitFileSize(const QList<qint64> &pids, bool broken)
-{
-    for (const qint64 pid : pids) {
-        rlimit current{};
-        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, nullptr, &current) != 0)
-            return false;
-        current.rlim_cur = broken ? 1 : current.rlim_max;
-        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, &current, nullptr) != 0)
-            return false;
-    }
-    return true;
 }
 
 // Booking `id` as the rider holding `token` sees it.

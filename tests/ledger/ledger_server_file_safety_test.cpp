@@ -11,17 +11,16 @@
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "ProcessInfo.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
 
 #include <QDir>
 #include <QFileInfo>
-#include <QJsonArray>
 #include <QTemporaryDir>
 #include <QTest>
 #include <csignal>
 #include <cstring>
-#include <sys/resource.h>
 #include <vector>
 
 using namespace taxicore::test;
@@ -60,30 +59,6 @@ double metric(HttpClient &http, const QByteArray &name)
         if (line.startsWith(name + ' '))
             return line.mid(name.size() + 1).toDouble();
     return -1;
-}
-
-// Sets the soft file-size limit of every process of the server: 1 byte makes SQLite's next write
-// fail with EFBIG (the server ignores SIGXFSZ), as a full disk would.
-bool limitFileSize(const QList<qint64> &pids, bool broken)
-{
-    for (const qint64 pid : pids) {
-        rlimit current{};
-        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, nullptr, &current) != 0)
-            return false;
-        current.rlim_cur = broken ? 1 : current.rlim_max;
-        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, &current, nullptr) != 0)
-            return false;
-    }
-    return true;
-}
-
-QList<qint64> serverPids(const ServerProcess &server, HttpClient &http)
-{
-    QList<qint64> pids{server.pid()};
-    for (const QJsonValue &w : http.get("/admin/v1/workers").json().value("workers").toArray())
-        if (const qint64 pid = qint64(w.toObject().value("pid").toDouble()); pid > 0)
-            pids.append(pid);
-    return pids;
 }
 
 } // namespace
@@ -157,7 +132,7 @@ void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings()
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
     HttpClient http(server.host(), server.port(), 10'000);
     if (mode == QStringLiteral("processes"))
-        QTRY_VERIFY_WITH_TIMEOUT(serverPids(server, http).size() == 3, kStartMs);
+        QTRY_VERIFY_WITH_TIMEOUT(processTree(server.pid()).size() == 3, kStartMs);
     TC_VERIFY_STATUS(book(http, 1), 201);
     QCOMPARE(health(http).value("status").toString(), QStringLiteral("ok"));
 
@@ -197,7 +172,7 @@ void LedgerFileSafetyTest::failingCommitsShowInHealthAndNotTheirPath()
     QCOMPARE(healthy.value("status").toString(), QStringLiteral("ok"));
     QCOMPARE(healthy.value("ledger").toString(), QStringLiteral("ok"));
 
-    const QList<qint64> pids = serverPids(server, http);
+    const QList<qint64> pids = processTree(server.pid());
     QVERIFY2(limitFileSize(pids, true), strerror(errno));
     const HttpResponse refused = book(http, 2);
     TC_VERIFY_ERROR(refused, 503, "ledger_unavailable");

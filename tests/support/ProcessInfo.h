@@ -10,9 +10,26 @@
 #include <QList>
 #include <QPair>
 #include <algorithm>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace taxicore::test {
+
+// Lowers (or restores) the soft file-size limit (RLIMIT_FSIZE) of each of `pids`: at 1 byte the
+// server's next write past a file's end fails with EFBIG, as on a full disk (the server ignores
+// SIGXFSZ); restored, the soft limit is the hard one again. False when a prlimit call failed.
+inline bool limitFileSize(const QList<qint64> &pids, bool broken)
+{
+    for (const qint64 pid : pids) {
+        rlimit current{};
+        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, nullptr, &current) != 0)
+            return false;
+        current.rlim_cur = broken ? 1 : current.rlim_max;
+        if (::prlimit(pid_t(pid), RLIMIT_FSIZE, &current, nullptr) != 0)
+            return false;
+    }
+    return true;
+}
 
 // The server's pid and its worker processes (direct children), read from /proc. Children are
 // listed per thread, and the workers are started from the control thread, so every task counts.
