@@ -28,8 +28,8 @@ constexpr qint64 kRateWindowMs = 1000;
 constexpr int kStopGraceMs = 2000;
 // The most rides per minute the demand generator takes (as --demand-rate).
 constexpr double kMaxDemandRate = 6000;
-// How long the console's Cancel waits for the ledger before it says it did not cancel (yet).
-constexpr int kCancelCommitWaitMs = 2000;
+// How long the console's Cancel and Reassign wait for the ledger before they say it is not done (yet).
+constexpr int kCommitWaitMs = 2000;
 
 ConsoleBackend *s_instance = nullptr;
 } // namespace
@@ -179,7 +179,7 @@ bool ConsoleBackend::cancelBooking(qint64 id)
                          verdict->set_value(committed);
                      });
     const bool done =
-        settled.wait_for(std::chrono::milliseconds(kCancelCommitWaitMs)) == std::future_status::ready && settled.get();
+        settled.wait_for(std::chrono::milliseconds(kCommitWaitMs)) == std::future_status::ready && settled.get();
     Q_EMIT bookingsChanged();
     return done;
 }
@@ -192,7 +192,20 @@ QVariantMap ConsoleBackend::reassignBooking(qint64 id, int carId)
     if (!m_host || id <= 0 || carId < 0)
         return failed(tr("no such booking"));
     const taxicore::BookingReassign reassign(m_host->fleet(), *m_estimator, ledger());
-    const auto move = reassign(uint64_t(id), carId);
+    // As cancelBooking(): the booking has its new car once the ledger holds the move; the wait is
+    // short (the commit takes ms), and the move settles by itself if it gives up.
+    struct Verdict {
+        taxicore::FleetStore::Reassignment move;
+        bool committed = false;
+        QString error;
+    };
+    auto verdict = std::make_shared<std::promise<Verdict>>();
+    std::future<Verdict> recorded = verdict->get_future();
+    const auto move =
+        reassign(uint64_t(id), carId,
+                 [verdict](const taxicore::FleetStore::Reassignment &done, bool committed, const QString &error) {
+                     verdict->set_value({done, committed, error});
+                 });
     using R = taxicore::FleetStore::ReassignResult;
     switch (move.result) {
     case R::Done:
@@ -206,11 +219,16 @@ QVariantMap ConsoleBackend::reassignBooking(qint64 id, int carId)
     case R::CarUnavailable:
         return failed(carId ? tr("car %1 is not available").arg(carId) : tr("no other car is available"));
     }
+    if (recorded.wait_for(std::chrono::milliseconds(kCommitWaitMs)) != std::future_status::ready)
+        return failed(tr("the ledger has not recorded the reassignment yet; it applies once recorded"));
+    const Verdict done = recorded.get();
     Q_EMIT bookingsChanged();
+    if (!done.committed)
+        return failed(tr("the reassignment could not be recorded: %1").arg(done.error));
     return {{QStringLiteral("ok"), true},
             {QStringLiteral("bookingId"), id},
-            {QStringLiteral("carId"), move.booking.carId},
-            {QStringLiteral("previousCarId"), move.previousCarId}};
+            {QStringLiteral("carId"), done.move.booking.carId},
+            {QStringLiteral("previousCarId"), done.move.previousCarId}};
 }
 
 QVariantMap ConsoleBackend::tariff() const

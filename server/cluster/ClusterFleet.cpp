@@ -147,6 +147,22 @@ FleetStore::Transition ClusterFleet::settle(const Transition &move, bool committ
     return settled;
 }
 
+FleetStore::Reassignment ClusterFleet::settleReassign(const Reassignment &move, bool committed)
+{
+    Reassignment settled = m_local.settleReassign(move, committed);
+    if (committed && settled.result == ReassignResult::Done)
+        announce(settled.booking.id);
+    return settled;
+}
+
+bool ClusterFleet::settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded)
+{
+    const bool applied = m_local.settleAbandoned(pid, move, recorded);
+    if (applied)
+        announce(move.bookingId);
+    return applied;
+}
+
 FleetStore::Booking ClusterFleet::book(const QString &riderId, LatLng pickup, std::optional<LatLng> dropoff,
                                        double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash)
 {

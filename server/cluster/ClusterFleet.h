@@ -129,10 +129,14 @@ public:
     Transition beginCancel(uint64_t id) override { return m_local.beginCancel(id); }
     Transition beginExpire(uint64_t id) override { return m_local.beginExpire(id); }
     Transition settle(const Transition &move, bool committed) override;
-    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override
+    Reassignment beginReassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override
     {
-        return m_local.reassign(id, carId, radiusM, etas);
+        return m_local.beginReassign(id, carId, radiusM, etas);
     }
+    // Announced once committed, like settle().
+    Reassignment settleReassign(const Reassignment &move, bool committed) override;
+    std::vector<PendingMove> movesPendingFor(int pid) const override { return m_local.movesPendingFor(pid); }
+    bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
     void announce(uint64_t bookingId) override;
     // Holds the car and asks for a resync soon: if the winner's booking ended before this node heard
     // of it, only the database can say the car is free again.

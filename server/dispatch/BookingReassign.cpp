@@ -15,27 +15,28 @@ BookingReassign::BookingReassign(FleetStore &fleet, const TripEstimator &estimat
 
 FleetStore::Reassignment BookingReassign::operator()(uint64_t bookingId, int carId, Recorded recorded) const
 {
-    const FleetStore::Reassignment move =
-        m_fleet.reassign(bookingId, carId, kSearchRadiusM, [this](LatLng target, const std::vector<LatLng> &cars) {
+    const FleetStore::Reassignment begun =
+        m_fleet.beginReassign(bookingId, carId, kSearchRadiusM, [this](LatLng target, const std::vector<LatLng> &cars) {
             return m_estimator.etasTo(target, cars);
         });
-    if (move.result != FleetStore::ReassignResult::Done)
-        return move;
+    if (begun.result != FleetStore::ReassignResult::Done)
+        return begun;
     if (!m_ledger) {
+        const FleetStore::Reassignment settled = m_fleet.settleReassign(begun, true);
         if (recorded)
-            recorded(move, true, {});
-        return move;
+            recorded(settled, true, {});
+        return settled;
     }
     // A transition back to "assigned" with the new car: the ledger's booking row takes the car,
-    // so a restart restores the booking with it.
-    m_ledger->append(transitionRecord(move.booking),
-                     [fleet = &m_fleet, move, recorded = std::move(recorded)](bool committed, const QString &error) {
-                         if (committed)
-                             fleet->announce(move.booking.id);
+    // so a restart restores the booking with it. Applied (and announced to a cluster) only once
+    // committed: a refused commit leaves the booking on its car, as the ledger has it.
+    m_ledger->append(transitionRecord(begun.booking),
+                     [fleet = &m_fleet, begun, recorded = std::move(recorded)](bool committed, const QString &error) {
+                         const FleetStore::Reassignment settled = fleet->settleReassign(begun, committed);
                          if (recorded)
-                             recorded(move, committed, error);
+                             recorded(committed ? settled : begun, committed, error);
                      });
-    return move;
+    return begun;
 }
 
 } // namespace taxicore

@@ -118,15 +118,50 @@ public:
     enum class ReassignResult { Done, NotFound, IllegalState, CarUnavailable };
     struct Reassignment {
         ReassignResult result = ReassignResult::NotFound;
-        BookingSnapshot booking; // after the move, or as it is when refused
+        BookingSnapshot booking; // after the move (begun: as it will be), or as it is when refused
         CarSnapshot car;         // the new car when done
         int previousCarId = 0;
     };
-    // Gives an assigned or arriving booking another car: `carId`, or with 0 the available car with
-    // the smallest ETA near the pickup. The new car is taken with the same CAS as book() (never
-    // two bookings on one car), the old one becomes available, the booking is assigned again with
-    // a fresh ETA. CarUnavailable: the named car is not available, or none is.
-    virtual Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) = 0;
+    // Gives an assigned or arriving booking another car, in two steps like the other moves:
+    // beginReassign() takes the new car (`carId`, or with 0 the available car with the smallest ETA
+    // near the pickup) with the same CAS as book() (never two bookings on one car) and reserves the
+    // booking for the move; settleReassign() then, once the ledger committed it, assigns the
+    // booking to the new car with a fresh ETA and frees the old one, or, when the commit failed,
+    // frees the new car and leaves the booking as the ledger has it. CarUnavailable: the named car
+    // is not available, or none is. MoveInProgress from the other moves while it is reserved.
+    virtual Reassignment beginReassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) = 0;
+    // `move` is what beginReassign() answered Done; returns the booking as it is now.
+    virtual Reassignment settleReassign(const Reassignment &move, bool committed) = 0;
+    // Both at once, for callers without a ledger to wait for.
+    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)
+    {
+        const Reassignment begun = beginReassign(id, carId, radiusM, etas);
+        return begun.result == ReassignResult::Done ? settleReassign(begun, true) : begun;
+    }
+
+    // A move reserved by one process and settled by it. If that process dies in between (a worker
+    // killed while its commit was in flight), the move would hold the booking for good; the primary
+    // settles it instead, as the ledger has the booking (dispatch/AbandonedMoves).
+    struct PendingMove {
+        uint64_t bookingId = 0;
+        BookingState to = BookingState::Requested; // Assigned: a reassign
+        int newCarId = 0;                          // a reassign's new car
+    };
+    // The moves process `pid` reserved and has not settled.
+    virtual std::vector<PendingMove> movesPendingFor(int pid) const
+    {
+        (void)pid;
+        return {};
+    }
+    // Settles `move` of dead process `pid`: applied as `recorded` (the booking as the ledger has it
+    // now) when the ledger holds the move, else let go. True when it was applied.
+    virtual bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded)
+    {
+        (void)pid;
+        (void)move;
+        (void)recorded;
+        return false;
+    }
 
     // What a cluster backend needs to hear (cluster/ClusterFleet); the embedded fleet ignores both.
     // Booking `id` is in the ledger now (booked, moved, reassigned): tell the other nodes.

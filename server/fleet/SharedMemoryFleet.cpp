@@ -26,6 +26,24 @@ constexpr int64_t kDevicePauseMs = 30'000;
 // Nearest cars tried in one booking attempt, and attempts when other bookers race us.
 constexpr int kBookingCandidates = 16;
 constexpr int kBookingAttempts = 4;
+// BookingSlot::pendingMove of a reserved reassign: the booking will be assigned (again), to
+// pendingCarId. No other move leads to "assigned", so the value is free for it.
+constexpr uint32_t kPendingReassign = static_cast<uint32_t>(BookingState::Assigned);
+
+// No move reserved (a booking written anew, or a move settled).
+void clearPendingMove(BookingSlot &slot)
+{
+    slot.pendingMove = 0;
+    slot.pendingPid = 0;
+    slot.pendingCarId = 0;
+}
+
+void reservePendingMove(BookingSlot &slot, uint32_t to, int newCarId = 0)
+{
+    slot.pendingMove = to;
+    slot.pendingPid = static_cast<int32_t>(::getpid()); // not cached: a forked child has its own
+    slot.pendingCarId = newCarId;
+}
 
 // SharedMemoryFleet::placesKey of a fleet locating on `roads`.
 uint64_t placesKeyOf(const city::City &roads)
@@ -605,8 +623,9 @@ void SharedMemoryFleet::markArrivedIfAtPickup(int carId, uint64_t bookingId, Lat
 {
     BookingSlot &slot = bookingSlot(bookingId);
     SlotLock lock(slot.lock);
+    // A booking getting another car (a reassign awaits the ledger) waits for that car instead.
     if (slot.id.load(std::memory_order_relaxed) != bookingId || slot.carId != carId
-        || static_cast<BookingState>(slot.state) != BookingState::Assigned)
+        || static_cast<BookingState>(slot.state) != BookingState::Assigned || slot.pendingMove == kPendingReassign)
         return;
     if (city::haversineMeters(position, {slot.pickupLat, slot.pickupLng}) > kArrivalRadiusM)
         return;
@@ -798,7 +817,7 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
         created.createdMs = clock::wallMs();
         created.createdMonoMs = clock::monotonicMs();
         writeBookingSlot(slot, created);
-        slot.pendingMove = 0;
+        clearPendingMove(slot);
         slot.id.store(id, std::memory_order_release);
         car.bookingId.store(id, std::memory_order_release);
         result.result = BookResult::Booked;
@@ -866,7 +885,7 @@ bool SharedMemoryFleet::restoreBooking(const BookingSnapshot &b, const TripProgr
     BookingSlot &slot = bookingSlot(b.id);
     SlotLock lock(slot.lock);
     writeBookingSlot(slot, restored);
-    slot.pendingMove = 0;
+    clearPendingMove(slot);
     slot.id.store(b.id, std::memory_order_release);
     car->bookingId.store(b.id, std::memory_order_release);
     return true;
@@ -912,7 +931,7 @@ FleetStore::Transition SharedMemoryFleet::beginTransition(uint64_t id, BookingSt
     }
     t.result = TransitionResult::IllegalState;
     if (canTransition(static_cast<BookingState>(slot.state), to)) {
-        slot.pendingMove = static_cast<uint32_t>(to);
+        reservePendingMove(slot, static_cast<uint32_t>(to));
         fill(t.booking);
         t.booking.state = to;
         t.result = TransitionResult::Done;
@@ -961,7 +980,7 @@ FleetStore::Transition SharedMemoryFleet::settle(const Transition &move, bool co
     const auto to = static_cast<uint32_t>(move.booking.state);
     if (slot.id.load(std::memory_order_relaxed) != id || slot.pendingMove != to)
         return t; // NotFound: the reservation is gone (cannot happen while begin/settle pair up)
-    slot.pendingMove = 0;
+    clearPendingMove(slot);
     t.result = TransitionResult::Done;
     if (committed) {
         slot.state = to;
@@ -993,7 +1012,7 @@ FleetStore::Transition SharedMemoryFleet::beginExpire(uint64_t id)
     return beginTransition(id, BookingState::Expired, [](BookingSnapshot &b) { b.endedMs = clock::wallMs(); });
 }
 
-FleetStore::Reassignment SharedMemoryFleet::reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)
+FleetStore::Reassignment SharedMemoryFleet::beginReassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas)
 {
     Reassignment r;
     const std::optional<BookingSnapshot> before = booking(id);
@@ -1033,17 +1052,109 @@ FleetStore::Reassignment SharedMemoryFleet::reassign(uint64_t id, int carId, dou
         r.booking = slot.id.load(std::memory_order_relaxed) == id ? snapshotOf(slot) : *before;
         return r;
     }
+    // Reserved, not applied: the booking keeps its car until the ledger holds the move (a refused
+    // commit must not leave the booking on a car the ledger never gave it). The new car is the
+    // booking's already, so no other booking or cluster resync can take it meanwhile.
     r.previousCarId = slot.carId;
-    slot.carId = reserved.id;
-    slot.state = static_cast<uint32_t>(BookingState::Assigned);
-    slot.etaS = uint32_t(std::lround(reserved.etaS));
-    slot.arrivedMs = 0;
+    reservePendingMove(slot, kPendingReassign, reserved.id);
     car.bookingId.store(id, std::memory_order_release);
-    releaseCar(r.previousCarId, id);
     r.result = ReassignResult::Done;
     r.booking = snapshotOf(slot);
+    r.booking.carId = reserved.id;
+    r.booking.state = BookingState::Assigned;
+    r.booking.etaS = uint32_t(std::lround(reserved.etaS));
+    r.booking.arrivedMs = 0;
     r.car = readCar(car, reserved.id);
     return r;
+}
+
+FleetStore::Reassignment SharedMemoryFleet::settleReassign(const Reassignment &move, bool committed)
+{
+    Reassignment r;
+    const uint64_t id = move.booking.id;
+    if (move.result != ReassignResult::Done || id == 0)
+        return move;
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.pendingMove != kPendingReassign
+        || slot.pendingCarId != move.car.id)
+        return r; // NotFound: the reservation is gone (cannot happen while begin/settle pair up)
+    clearPendingMove(slot);
+    r.result = ReassignResult::Done;
+    if (committed) {
+        r.previousCarId = slot.carId;
+        slot.carId = move.car.id;
+        slot.state = static_cast<uint32_t>(BookingState::Assigned);
+        slot.etaS = move.booking.etaS;
+        slot.arrivedMs = 0;
+        releaseCar(r.previousCarId, id);
+    } else {
+        releaseCar(move.car.id, id);
+    }
+    r.booking = snapshotOf(slot);
+    if (const CarSlot *car = carSlot(slot.carId))
+        r.car = readCar(*car, slot.carId);
+    return r;
+}
+
+std::vector<FleetStore::PendingMove> SharedMemoryFleet::movesPendingFor(int pid) const
+{
+    std::vector<PendingMove> out;
+    for (int index = 0; index < kBookingCapacity; ++index) {
+        BookingSlot &slot = bookingSlot(uint64_t(index));
+        SlotLock lock(slot.lock);
+        const uint64_t id = slot.id.load(std::memory_order_relaxed);
+        if (id == 0 || slot.pendingMove == 0 || slot.pendingPid != pid)
+            continue;
+        out.push_back({id, static_cast<BookingState>(slot.pendingMove), slot.pendingCarId});
+    }
+    return out;
+}
+
+bool SharedMemoryFleet::settleAbandoned(int pid, const PendingMove &move,
+                                        const std::optional<BookingSnapshot> &recorded)
+{
+    std::optional<BookingSnapshot> held;
+    {
+        BookingSlot &slot = bookingSlot(move.bookingId);
+        SlotLock lock(slot.lock);
+        if (slot.id.load(std::memory_order_relaxed) != move.bookingId || slot.pendingPid != pid
+            || slot.pendingMove != static_cast<uint32_t>(move.to) || slot.pendingCarId != move.newCarId)
+            return false; // settled meanwhile
+        held = snapshotOf(slot);
+    }
+    const bool reassign = move.to == BookingState::Assigned;
+    if (reassign) {
+        const bool applied = recorded && isOpen(recorded->state) && recorded->carId == move.newCarId;
+        Reassignment begun;
+        begun.result = ReassignResult::Done;
+        begun.booking = *held;
+        begun.booking.etaS = 0; // the simulator gives the new car's ETA on its next tick
+        if (const CarSlot *car = carSlot(move.newCarId))
+            begun.car = readCar(*car, move.newCarId);
+        return settleReassign(begun, applied).result == ReassignResult::Done && applied;
+    }
+    const bool applied = recorded && recorded->state == move.to;
+    Transition begun;
+    begun.result = TransitionResult::Done;
+    begun.booking = *held;
+    begun.booking.state = move.to;
+    if (applied) {
+        // The values the dead process committed are the ledger's; the car's odometer at the
+        // pickup is read now (the car waited at the pickup meanwhile).
+        const CarSlot *car = carSlot(held->carId);
+        const int64_t wallNow = clock::wallMs();
+        begun.booking.pickupMs = move.to == BookingState::OnTrip ? recorded->pickupMs : held->pickupMs;
+        if (move.to == BookingState::OnTrip) {
+            begun.booking.pickupMonoMs = clock::monotonicMs() - std::max<int64_t>(0, wallNow - recorded->pickupMs);
+            begun.booking.startOdometerM = car ? car->odometerM.load(std::memory_order_relaxed) : 0;
+        }
+        begun.booking.endedMs = recorded->endedMs;
+        begun.booking.distanceM = recorded->distanceM;
+        begun.booking.durationS = recorded->durationS;
+        begun.booking.fare = recorded->fare;
+    }
+    return settle(begun, applied).result == TransitionResult::Done && applied;
 }
 
 SharedMemoryFleet::RemotePosition SharedMemoryFleet::applyRemotePosition(const CarSnapshot &remote, uint64_t placesKey)
@@ -1092,7 +1203,7 @@ bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)
     }
     writeBookingSlot(slot, b);
     if (previousCar == 0)
-        slot.pendingMove = 0;
+        clearPendingMove(slot);
     slot.id.store(b.id, std::memory_order_release);
     if (isOpen(b.state)) {
         // The database gave the car to this booking: whatever this copy thought (free, held for an

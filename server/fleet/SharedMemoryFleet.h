@@ -34,7 +34,10 @@ public:
     Transition beginCancel(uint64_t id) override;
     Transition beginExpire(uint64_t id) override;
     Transition settle(const Transition &move, bool committed) override;
-    Reassignment reassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override;
+    Reassignment beginReassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override;
+    Reassignment settleReassign(const Reassignment &move, bool committed) override;
+    std::vector<PendingMove> movesPendingFor(int pid) const override;
+    bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
 
     // Booking ids from elsewhere (a cluster's database: ids unique across nodes) instead of this
     // region's counter. The source answers 0 when it cannot give one (book() → IdsUnavailable).

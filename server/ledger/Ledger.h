@@ -58,6 +58,9 @@ public:
     virtual LedgerStats stats() const = 0;
     // Where the ledger is, for messages: the file, or the database.
     virtual QString location() const = 0;
+    // How long after a process died a commit it had sent may still land: a database server
+    // finishes a COMMIT it received whether or not its client is still there. 0 for a file.
+    virtual int commitsOfTheDeadLandWithinMs() const { return 0; }
     const LedgerOptions &options() const { return m_options; }
 
 protected:

@@ -26,6 +26,8 @@ public:
     const LedgerQueries &reader() const override { return m_queries; }
     LedgerStats stats() const override { return m_writer.stats(); }
     QString location() const override { return m_location; }
+    // A COMMIT the server received before its client died still runs, within the statement timeout.
+    int commitsOfTheDeadLandWithinMs() const override { return options().statementTimeoutMs + 1000; }
     // The node slot held (1..1023), or 0 without claimNodeSlot.
     int nodeSlot() const { return m_slot ? m_slot->slot() : 0; }
 

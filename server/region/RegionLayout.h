@@ -13,8 +13,9 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 10; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
-                                               // bookings' monotonic stamps; 10: each process's ledger counters
+inline constexpr uint32_t kRegionVersion = 11; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
+                                               // bookings' monotonic stamps; 10: each process's ledger counters;
+                                               // 11: who began a booking's pending move, a reassign's new car
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -51,7 +52,11 @@ struct BookingSlot {
     double dropoffLat, dropoffLng;
     uint32_t hasDropoff;
     uint32_t etaS;
-    uint32_t pendingMove; // BookingState a pickup/complete/cancel awaits the ledger for; 0 = none
+    uint32_t pendingMove; // BookingState a move awaits the ledger for (kPendingReassign: a reassign); 0 = none
+    // The process that began the pending move: if it dies before settling it (a worker killed while
+    // its commit was in flight), the primary settles it from the ledger (dispatch/AbandonedMoves).
+    int32_t pendingPid;
+    int32_t pendingCarId; // a pending reassign's new car, reserved (ToPickup) until it settles
     int64_t createdMs, arrivedMs, pickupMs, endedMs;
     double startOdometerM;
     double distanceM; // final, when completed

@@ -1,5 +1,6 @@
 #include "runtime/RuntimeController.h"
 
+#include "dispatch/AbandonedMoves.h"
 #include "fleet/FleetStore.h"
 #include "http/ConnectionGuard.h"
 #include "http/HttpService.h"
@@ -19,7 +20,9 @@ namespace taxicore {
 
 namespace {
 constexpr int kMailboxPollMs = 20;
-}
+// A dead worker's moves wait this long between tries while the ledger cannot be read.
+constexpr int kAbandonedMovesRetryMs = 1000;
+} // namespace
 
 RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
                                      Ledger *ledger, QObject *parent)
@@ -42,9 +45,12 @@ RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, Wor
         QMetaObject::invokeMethod(
             m_in.dispatcher, [d = m_in.dispatcher, index, id] { d->declined(index, id); }, Qt::QueuedConnection);
     });
-    connect(m_supervisor.get(), &WorkerSupervisor::workerGone, this, [this](int index) {
+    connect(m_supervisor.get(), &WorkerSupervisor::workerGone, this, [this](int index, qint64 pid) {
         QMetaObject::invokeMethod(
             m_in.dispatcher, [d = m_in.dispatcher, index] { d->workerGone(index); }, Qt::QueuedConnection);
+        // Once no commit the dead process sent can still land, the ledger tells what became of its moves.
+        QTimer::singleShot(m_ledger ? m_ledger->commitsOfTheDeadLandWithinMs() : 0, this,
+                           [this, pid] { settleMovesOf(int(pid)); });
     });
     m_mailboxTimer.setInterval(kMailboxPollMs);
     connect(&m_mailboxTimer, &QTimer::timeout, this, &RuntimeController::pollMailbox);
@@ -52,6 +58,15 @@ RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, Wor
 }
 
 RuntimeController::~RuntimeController() = default;
+
+void RuntimeController::settleMovesOf(int pid)
+{
+    if (pid <= 0)
+        return;
+    const int left = settleAbandonedMoves(m_fleet, m_ledger ? &m_ledger->reader() : nullptr, pid);
+    if (left > 0) // the ledger cannot be read now: its moves stay reserved until it can
+        QTimer::singleShot(kAbandonedMovesRetryMs, this, [this, pid] { settleMovesOf(pid); });
+}
 
 void RuntimeController::pollMailbox()
 {

@@ -48,6 +48,8 @@ private:
     void archiveEvents();
     void onWorkersChanged();
     void onCrashLoop();
+    // Settles the moves dead worker `pid` began and did not settle (dispatch/AbandonedMoves).
+    void settleMovesOf(int pid);
     void assignListeners();
 
     FleetStore &m_fleet;

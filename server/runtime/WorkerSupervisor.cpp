@@ -182,11 +182,11 @@ void WorkerSupervisor::onFinished(int index)
     onChannel(index); // answers it sent before dying still count
     Worker worker = *it;
     m_workers.erase(it);
-    Q_EMIT workerGone(index);
+    const qint64 pid = m_fleet.workerSlot(index).pid.load(std::memory_order_relaxed);
+    Q_EMIT workerGone(index, pid);
     const bool planned = worker.state == State::Draining;
     const int exitCode = worker.process->exitCode();
     const bool crashed = worker.process->exitStatus() == QProcess::CrashExit;
-    const qint64 pid = m_fleet.workerSlot(index).pid.load(std::memory_order_relaxed);
     release(worker);
     WorkerSlot &slot = m_fleet.workerSlot(index);
     slot.state.store(WorkerSlotState::Exited, std::memory_order_relaxed);

@@ -67,8 +67,9 @@ Q_SIGNALS:
     // A worker answered for passed connection `id`: it took it, or the primary must place it.
     void connectionAdopted(int workerIndex, uint32_t id);
     void connectionDeclined(int workerIndex, uint32_t id);
-    // The worker process is gone: connections passed to it and not adopted must be placed again.
-    void workerGone(int workerIndex);
+    // The worker process `pid` is gone: connections passed to it and not adopted must be placed
+    // again, and moves it began settled (dispatch/AbandonedMoves).
+    void workerGone(int workerIndex, qint64 pid);
     void crashLoop(); // the breaker tripped: no more respawns
 
 private:

@@ -1,6 +1,6 @@
 // A failed commit leaves no half-done move (issue 15 item 6): when the ledger cannot record a
-// pickup, cancel or complete (503 ledger_unavailable), the booking and its car stay exactly as the
-// ledger has them, and a restart brings back that same state.
+// pickup, cancel, complete or an operator's reassign (503 ledger_unavailable), the booking and its
+// car stay exactly as the ledger has them, and a restart brings back that same state.
 //
 // The failure is real: the server's file-size limit (RLIMIT_FSIZE, set on the running processes
 // with prlimit) is lowered to one byte, so SQLite's next write of the WAL fails with EFBIG. The
@@ -100,6 +100,7 @@ void ServerFailedCommitTest::failedCommitsLeaveStateAsTheLedgerHasIt()
         const auto expectArrivingWithItsCar = [&] {
             const QJsonObject b = bookingOf(server, id, token);
             QCOMPARE(b.value("state").toString(), QStringLiteral("arriving"));
+            QCOMPARE(b.value("car_id").toInt(), carId);
             const QJsonObject car = b.value("car").toObject();
             QCOMPARE(qint64(car.value("booking_id").toDouble()), id); // still reserved for it
             QVERIFY2(car.value("state").toString() != QStringLiteral("available")
@@ -113,6 +114,17 @@ void ServerFailedCommitTest::failedCommitsLeaveStateAsTheLedgerHasIt()
         expectArrivingWithItsCar();
         TC_VERIFY_ERROR(moveBooking(http, id, "cancel", token), 503, "ledger_unavailable");
         expectArrivingWithItsCar();
+        // An operator's reassign the ledger refused moved nothing: the booking keeps its car, and
+        // the car it was to get is free for others (the fleet has 5: four are free).
+        TC_VERIFY_ERROR(http.request("POST", "/admin/v1/bookings/" + QByteArray::number(id) + "/reassign"), 503,
+                        "ledger_unavailable");
+        expectArrivingWithItsCar();
+        int available = 0;
+        const HttpResponse everyCar = send(server, "GET", "/api/v1/cars/nearby?lat=57.70&lng=11.97&radius_m=50000");
+        TC_VERIFY_STATUS(everyCar, 200);
+        for (const QJsonValue &car : everyCar.json().value("cars").toArray())
+            available += car.toObject().value("state").toString() == QStringLiteral("available");
+        QCOMPARE(available, 4);
 
         // The disk has room again: the same moves go through.
         QVERIFY(limitFileSize(pids, false));

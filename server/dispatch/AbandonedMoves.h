@@ -1,0 +1,18 @@
+#pragma once
+
+namespace taxicore {
+
+class FleetStore;
+class LedgerQueries;
+
+// A move (pickup, complete, cancel, expire, reassign) is reserved in the shared fleet by the
+// process serving it and settled by that process once its commit is done. A worker killed while
+// its commit was in flight never settles it: the booking would answer 409 move_in_progress for
+// good, never expire, and keep its car out of service until a restart. The primary settles each
+// such move of dead process `pid` as the ledger has the booking: applied when the commit landed,
+// let go when it did not (the rider, who got no answer, may try again).
+// Returns how many moves are left because the ledger could not be read: call again later.
+// `reader` null (no ledger): nothing was recorded, every move is let go.
+int settleAbandonedMoves(FleetStore &fleet, const LedgerQueries *reader, int pid);
+
+} // namespace taxicore
