@@ -42,13 +42,13 @@ const auto kUpsertBooking =
                    " created_ms = excluded.created_ms");
 
 // A transition for a booking whose row is not committed yet creates it; the booking fills it in.
-// A move applies when it is further along the state machine, except an arrival older than a
-// reassign (a row still assigned but updated after its creation): that car was replaced by a
-// reassign committed first (the two are recorded by different threads), and applying it would
-// restore the booking with the old car.
+// A move applies when it is further along the state machine, except an arrival of a car that is no
+// longer the booking's: a reassign committed first (the two are recorded by different threads), and
+// applying it would restore the booking with the old car. Decided by the car, not by time: a wall
+// clock stepped back between the two must not reorder them.
 #define TAXICORE_MOVE_APPLIES                                                                                          \
-    "(excluded.state_rank > state_rank AND NOT (excluded.state = 'arriving' AND state = 'assigned'"                    \
-    " AND ifnull(updated_ms > created_ms, 0) AND excluded.updated_ms < updated_ms))"
+    "(excluded.state_rank > state_rank AND NOT (excluded.state = 'arriving' AND excluded.car_id <> 0"                  \
+    " AND ifnull(car_id <> excluded.car_id, 0)))"
 const auto kMoveState =
     QStringLiteral("INSERT INTO bookings (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
                    " VALUES (?,?,?,?,?,?,?)"
@@ -63,20 +63,18 @@ const auto kMoveState =
 #undef TAXICORE_MOVE_APPLIES
 
 // Back to "assigned" with another car (an operator's reassign): the booking row takes the new car
-// while it is still waiting for one (assigned or arriving) and the move is not older than the
-// row's last update, so a restart restores the booking with the car it has now. A row not yet
-// committed is created; the booking's own insert then keeps this car (same rank).
+// while it is still waiting for one (assigned or arriving), so a restart restores the booking with
+// the car it has now. Never judged by time: the fleet lets one move of a booking at a time reach the
+// ledger (a reassign is settled before the next move begins, and a car awaiting a reassign marks no
+// arrival), and a wall clock stepped back must not make the ledger drop a reassign it acknowledged.
+// A row not yet committed is created; the booking's own insert then keeps this car (same rank).
 const auto kReassign =
     QStringLiteral("INSERT INTO bookings (id, car_id, state, state_rank, updated_ms) VALUES (?,?,'assigned',1,?)"
                    " ON CONFLICT(id) DO UPDATE SET"
-                   " car_id = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-                   "   THEN excluded.car_id ELSE car_id END,"
-                   " state = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-                   "   THEN 'assigned' ELSE state END,"
-                   " state_rank = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-                   "   THEN 1 ELSE state_rank END,"
-                   " updated_ms = CASE WHEN state_rank <= 2 AND excluded.updated_ms >= ifnull(updated_ms, 0)"
-                   "   THEN excluded.updated_ms ELSE updated_ms END");
+                   " car_id = CASE WHEN state_rank <= 2 THEN excluded.car_id ELSE car_id END,"
+                   " state = CASE WHEN state_rank <= 2 THEN 'assigned' ELSE state END,"
+                   " state_rank = CASE WHEN state_rank <= 2 THEN 1 ELSE state_rank END,"
+                   " updated_ms = CASE WHEN state_rank <= 2 THEN excluded.updated_ms ELSE updated_ms END");
 
 // A checkpoint lands only on an open booking and only when newer than the stored one (the
 // simulator's records commit in order, but a restart's first checkpoint may race a late one).

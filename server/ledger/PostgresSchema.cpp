@@ -9,26 +9,22 @@ namespace taxicore {
 namespace {
 
 // A move's booking row, upserted (`bookings AS b`): the drop-off is kept unless given; car, state,
-// time and rank only move forward (a higher rank), except an "arriving" older than an assignment
-// that followed it (a reassign). The per-record function (migration 1) and the set-based batch
-// (migration 4) must decide alike, so both take this one text.
+// time and rank only move forward (a higher rank), except an "arriving" of a car that is no longer
+// the booking's (a reassign committed first). Decided by the car, not by time, as in SQLite: a wall
+// clock stepped back must not reorder a booking's moves. The per-record function and the
+// set-based batch must decide alike, so both take this one text (version 6; before, by time).
+#define TAXICORE_MOVE_APPLIES                                                                                          \
+    " EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving' AND EXCLUDED.car_id <> 0"                \
+    "  AND coalesce(b.car_id <> EXCLUDED.car_id, false))"
 #define TAXICORE_MOVE_UPSERT_ON_CONFLICT                                                                               \
     "   ON CONFLICT (id) DO UPDATE SET"                                                                                \
     "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"                                                 \
     "    dropoff_lng = coalesce(EXCLUDED.dropoff_lng, b.dropoff_lng),"                                                 \
-    "    car_id = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"                   \
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"                 \
+    "    car_id = CASE WHEN" TAXICORE_MOVE_APPLIES " THEN coalesce(nullif(EXCLUDED.car_id, 0), b.car_id)"              \
     "     ELSE b.car_id END,"                                                                                          \
-    "    state = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"                    \
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state ELSE b.state END,"                               \
-    "    updated_ms = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"               \
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"                     \
-    "    state_rank = CASE WHEN EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving'"               \
-    "     AND b.state = 'assigned' AND coalesce(b.updated_ms > b.created_ms, false)"                                   \
-    "     AND EXCLUDED.updated_ms < b.updated_ms) THEN EXCLUDED.state_rank ELSE b.state_rank END;"
+    "    state = CASE WHEN" TAXICORE_MOVE_APPLIES " THEN EXCLUDED.state ELSE b.state END,"                             \
+    "    updated_ms = CASE WHEN" TAXICORE_MOVE_APPLIES " THEN EXCLUDED.updated_ms ELSE b.updated_ms END,"              \
+    "    state_rank = CASE WHEN" TAXICORE_MOVE_APPLIES " THEN EXCLUDED.state_rank ELSE b.state_rank END;"
 
 // A booking record under an id whose row holds another booking: one with its own creation time,
 // rider or rider token. Ids are unique by construction (a node slot's range, the cluster's
@@ -94,6 +90,46 @@ constexpr char kBookFunction[] =
     " END $$";
 // clang-format on
 
+// A move. Refused on a booking that already ended (another node moved it first: one wins).
+// "assigned" is an operator's reassign: the new car is claimed with the same compare-and-swap and
+// the old one released; it applies as in SQLite while the booking waits for a car (assigned or
+// arriving), whatever its time (version 6; before, never when older than the row's last update,
+// so a wall clock stepped back lost a reassign already acknowledged). An ending state releases the
+// booking's car. Created by migration 1, replaced by migration 6.
+// clang-format off
+constexpr char kMoveFunction[] =
+    "FUNCTION taxicore_move(p_id bigint, p_state text, p_rank integer, p_car integer, p_at bigint,"
+    " p_dropoff_lat double precision, p_dropoff_lng double precision) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE prior bookings%ROWTYPE; existed boolean; refused text;"
+    " BEGIN"
+    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
+    "  existed := FOUND;"
+    "  IF existed AND prior.state_rank >= 4 THEN"
+    "   RETURN format('booking_moved: booking %s is already %s', p_id, prior.state);"
+    "  END IF;"
+    "  IF p_state = 'assigned' THEN"
+    "   IF p_car > 0 AND (NOT existed OR (prior.state_rank <= 2 AND prior.car_id IS DISTINCT FROM p_car)) THEN"
+    "    refused := taxicore_claim_car(p_car, p_id);"
+    "    IF refused IS NOT NULL THEN RETURN refused; END IF;"
+    "    UPDATE cars SET booking_id = NULL WHERE booking_id = p_id AND id <> p_car;"
+    "   END IF;"
+    "   INSERT INTO bookings AS b (id, car_id, state, state_rank, updated_ms) VALUES (p_id, p_car, 'assigned', 1, p_at)"
+    "   ON CONFLICT (id) DO UPDATE SET"
+    "    car_id = CASE WHEN b.state_rank <= 2 THEN EXCLUDED.car_id ELSE b.car_id END,"
+    "    state = CASE WHEN b.state_rank <= 2 THEN 'assigned' ELSE b.state END,"
+    "    state_rank = CASE WHEN b.state_rank <= 2 THEN 1 ELSE b.state_rank END,"
+    "    updated_ms = CASE WHEN b.state_rank <= 2 THEN EXCLUDED.updated_ms ELSE b.updated_ms END;"
+    "  ELSE"
+    "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
+    "   VALUES (p_id, p_car, p_dropoff_lat, p_dropoff_lng, p_state, p_rank, p_at)"
+    TAXICORE_MOVE_UPSERT_ON_CONFLICT
+    "   IF p_rank >= 4 THEN UPDATE cars SET booking_id = NULL WHERE booking_id = p_id; END IF;"
+    "  END IF;"
+    "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
+    "  RETURN '';"
+    " END $$";
+// clang-format on
+
 // 1: the SQLite ledger's tables at its version 4 (bookings with owner, quote and checkpoint;
 // transitions; trips with the fare breakdown; events), `cars` (the booking holding each car), and
 // one function per record kind. Each function decides its record alone and writes nothing of it
@@ -139,47 +175,7 @@ const QList<QByteArray> kMigration1 = {
 
     QByteArray("CREATE ") + kBookFunction,
 
-    // A move. Refused on a booking that already ended (another node moved it first: one wins).
-    // "assigned" is an operator's reassign: the new car is claimed with the same compare-and-swap
-    // and the old one released; it applies as in SQLite (only while waiting for a car, never older
-    // than the row's last update). An ending state releases the booking's car.
-    "CREATE FUNCTION taxicore_move(p_id bigint, p_state text, p_rank integer, p_car integer, p_at bigint,"
-    " p_dropoff_lat double precision, p_dropoff_lng double precision) RETURNS text LANGUAGE plpgsql AS $$"
-    " DECLARE prior bookings%ROWTYPE; existed boolean; refused text;"
-    " BEGIN"
-    "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
-    "  existed := FOUND;"
-    "  IF existed AND prior.state_rank >= 4 THEN"
-    "   RETURN format('booking_moved: booking %s is already %s', p_id, prior.state);"
-    "  END IF;"
-    "  IF p_state = 'assigned' THEN"
-    "   IF p_car > 0 AND (NOT existed OR (prior.state_rank <= 2 AND p_at >= coalesce(prior.updated_ms, 0)"
-    "     AND prior.car_id IS DISTINCT FROM p_car)) THEN"
-    "    refused := taxicore_claim_car(p_car, p_id);"
-    "    IF refused IS NOT NULL THEN RETURN refused; END IF;"
-    "    UPDATE cars SET booking_id = NULL WHERE booking_id = p_id AND id <> p_car;"
-    "   END IF;"
-    "   INSERT INTO bookings AS b (id, car_id, state, state_rank, updated_ms) VALUES (p_id, p_car, 'assigned', 1, p_at)"
-    "   ON CONFLICT (id) DO UPDATE SET"
-    "    car_id = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
-    "     THEN EXCLUDED.car_id ELSE b.car_id END,"
-    "    state = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
-    "     THEN 'assigned' ELSE b.state END,"
-    "    state_rank = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
-    "     THEN 1 ELSE b.state_rank END,"
-    "    updated_ms = CASE WHEN b.state_rank <= 2 AND EXCLUDED.updated_ms >= coalesce(b.updated_ms, 0)"
-    "     THEN EXCLUDED.updated_ms ELSE b.updated_ms END;"
-    "  ELSE"
-    "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
-    "   VALUES (p_id, p_car, p_dropoff_lat, p_dropoff_lng, p_state, p_rank, p_at)"
-    // clang-format off
-    TAXICORE_MOVE_UPSERT_ON_CONFLICT
-    // clang-format on
-    "   IF p_rank >= 4 THEN UPDATE cars SET booking_id = NULL WHERE booking_id = p_id; END IF;"
-    "  END IF;"
-    "  INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (p_id, p_state, p_car, p_at);"
-    "  RETURN '';"
-    " END $$",
+    QByteArray("CREATE ") + kMoveFunction,
 
     // A completed trip: refused on an ended booking; else the trip row (replacing one) and the
     // booking's "completed" move, which releases its car.
@@ -230,7 +226,7 @@ const QList<QByteArray> kMigration3 = {
     "ALTER FUNCTION taxicore_lock_batch(integer[], bigint[]) SET enable_seqscan = off",
 };
 
-// The group commit's one statement: see migration 4. Created by migration 4, replaced by migration 5.
+// The group commit's one statement: see migration 4. Created by migration 4, replaced by migrations 5 and 6.
 // clang-format off
 constexpr char kApplyBatchFunction[] =
     "FUNCTION taxicore_apply_batch(p_records json) RETURNS TABLE (record_at integer, refusal text)"
@@ -388,8 +384,18 @@ const QList<QByteArray> kMigration5 = {
     QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
+// 6: a booking's moves are ordered by the car they name, not by wall-clock time (a reassign applies
+// while the booking waits for a car; an arrival of a car no longer the booking's is void), so a
+// clock stepped back on a node loses no acknowledged reassign.
+const QList<QByteArray> kMigration6 = {
+    QByteArray("CREATE OR REPLACE ") + kMoveFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3,
+                                              kMigration4, kMigration5, kMigration6};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
+#undef TAXICORE_MOVE_APPLIES
 #undef TAXICORE_BOOK_UPSERT_ON_CONFLICT
 #undef TAXICORE_ANOTHER_BOOKING
 

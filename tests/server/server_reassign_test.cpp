@@ -4,7 +4,10 @@
 // from the same ledger after kill -9 (the booking comes back with its new car).
 
 #include "ApiAssert.h"
+#include "FakeClock.h"
 #include "HttpClient.h"
+#include "PostgresKit.h"
+#include "RequireTool.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
 
@@ -83,6 +86,8 @@ private Q_SLOTS:
     void adminRouteRefusesBadRequests();
     void adminRouteWorksInWorkerProcesses();
     void restartAfterKillRestoresTheNewCar();
+    void reassignAfterTheClockSteppedBackIsKept_data();
+    void reassignAfterTheClockSteppedBackIsKept();
 
 private:
     std::unique_ptr<SharedRegion> m_region;
@@ -387,6 +392,74 @@ void ReassignTest::restartAfterKillRestoresTheNewCar()
     QCOMPARE(restored.json().value("car_id").toInt(), newCar);
     QCOMPARE(restored.json().value("state").toString(), QStringLiteral("assigned"));
     QCOMPARE(restored.json().value("rider_id").toString(), QStringLiteral("dave"));
+}
+
+// The wall clock is stepped back an hour (NTP, an operator) between a booking and its reassign:
+// the reassign is acknowledged, so the ledger must keep it although its time is older than the
+// booking's. (Before, the ledger ordered a reassign by wall-clock time and ignored it: a restart
+// brought the booking back with its old car, which meanwhile served someone else.)
+void ReassignTest::reassignAfterTheClockSteppedBackIsKept_data()
+{
+    QTest::addColumn<bool>("postgres");
+    QTest::newRow("sqlite") << false;
+    QTest::newRow("postgresql") << true;
+}
+
+void ReassignTest::reassignAfterTheClockSteppedBackIsKept()
+{
+    QFETCH(bool, postgres);
+    TC_REQUIRE_TOOL(fakeTimeAvailable(), "libfaketime is not installed (package faketime)");
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    const QString offsetFile = data.filePath(QStringLiteral("clock-offset"));
+    QVERIFY(setWallClockOffset(offsetFile, 0));
+    QStringList args{QStringLiteral("--cars"), QStringLiteral("30"),         QStringLiteral("--sim-speed"),
+                     QStringLiteral("0.001"),  QStringLiteral("--data-dir"), data.path()};
+    PostgresKit pg;
+    if (postgres) {
+        TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL (initdb) is not installed");
+        QVERIFY2(pg.start(), qPrintable(pg.error()));
+        args << QStringLiteral("--ledger") << pg.url();
+    }
+    qint64 id = 0;
+    int newCar = 0;
+    QByteArray token;
+    {
+        ServerProcess server(args);
+        server.setEnvironment(steppableWallClock(offsetFile));
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        HttpClient http(server.host(), server.port());
+        const HttpResponse booked = http.postJson("/api/v1/bookings", {{"rider_id", "erin"}, {"pickup", kPickup}});
+        TC_VERIFY_STATUS(booked, 201);
+        id = booked.json().value("booking_id").toInteger();
+        token = riderToken(booked.json());
+        const qint64 bookedAt = booked.json().value("created_ms").toInteger();
+        const int oldCar = booked.json().value("car_id").toInt();
+        newCar = oldCar == 17 ? 18 : 17;
+
+        QVERIFY(setWallClockOffset(offsetFile, -3600));
+        // The server's clock is an hour back once a new booking is stamped so.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                const HttpResponse probe =
+                    http.postJson("/api/v1/bookings", {{"rider_id", "probe"}, {"pickup", kPickup}});
+                return probe.status == 201 && probe.json().value("created_ms").toInteger() < bookedAt - 3'000'000;
+            }(),
+            5000);
+        const HttpResponse moved = http.request("POST", reassignPath(id)); // the nearest available car
+        TC_VERIFY_STATUS(moved, 200);
+        newCar = moved.json().value("car_id").toInt();
+        QVERIFY(newCar > 0 && newCar != oldCar);
+        ::kill(pid_t(server.pid()), SIGKILL);
+        QVERIFY(server.waitForExit(10'000));
+    }
+    ServerProcess again(args);
+    QVERIFY2(again.start(), qPrintable(again.error()));
+    HttpClient http(again.host(), again.port());
+    const HttpResponse restored = readBooking(http, id, token);
+    TC_VERIFY_STATUS(restored, 200);
+    QCOMPARE(restored.json().value("car_id").toInt(), newCar);
+    QCOMPARE(restored.json().value("state").toString(), QStringLiteral("assigned"));
 }
 
 QTEST_GUILESS_MAIN(ReassignTest)
