@@ -61,8 +61,9 @@ void onSignal(int number)
 
 } // namespace
 
-UnixSignalWatcher::UnixSignalWatcher(QObject *parent)
+UnixSignalWatcher::UnixSignalWatcher(QObject *parent, Watch watch)
     : QObject(parent)
+    , m_watchesInterrupt(watch == Watch::TerminateInterruptHangup)
 {
     if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return;
@@ -80,12 +81,13 @@ UnixSignalWatcher::UnixSignalWatcher(QObject *parent)
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGINT, &action, nullptr);
+    if (m_watchesInterrupt)
+        sigaction(SIGINT, &action, nullptr);
     // The terminal it runs in was closed: drain as for SIGTERM rather than die with bookings in
     // flight. Unless the operator said otherwise: `nohup` starts it with SIGHUP ignored.
     struct sigaction inherited {};
     sigaction(SIGHUP, nullptr, &inherited);
-    m_watchesHangup = inherited.sa_handler != SIG_IGN;
+    m_watchesHangup = m_watchesInterrupt && inherited.sa_handler != SIG_IGN;
     if (m_watchesHangup)
         sigaction(SIGHUP, &action, nullptr);
     // A client that vanishes mid-write must not kill the server.
@@ -98,7 +100,8 @@ UnixSignalWatcher::UnixSignalWatcher(QObject *parent)
 UnixSignalWatcher::~UnixSignalWatcher()
 {
     std::signal(SIGTERM, SIG_DFL);
-    std::signal(SIGINT, SIG_DFL);
+    if (m_watchesInterrupt)
+        std::signal(SIGINT, SIG_DFL);
     if (m_watchesHangup)
         std::signal(SIGHUP, SIG_DFL);
     g_serving.store(false, std::memory_order_release);

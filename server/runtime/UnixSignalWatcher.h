@@ -17,7 +17,10 @@ namespace taxicore {
 class UnixSignalWatcher : public QObject {
     Q_OBJECT
 public:
-    explicit UnixSignalWatcher(QObject *parent = nullptr);
+    // A worker process watches SIGTERM only: Ctrl-C and a closed terminal reach the whole process
+    // group, and the primary drains its workers for them (they ignore both).
+    enum class Watch { TerminateInterruptHangup, TerminateOnly };
+    explicit UnixSignalWatcher(QObject *parent = nullptr, Watch watch = Watch::TerminateInterruptHangup);
     ~UnixSignalWatcher() override;
 
     // The server is up and its event loop about to run: from now on a signal is delivered as
@@ -29,6 +32,7 @@ Q_SIGNALS:
 
 private:
     QSocketNotifier *m_notifier = nullptr;
+    bool m_watchesInterrupt = false;
     bool m_watchesHangup = false;
 };
 

@@ -16,6 +16,7 @@
 #include "runtime/AccessSettings.h"
 #include "runtime/ApiStack.h"
 #include "runtime/NodeStatusSampler.h"
+#include "runtime/UnixSignalWatcher.h"
 #include "runtime/WorkerChannel.h"
 
 #include <QCoreApplication>
@@ -47,9 +48,12 @@ int runWorker(const WorkerOptions &options)
 {
     // Ctrl-C and a closed terminal signal the whole process group: the primary turns them into a
     // drain of its workers (over the channel), which must not die first with requests in flight.
-    // The supervisor stops a worker with SIGKILL; PDEATHSIG ends it with its primary.
+    // SIGTERM drains this worker too (below): `pkill taxicore-server` or a TERM to the process
+    // group reaches every process at once. The supervisor stops a worker with SIGKILL;
+    // PDEATHSIG ends it with its primary.
     std::signal(SIGINT, SIG_IGN);
     std::signal(SIGHUP, SIG_IGN);
+    UnixSignalWatcher terminationSignals(nullptr, UnixSignalWatcher::Watch::TerminateOnly);
     const int workerIndex = options.index;
     if (qEnvironmentVariable("TAXICORE_WORKER_FAULT") == QStringLiteral("crash-at-start"))
         std::abort(); // test hook: a worker that can never start (crash-loop breaker)
@@ -185,6 +189,10 @@ int runWorker(const WorkerOptions &options)
             }
         }
     });
+    // Drained like the primary's Drain: what is in flight is answered (a booking awaiting its
+    // commit included) before the worker exits.
+    QObject::connect(&terminationSignals, &UnixSignalWatcher::terminationRequested, qApp, [&] { drain(); });
+    terminationSignals.setServing();
     slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(WorkerSlotState::Serving, std::memory_order_release);
     const int code = QCoreApplication::exec();
