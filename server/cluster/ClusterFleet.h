@@ -136,6 +136,7 @@ public:
     // Announced once committed, like settle().
     Reassignment settleReassign(const Reassignment &move, bool committed) override;
     std::vector<PendingMove> movesPendingFor(int pid) const override { return m_local.movesPendingFor(pid); }
+    std::vector<uint64_t> openBookingsMadeBy(int pid) const override { return m_local.openBookingsMadeBy(pid); }
     bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
     void announce(uint64_t bookingId) override;
     // Holds the car and asks for a resync soon: if the winner's booking ended before this node heard

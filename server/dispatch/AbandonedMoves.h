@@ -10,9 +10,10 @@ class LedgerQueries;
 // its commit was in flight never settles it: the booking would answer 409 move_in_progress for
 // good, never expire, and keep its car out of service until a restart. The primary settles each
 // such move of dead process `pid` as the ledger has the booking: applied when the commit landed,
-// let go when it did not (the rider, who got no answer, may try again).
+// let go when it did not (the rider, who got no answer, may try again). A booking the dead process
+// made and could not commit is withdrawn (its car is free again): it was never acknowledged.
 // Returns how many moves are left because the ledger could not be read: call again later.
-// `reader` null (no ledger): nothing was recorded, every move is let go.
+// `reader` null (no ledger, so nothing awaits a commit): every move is let go, every booking stays.
 int settleAbandonedMoves(FleetStore &fleet, const LedgerQueries *reader, int pid);
 
 } // namespace taxicore

@@ -153,6 +153,13 @@ public:
         (void)pid;
         return {};
     }
+    // The open bookings process `pid` made (book()); a booking it made and could not commit before
+    // it died is in no ledger, was never acknowledged, and is withdrawn (dispatch/AbandonedMoves).
+    virtual std::vector<uint64_t> openBookingsMadeBy(int pid) const
+    {
+        (void)pid;
+        return {};
+    }
     // Settles `move` of dead process `pid`: applied as `recorded` (the booking as the ledger has it
     // now) when the ledger holds the move, else let go. True when it was applied.
     virtual bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded)

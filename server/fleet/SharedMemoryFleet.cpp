@@ -818,6 +818,7 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
         created.createdMonoMs = clock::monotonicMs();
         writeBookingSlot(slot, created);
         clearPendingMove(slot);
+        slot.createdPid = static_cast<int32_t>(::getpid());
         slot.id.store(id, std::memory_order_release);
         car.bookingId.store(id, std::memory_order_release);
         result.result = BookResult::Booked;
@@ -886,6 +887,7 @@ bool SharedMemoryFleet::restoreBooking(const BookingSnapshot &b, const TripProgr
     SlotLock lock(slot.lock);
     writeBookingSlot(slot, restored);
     clearPendingMove(slot);
+    slot.createdPid = 0; // the ledger's already
     slot.id.store(b.id, std::memory_order_release);
     car->bookingId.store(b.id, std::memory_order_release);
     return true;
@@ -1097,6 +1099,19 @@ FleetStore::Reassignment SharedMemoryFleet::settleReassign(const Reassignment &m
     return r;
 }
 
+std::vector<uint64_t> SharedMemoryFleet::openBookingsMadeBy(int pid) const
+{
+    std::vector<uint64_t> out;
+    for (int index = 0; index < kBookingCapacity; ++index) {
+        BookingSlot &slot = bookingSlot(uint64_t(index));
+        SlotLock lock(slot.lock);
+        const uint64_t id = slot.id.load(std::memory_order_relaxed);
+        if (id != 0 && slot.createdPid == pid && isOpen(static_cast<BookingState>(slot.state)))
+            out.push_back(id);
+    }
+    return out;
+}
+
 std::vector<FleetStore::PendingMove> SharedMemoryFleet::movesPendingFor(int pid) const
 {
     std::vector<PendingMove> out;
@@ -1202,6 +1217,7 @@ bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)
         return false;
     }
     writeBookingSlot(slot, b);
+    slot.createdPid = 0; // committed, by another node
     if (previousCar == 0)
         clearPendingMove(slot);
     slot.id.store(b.id, std::memory_order_release);

@@ -15,7 +15,8 @@ namespace taxicore {
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
 inline constexpr uint32_t kRegionVersion = 11; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
                                                // bookings' monotonic stamps; 10: each process's ledger counters;
-                                               // 11: who began a booking's pending move, a reassign's new car
+                                               // 11: who made a booking and began its pending move, a
+                                               // reassign's new car
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -57,6 +58,9 @@ struct BookingSlot {
     // its commit was in flight), the primary settles it from the ledger (dispatch/AbandonedMoves).
     int32_t pendingPid;
     int32_t pendingCarId; // a pending reassign's new car, reserved (ToPickup) until it settles
+    // The process that made the booking (0: restored from the ledger, or another node's): if it
+    // dies before the booking's commit, the primary withdraws a booking the ledger never got.
+    int32_t createdPid;
     int64_t createdMs, arrivedMs, pickupMs, endedMs;
     double startOdometerM;
     double distanceM; // final, when completed

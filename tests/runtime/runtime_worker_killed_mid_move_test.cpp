@@ -7,9 +7,12 @@
 //  - Over HTTP, in processes mode: the ledger's write lock is held (a real SQLite lock, from this
 //    test), a rider's cancel waits on it inside a worker, every worker is killed -9, the lock is let
 //    go. The commit never landed: the cancel is let go, and the rider's next cancel goes through.
+//    Likewise a new booking whose commit waits: it was never acknowledged, and is withdrawn (its car
+//    free again at once, not at the pickup timeout).
 //  - On the fleet itself, with a real forked process that begins a move and dies, and a real
 //    SQLite ledger: a move whose record the ledger holds is applied as recorded (the commit landed
-//    before the process died), one it does not hold is let go; a reassign likewise.
+//    before the process died), one it does not hold is let go; a reassign likewise; a booking the
+//    ledger never got is withdrawn, one it holds stays.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -109,6 +112,7 @@ class WorkerKilledMidMoveTest : public QObject {
 
 private Q_SLOTS:
     void aKilledWorkersUncommittedCancelIsLetGo();
+    void aKilledWorkersUncommittedBookingIsWithdrawn();
     void aDeadProcessesCommittedMovesAreApplied();
     void aDeadProcessesUncommittedMovesAreLetGo();
 };
@@ -182,6 +186,48 @@ void WorkerKilledMidMoveTest::aKilledWorkersUncommittedCancelIsLetGo()
     TC_VERIFY_STATUS(cancelled, 200);
     QCOMPARE(cancelled.json().value("state").toString(), QStringLiteral("cancelled"));
     QCOMPARE(availableCars(server), 5);
+    QCOMPARE(server.stop(), 0);
+}
+
+void WorkerKilledMidMoveTest::aKilledWorkersUncommittedBookingIsWithdrawn()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ServerProcess server({QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--cars"), QStringLiteral("5"),
+                          QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
+                          QStringLiteral("2")});
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    QTRY_COMPARE_WITH_TIMEOUT(workerPids(server).size(), 2, kStartMs);
+    {
+        QSqlDatabase holder = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("holder"));
+        holder.setDatabaseName(dir.filePath(QStringLiteral("ledger.sqlite")));
+        QVERIFY2(holder.open(), qPrintable(holder.lastError().text()));
+        QSqlQuery lock(holder);
+        QVERIFY2(lock.exec(QStringLiteral("BEGIN IMMEDIATE")), qPrintable(lock.lastError().text()));
+
+        const int rider = connectRaw(server.port());
+        QVERIFY(rider >= 0);
+        const auto closeRider = qScopeGuard([rider] { ::close(rider); });
+        const QByteArray body =
+            QJsonDocument(QJsonObject{{"rider_id", "never-acknowledged"}, {"pickup", kPickup}}).toJson();
+        QVERIFY(sendAll(rider, "POST /api/v1/bookings HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                               "Content-Length: "
+                                   + QByteArray::number(body.size()) + "\r\n\r\n" + body));
+        // Its car is taken while the booking waits for its commit inside a worker.
+        QTRY_COMPARE_WITH_TIMEOUT(availableCars(server), 4, 5000);
+
+        const QList<qint64> killed = workerPids(server);
+        QCOMPARE(killed.size(), 2);
+        for (const qint64 pid : killed)
+            QVERIFY(::kill(pid_t(pid), SIGKILL) == 0);
+        QVERIFY(lock.exec(QStringLiteral("ROLLBACK")));
+        holder.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("holder"));
+
+    // The booking never reached the ledger and its rider never heard of it: its car is free again
+    // (before the fix: taken until the pickup timeout, 10 minutes).
+    QTRY_COMPARE_WITH_TIMEOUT(availableCars(server), 5, 5000);
     QCOMPARE(server.stop(), 0);
 }
 
@@ -268,6 +314,22 @@ void WorkerKilledMidMoveTest::aDeadProcessesUncommittedMovesAreLetGo()
     QCOMPARE(fleet.booking(booked.booking.id)->carId, booked.booking.carId);
     QCOMPARE(fleet.car(9)->state, CarState::Available);
     QCOMPARE(fleet.car(9)->bookingId, 0u);
+
+    // A booking a dead process made: withdrawn when the ledger never got it, kept when it did.
+    const pid_t booker = dieAfter([&] {
+        fleet.book(QStringLiteral("lost"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
+        fleet.book(QStringLiteral("kept"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
+    });
+    const std::vector<uint64_t> made = fleet.openBookingsMadeBy(booker);
+    QCOMPARE(made.size(), 2u);
+    const auto lostBooking = fleet.booking(std::min(made[0], made[1]));
+    const auto keptBooking = fleet.booking(std::max(made[0], made[1]));
+    QVERIFY(opened.ledger->appendAndWait(bookingRecord(*keptBooking, {}), &error));
+    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), booker), 0);
+    QVERIFY(!isOpen(fleet.booking(lostBooking->id)->state));
+    QCOMPARE(fleet.car(lostBooking->carId)->state, CarState::Available);
+    QCOMPARE(fleet.booking(keptBooking->id)->state, BookingState::Assigned);
+    QCOMPARE(fleet.car(keptBooking->carId)->bookingId, keptBooking->id);
 
     // A live process's moves are not another's: settling for some other pid changes nothing.
     const auto begun = fleet.beginCancel(booked.booking.id);
