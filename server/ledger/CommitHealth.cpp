@@ -23,7 +23,8 @@ void CommitHealth::failed(const QString &error, quint64 failedTotal)
     if (m_failing.exchange(true, std::memory_order_relaxed))
         return;
     m_failedBefore = failedTotal;
-    qWarning().noquote() << error
+    // One line, though libpq's messages span several ("...failed: Connection refused\n\tIs the...").
+    qWarning().noquote() << error.simplified()
                                 + QStringLiteral("; records are refused (503 to their requests) until a commit "
                                                  "succeeds");
 }

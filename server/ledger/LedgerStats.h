@@ -11,7 +11,7 @@ struct LedgerStats {
     quint64 failed = 0;       // records reported to their callback as not committed
     quint64 transactions = 0; // committed transactions: appended / transactions is the batch size
     quint64 busyRetries = 0;  // times a transaction waited out SQLITE_BUSY and tried again
-    bool failing = false;     // the last transaction failed (a full disk, a lost file): until the next commit
+    bool failing = false;     // the last transaction failed (a full disk, a lost file or database) until a commit
 };
 
 } // namespace taxicore

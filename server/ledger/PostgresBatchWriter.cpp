@@ -29,6 +29,7 @@ PostgresBatchWriter::PostgresBatchWriter(const LedgerOptions &options, PostgresN
     : m_options(options)
     , m_connection(settingsOf(options))
     , m_slot(slot)
+    , m_health(QStringLiteral("PostgreSQL ") + m_connection.where())
 {
 }
 
@@ -92,6 +93,7 @@ LedgerStats PostgresBatchWriter::stats() const
     s.committed = m_committed;
     s.failed = m_failed;
     s.transactions = m_transactions;
+    s.failing = m_health.failing();
     return s;
 }
 
@@ -159,6 +161,7 @@ std::size_t PostgresBatchWriter::commitBatch()
         lost = connect();
     if (!lost.isEmpty()) {
         takeQueued(batch);
+        m_health.failed(lost, m_failed);
         for (Pending &pending : batch)
             pending.verdict = lost;
         finish(batch);
@@ -213,6 +216,7 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
         for (std::size_t i = first; i < end; ++i)
             batch[i].verdict = error;
         *lost = error;
+        m_health.failed(error, m_failed);
         return false;
     }
     std::vector<QString> verdicts(records.size());
@@ -228,11 +232,13 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
         for (std::size_t i = first; i < end; ++i)
             batch[i].verdict = failed;
         *lost = failed; // the commit itself failed: no replay, every record is reported failed
+        m_health.failed(failed, m_failed);
         return false;
     }
     for (std::size_t k = 0; k < sentAt.size(); ++k)
         batch[sentAt[k]].verdict = verdicts[k];
     ++m_transactions;
+    m_health.committed(m_failed);
     return true;
 }
 
@@ -240,14 +246,20 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
 void PostgresBatchWriter::commitOneByOne(std::vector<Pending> &batch)
 {
     for (std::size_t i = 0; i < batch.size(); ++i) {
-        QString lost;
-        if (!m_connection.isOpen())
-            lost = connect();
-        if (lost.isEmpty() && !commitTogether(batch, i, i + 1, &lost) && lost.isEmpty()
-            && m_connection.inFailedTransaction())
+        if (!m_connection.isOpen()) {
+            if (const QString lost = connect(); !lost.isEmpty()) {
+                batch[i].verdict = lost;
+                m_health.failed(lost, m_failed);
+                continue;
+            }
+        }
+        QString lost; // commitTogether has reported a lost connection or a failed commit
+        if (commitTogether(batch, i, i + 1, &lost) || !lost.isEmpty())
+            continue;
+        // Its statement failed: the record's own transaction failed, as in the SQLite ledger.
+        m_health.failed(batch[i].verdict, m_failed);
+        if (m_connection.inFailedTransaction())
             m_connection.run("ROLLBACK", QStringLiteral("rolling back"));
-        if (!lost.isEmpty())
-            batch[i].verdict = lost;
     }
 }
 

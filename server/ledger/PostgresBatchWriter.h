@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ledger/CommitHealth.h"
 #include "ledger/LedgerOptions.h"
 #include "ledger/LedgerRecords.h"
 #include "ledger/LedgerStats.h"
@@ -26,6 +27,8 @@ class PostgresNodeSlot;
 // booking already ended) fails alone; the others commit. A failed statement (bad data, deadlock)
 // replays the batch one record per transaction. A lost connection fails the batch with the reason
 // and the next batch reconnects. Callbacks run on this thread, in append order, after the commit.
+// A failed transaction (the database gone, or refusing to commit) makes stats().failing true until
+// the next commit; the log says when that starts and ends (CommitHealth, as for the SQLite ledger).
 class PostgresBatchWriter {
 public:
     using Done = std::function<void(bool committed, const QString &error)>;
@@ -70,6 +73,7 @@ private:
     bool m_accepting = false;
     bool m_stopping = false;
     std::thread m_thread;
+    CommitHealth m_health;
 
     std::atomic<quint64> m_appended{0};
     std::atomic<quint64> m_committed{0};
