@@ -92,9 +92,9 @@ void ServerPostgresLedgerHealthTest::anOutageShowsInHealthAndMetricsUntilACommit
     // PostgreSQL stopped: the refused booking's commit failed, and every process's /healthz says so.
     m_pg.stop();
     TC_VERIFY_ERROR(book(server, QStringLiteral("health-down")), 503, "ledger_unavailable");
-    QVERIFY2(waitUntil([&] { return healthIs(server, QStringLiteral("degraded"), QStringLiteral("failing")); },
-                       kHealthMs),
-             qPrintable(QJsonDocument(health(server)).toJson(QJsonDocument::Compact)));
+    QVERIFY2(
+        waitUntil([&] { return healthIs(server, QStringLiteral("degraded"), QStringLiteral("failing")); }, kHealthMs),
+        qPrintable(QJsonDocument(health(server)).toJson(QJsonDocument::Compact)));
     QVERIFY2(waitUntil([&] { return rt::metric(server, QStringLiteral("taxicore_ledger_failing")) >= 1; }, kHealthMs),
              "taxicore_ledger_failing stayed 0 with PostgreSQL stopped");
     // The log says in one line that the outage began, naming the database, once per process
