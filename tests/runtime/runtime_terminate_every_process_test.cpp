@@ -42,9 +42,9 @@ QJsonArray workers(const ServerProcess &server)
 bool workersServe(const ServerProcess &server)
 {
     const QJsonArray all = workers(server);
-    return all.size() == 2
-           && std::all_of(all.begin(), all.end(),
-                          [](const QJsonValue &w) { return w.toObject().value("requests").toDouble() > 0; });
+    return all.size() == 2 && std::all_of(all.begin(), all.end(), [](const QJsonValue &w) {
+               return w.toObject().value("requests").toDouble() > 0;
+           });
 }
 
 int inFlightInWorkers(const ServerProcess &server)
