@@ -181,20 +181,23 @@ namespace {
 // operator access; issue 15: device token).
 bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options, QString &error)
 {
-    options.adminToken = parser.value(QStringLiteral("admin-token"));
-    if (options.adminToken.isEmpty())
-        options.adminToken = qEnvironmentVariable("TAXICORE_ADMIN_TOKEN");
-    if (!options.adminToken.isEmpty() && !isWellFormedToken(options.adminToken)) {
-        error = QStringLiteral("--admin-token must be %1").arg(QLatin1StringView(kTokenRule));
+    // The flag, else its environment variable; an error names the one the value came from.
+    const auto readToken = [&](const QString &flag, const char *variable, QString &token) {
+        token = parser.value(flag);
+        QString source = QStringLiteral("--") + flag;
+        if (token.isEmpty()) {
+            token = qEnvironmentVariable(variable);
+            source = QString::fromLatin1(variable);
+        }
+        if (!token.isEmpty() && !isWellFormedToken(token)) {
+            error = QStringLiteral("%1 must be %2").arg(source, QLatin1StringView(kTokenRule));
+            return false;
+        }
+        return true;
+    };
+    if (!readToken(QStringLiteral("admin-token"), "TAXICORE_ADMIN_TOKEN", options.adminToken)
+        || !readToken(QStringLiteral("device-token"), "TAXICORE_DEVICE_TOKEN", options.deviceToken))
         return false;
-    }
-    options.deviceToken = parser.value(QStringLiteral("device-token"));
-    if (options.deviceToken.isEmpty())
-        options.deviceToken = qEnvironmentVariable("TAXICORE_DEVICE_TOKEN");
-    if (!options.deviceToken.isEmpty() && !isWellFormedToken(options.deviceToken)) {
-        error = QStringLiteral("--device-token must be %1").arg(QLatin1StringView(kTokenRule));
-        return false;
-    }
     const QString trust = parser.value(QStringLiteral("trust-loopback"));
     if (trust != QStringLiteral("on") && trust != QStringLiteral("off")) {
         error = QStringLiteral("--trust-loopback must be on or off, not \"%1\"").arg(trust);

@@ -9,6 +9,7 @@
 #include "HardeningKit.h"
 
 #include <QFile>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <sys/stat.h>
 
@@ -37,6 +38,30 @@ class OperatorAccessTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // A malformed token from the environment is refused under the name the operator set, not the
+    // flag's (which they never typed).
+    void aBadTokenFromTheEnvironmentIsNamedSo_data()
+    {
+        QTest::addColumn<QByteArray>("variable");
+        QTest::addColumn<QByteArray>("flag");
+        QTest::newRow("admin") << QByteArray("TAXICORE_ADMIN_TOKEN") << QByteArray("--admin-token");
+        QTest::newRow("device") << QByteArray("TAXICORE_DEVICE_TOKEN") << QByteArray("--device-token");
+    }
+    void aBadTokenFromTheEnvironmentIsNamedSo()
+    {
+        QFETCH(QByteArray, variable);
+        QFETCH(QByteArray, flag);
+        QTemporaryDir data;
+        qputenv(variable.constData(), "short");
+        const auto unset = qScopeGuard([variable] { qunsetenv(variable.constData()); });
+        const ServerProcess::RunResult result = ServerProcess::run(
+            {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--data-dir"), data.path()});
+        QVERIFY2(result.finished, "the server did not exit by itself");
+        QCOMPARE(result.exitCode, 2);
+        QVERIFY2(result.err.contains(variable + " must be"), result.err.constData());
+        QVERIFY2(!result.err.contains(flag + " must be"), result.err.constData());
+    }
+
     void loopbackIsTrustedButAWrongTokenIsNot()
     {
         QTemporaryDir data;
