@@ -154,13 +154,13 @@ void DirectPathTest::pipelinedDirectAndQtParsedRequestsKeepTheirOrder()
     QVERIFY(http.connectToServer());
     // Direct, Qt (percent-encoded), direct, Qt (chunked body), direct with a body, Qt (blank line
     // first), direct: one write, so each read holds several.
-    QVERIFY(http.sendRaw("GET /hello HTTP/1.1\r\n\r\n"
-                         "GET /%66ib?n=%31%30 HTTP/1.1\r\n\r\n"
-                         "GET /fib?n=11 HTTP/1.1\r\n\r\n"
-                         "POST /hello HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
-                         "POST /api/v1/bookings HTTP/1.1\r\nContent-Length: 2\r\n\r\n[]"
-                         "\r\nGET /%66ib?n=12 HTTP/1.1\r\n\r\n"
-                         "HEAD /hello HTTP/1.1\r\n\r\n"));
+    QVERIFY(http.sendRaw("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+                         "GET /%66ib?n=%31%30 HTTP/1.1\r\nHost: x\r\n\r\n"
+                         "GET /fib?n=11 HTTP/1.1\r\nHost: x\r\n\r\n"
+                         "POST /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
+                         "POST /api/v1/bookings HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n[]"
+                         "\r\nGET /%66ib?n=12 HTTP/1.1\r\nHost: x\r\n\r\n"
+                         "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n"));
     const QList<HttpResponse> answers = http.readResponses(6);
     QCOMPARE(answers.size(), 6);
     QCOMPARE(answers[0].body, QByteArray("Hello World\n"));

@@ -353,16 +353,17 @@ void HttpHygieneTest::garbageNeverCrashesTheServer_data()
     QTest::newRow("no version") << QByteArray("GET /hello\r\n\r\n");
     QTest::newRow("unknown version") << QByteArray("GET /hello HTTP/9.9\r\n\r\n");
     QTest::newRow("unknown method") << QByteArray("BREW /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-    QTest::newRow("header without colon") << QByteArray("GET /hello HTTP/1.1\r\nthis is not a header\r\n\r\n");
+    QTest::newRow("header without colon")
+        << QByteArray("GET /hello HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n");
     QTest::newRow("bare LF") << QByteArray("GET /hello HTTP/1.1\nHost: x\n\n");
     QTest::newRow("negative Content-Length")
-        << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nContent-Length: -5\r\n\r\n");
+        << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n");
     QTest::newRow("two Content-Lengths") << QByteArray(
-        "POST /api/v1/bookings HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}");
+        "POST /api/v1/bookings HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}");
     QTest::newRow("chunked junk") << QByteArray(
-        "POST /api/v1/bookings HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
-    QTest::newRow("path with NUL") << QByteArray("GET /hel\x00lo HTTP/1.1\r\n\r\n", 25);
-    QTest::newRow("percent garbage") << QByteArray("GET /api/v1/bookings/%ff%fe%00 HTTP/1.1\r\n\r\n");
+        "POST /api/v1/bookings HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    QTest::newRow("path with NUL") << QByteArray("GET /hel\x00lo HTTP/1.1\r\nHost: x\r\n\r\n", 34);
+    QTest::newRow("percent garbage") << QByteArray("GET /api/v1/bookings/%ff%fe%00 HTTP/1.1\r\nHost: x\r\n\r\n");
     QByteArray noise(64 * 1024, '\0');
     for (int i = 0; i < noise.size(); ++i)
         noise[i] = char((i * 7919 + 13) & 0xff);
