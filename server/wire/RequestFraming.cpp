@@ -105,6 +105,7 @@ void RequestFraming::startRequest(long long nowMs)
     m_keepAliveToken = false;
     m_expectContinue = false;
     m_upgrade = false;
+    m_hostFields = 0;
     m_continuePending = false;
     m_contentLength = 0;
     m_phase = Phase::Method;
@@ -407,6 +408,8 @@ bool RequestFraming::finishFieldName()
         m_field = Field::Expect;
     else if (nameIs(m_name, m_nameLength, "upgrade"))
         m_field = Field::Upgrade;
+    else if (nameIs(m_name, m_nameLength, "host"))
+        m_hostFields = std::uint8_t(std::min(m_hostFields + 1, 2)); // counted only: its value is not read
     if (m_field == Field::Upgrade)
         m_upgrade = true;
     // A second Transfer-Encoding line lists a second coding (RFC 9110 §5.3).
@@ -515,6 +518,15 @@ bool RequestFraming::finishField()
 
 bool RequestFraming::finishHead()
 {
+    // RFC 9112 §3.2: which host an HTTP/1.1 request is for must be said, and said once.
+    if (m_hostFields == 0 && !m_http10) {
+        fail(400, "missing_host", "an HTTP/1.1 request must carry a Host header field", 0, 0);
+        return false;
+    }
+    if (m_hostFields > 1) {
+        fail(400, "duplicate_host", "a request may carry only one Host header field", 0, 0);
+        return false;
+    }
     // RFC 9112 §6.1: Transfer-Encoding with Content-Length, or in HTTP/1.0, is faulty framing.
     if (m_chunked && m_sawLength) {
         fail(400, "length_with_chunked", "a request may not carry both Content-Length and Transfer-Encoding", 0, 0);

@@ -28,8 +28,9 @@ struct FramingError {
 // QHttpServer's parser sees it (docs/QT64.md §4, §10). It accepts only what Qt's lenient parser
 // frames the same way (RFC 9112): CRLF line ends, no obs-fold, no control bytes in fields, one
 // valid Content-Length, no Content-Length with Transfer-Encoding, `chunked` as the only coding,
-// chunk framing parsed here, the body limit counted on the bytes received. Anything else is an
-// error, after which nothing more of the connection may reach Qt (request smuggling).
+// chunk framing parsed here, the body limit counted on the bytes received; and exactly one Host
+// in HTTP/1.1, at most one in HTTP/1.0 (RFC 9112 §3.2). Anything else is an error, after which
+// nothing more of the connection may reach Qt (request smuggling).
 // Fixed-size state and no allocation: it runs on every byte of every request. Pure (no socket,
 // no clock) so it can be fuzzed.
 class RequestFraming {
@@ -148,6 +149,7 @@ private:
     bool m_keepAliveToken = false;
     bool m_expectContinue = false;
     bool m_upgrade = false;
+    std::uint8_t m_hostFields = 0; // Host lines of the head, counted up to 2
     bool m_continuePending = false;
     bool m_inBody = false; // the newest head's body is still being read
     long long m_contentLength = 0;

@@ -25,4 +25,24 @@ inline QStringList serverArgs(const QString &mode)
             QStringLiteral("50")};
 }
 
+// The whole answers of HttpClient::readResponses (it ends with an incomplete one when the server
+// closed first).
+inline QList<HttpResponse> wholeAnswers(const QList<HttpResponse> &read)
+{
+    QList<HttpResponse> answers;
+    for (const HttpResponse &r : read)
+        if (r.complete)
+            answers.append(r);
+    return answers;
+}
+
+// "N answers: <each one's describe()>", for failure messages.
+inline QString describeAnswers(const QList<HttpResponse> &answers)
+{
+    QStringList parts;
+    for (const HttpResponse &r : answers)
+        parts << QString::fromUtf8(r.describe());
+    return QStringLiteral("%1 answers: %2").arg(answers.size()).arg(parts.join(QStringLiteral(" | ")));
+}
+
 } // namespace taxicore::test::hostile
