@@ -72,8 +72,9 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
     m_upgraded.removeIf([](const QPointer<QTcpSocket> &s) { return s.isNull(); });
     if (m_states.size() + m_upgraded.size() > m_limits.maxConnections) {
-        refuseWith(socket, state, 503, "too_many_connections",
-                   QStringLiteral("the server has too many open connections; retry shortly"));
+        refuseWith(socket, state,
+                   errorResponse(503, "too_many_connections",
+                                 QStringLiteral("the server has too many open connections; retry shortly")));
         return;
     }
     addPendingConnection(socket);
@@ -241,18 +242,22 @@ void ConnectionGuard::deliver(QTcpSocket *socket, unsigned long long sequence, A
 
 void ConnectionGuard::refuse(QTcpSocket *socket, int status, const char *code, const QString &message)
 {
+    refuse(socket, errorResponse(status, code, message));
+}
+
+void ConnectionGuard::refuse(QTcpSocket *socket, const ApiResponse &refusal)
+{
     auto it = m_states.find(socket);
     if (it != m_states.end())
-        refuseWith(static_cast<GuardedSocket *>(socket), it.value(), status, code, message);
+        refuseWith(static_cast<GuardedSocket *>(socket), it.value(), refusal);
 }
 
 void ConnectionGuard::reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error)
 {
-    refuseWith(socket, state, error.status, error.code, describe(error));
+    refuseWith(socket, state, errorResponse(error.status, error.code, describe(error)));
 }
 
-void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, int status, const char *code,
-                                 const QString &message)
+void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal)
 {
     if (state.rejected)
         return;
@@ -268,8 +273,7 @@ void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, 
     }
     socket->setHeld(false);
     discardInput(socket);
-    const Answer answer{
-        serializeResponse(errorResponse(status, code, message), state.framing.currentIsHttp10(), false, false), true};
+    const Answer answer{serializeResponse(refusal, state.framing.currentIsHttp10(), false, false), true};
     deliver(socket, state.nextSequence++, answer);
 }
 

@@ -17,6 +17,7 @@ namespace taxicore {
 
 class GuardedSocket;
 class MetricsRecorder;
+struct ApiResponse;
 struct PlainRequest;
 
 // A QTcpServer that stands in front of QHttpServer and fixes what Qt 6.4 does not do
@@ -54,6 +55,8 @@ public:
     void deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer);
     // Answers `status` after the answers already owed, then closes; Qt parses nothing more of it.
     void refuse(QTcpSocket *socket, int status, const char *code, const QString &message);
+    // The same with a whole answer (an error that carries headers of its own).
+    void refuse(QTcpSocket *socket, const ApiResponse &refusal);
 
     // Stop taking new requests: close idle connections now, busy ones after their response.
     void startDraining();
@@ -93,8 +96,7 @@ private:
     qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size);
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
-    void refuseWith(GuardedSocket *socket, ConnectionState &state, int status, const char *code,
-                    const QString &message);
+    void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);
     void discardInput(GuardedSocket *socket);
     void updateFlow(GuardedSocket *socket, ConnectionState &state);
     void resume(GuardedSocket *socket, ConnectionState &state);

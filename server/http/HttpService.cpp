@@ -8,6 +8,7 @@
 #include "wire/PlainRequest.h"
 #include "wire/RequestInput.h"
 #include "wire/ResponseWriter.h"
+#include "wire/WebSocketHandshake.h"
 #include "http/RouteTable.h"
 #include "metrics/MetricsRecorder.h"
 
@@ -66,6 +67,15 @@ template <typename ForwardedFor> ClientAddress clientOf(const QHostAddress &peer
     if (proxies.isEmpty() || !proxies.contains(peer))
         return {peer};
     return resolveClientAddress(peer, forwarded(), proxies);
+}
+
+// Why a WebSocket upgrade request cannot be upgraded, as Qt parsed it (the first field of each name).
+std::optional<ApiResponse> handshakeRefusal(const QHttpServerRequest &request)
+{
+    const QByteArray host = request.value(QByteArrayLiteral("host"));
+    const QByteArray key = request.value(QByteArrayLiteral("sec-websocket-key"));
+    const QByteArray version = request.value(QByteArrayLiteral("sec-websocket-version"));
+    return websocketHandshakeRefusal({request.method() == QHttpServerRequest::Method::Get, host, key, version});
 }
 
 // A view's bytes as a QByteArray; null stays null (an absent header).
@@ -142,7 +152,9 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         // through missingHandler (404) and closes instead of upgrading.
         // Nor while draining: an upgraded socket leaves the guard, which could then never close
         // it (a primary handing its connections to workers would hold feeds past every limit).
-        if (!LiveFeed::isUpgradeRequest(request) || m_guard.isDraining())
+        // Nor a malformed handshake, wherever it asks to go: Qt's WebSocket server would close it
+        // without a word (or upgrade a key of the wrong length); missingHandler says what is wrong.
+        if (!LiveFeed::isUpgradeRequest(request) || m_guard.isDraining() || handshakeRefusal(request))
             return false;
         m_guard.releaseUpgraded(socket);
         return true;
@@ -307,16 +319,19 @@ void HttpService::answer(int routeIndex, const ApiRequest &request) const
         (*request.reply)(response);
 }
 
-void HttpService::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
+void HttpService::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
 {
     // handleRequest answers everything; this only runs for a refused WebSocket upgrade. What
     // follows it on the connection was never checked as HTTP: the guard closes it unread.
-    if (m_guard.isDraining())
+    if (m_guard.isDraining()) {
         m_guard.refuse(socket, 503, "draining",
                        QStringLiteral("this server process is closing its connections (shutting down, or "
                                       "handing them to its workers); connect again"));
-    else
+    } else if (const std::optional<ApiResponse> refusal = handshakeRefusal(request)) {
+        m_guard.refuse(socket, *refusal); // 400, or 426 naming the version served
+    } else {
         m_guard.refuse(socket, 404, "not_found", QStringLiteral("no such resource"));
+    }
 }
 
 } // namespace taxicore
