@@ -58,8 +58,8 @@ void HostHeaderTest::requestsWithoutExactlyOneHostAreRefused_data()
     QTest::addColumn<QByteArray>("code");
     QTest::newRow("http11-no-host") << QByteArray("GET /hello HTTP/1.1\r\n\r\n") << QByteArray("missing_host");
     // A target only Qt's parser reads (percent-encoded), and a request with a body.
-    QTest::newRow("http11-no-host-qt-parsed") << QByteArray("GET /%68ello HTTP/1.1\r\n\r\n")
-                                              << QByteArray("missing_host");
+    QTest::newRow("http11-no-host-qt-parsed")
+        << QByteArray("GET /%68ello HTTP/1.1\r\n\r\n") << QByteArray("missing_host");
     QTest::newRow("http11-no-host-with-body")
         << QByteArray("POST /api/v1/bookings HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
         << QByteArray("missing_host");
@@ -67,12 +67,12 @@ void HostHeaderTest::requestsWithoutExactlyOneHostAreRefused_data()
         << QByteArray("GET /api/v1/stream HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
                       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
         << QByteArray("missing_host");
-    QTest::newRow("http11-host-is-not-x-host") << QByteArray("GET /hello HTTP/1.1\r\nX-Host: t\r\nHosts: t\r\n\r\n")
-                                               << QByteArray("missing_host");
+    QTest::newRow("http11-host-is-not-x-host")
+        << QByteArray("GET /hello HTTP/1.1\r\nX-Host: t\r\nHosts: t\r\n\r\n") << QByteArray("missing_host");
     QTest::newRow("http11-two-hosts") << QByteArray("GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
                                       << QByteArray("duplicate_host");
-    QTest::newRow("http11-two-hosts-same-value") << QByteArray("GET /hello HTTP/1.1\r\nHost: a\r\nhOST: a\r\n\r\n")
-                                                 << QByteArray("duplicate_host");
+    QTest::newRow("http11-two-hosts-same-value")
+        << QByteArray("GET /hello HTTP/1.1\r\nHost: a\r\nhOST: a\r\n\r\n") << QByteArray("duplicate_host");
     QTest::newRow("http11-three-hosts") << QByteArray("GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\nHost: c\r\n\r\n")
                                         << QByteArray("duplicate_host");
     QTest::newRow("http10-two-hosts") << QByteArray("GET /hello HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n")
@@ -88,12 +88,14 @@ void HostHeaderTest::requestsWithoutExactlyOneHostAreRefused()
     QVERIFY(c.connectToServer());
     QVERIFY(c.sendRaw(head + kHiddenRequest));
     const QList<HttpResponse> answers = wholeAnswers(c.readResponses(2));
-    QVERIFY2(!answers.isEmpty(), qPrintable(QStringLiteral("no answer; received: ") + QString::fromLatin1(c.buffered().left(200))));
+    QVERIFY2(!answers.isEmpty(),
+             qPrintable(QStringLiteral("no answer; received: ") + QString::fromLatin1(c.buffered().left(200))));
     TC_VERIFY_ERROR(answers[0], 400, code.constData());
     QVERIFY2(answers[0].json().value(QStringLiteral("message")).toString().contains(QStringLiteral("Host")),
              answers[0].describe().constData());
     QCOMPARE(answers[0].header("Connection").toLower(), QByteArray("close"));
-    QVERIFY2(answers.size() == 1, qPrintable(QStringLiteral("the request after the refused one was answered; ") + describeAnswers(answers)));
+    QVERIFY2(answers.size() == 1,
+             qPrintable(QStringLiteral("the request after the refused one was answered; ") + describeAnswers(answers)));
     QVERIFY(c.waitForPeerClose(kTimeoutMs));
 }
 
@@ -128,7 +130,8 @@ void HostHeaderTest::requestsWithOneHostOrHttp10AreServed()
     QVERIFY(c.connectToServer());
     QVERIFY(c.sendRaw(request));
     const QList<HttpResponse> answers = wholeAnswers(c.readResponses(1));
-    QVERIFY2(!answers.isEmpty(), qPrintable(QStringLiteral("no answer; received: ") + QString::fromLatin1(c.buffered().left(200))));
+    QVERIFY2(!answers.isEmpty(),
+             qPrintable(QStringLiteral("no answer; received: ") + QString::fromLatin1(c.buffered().left(200))));
     TC_VERIFY_STATUS(answers[0], 200);
     QCOMPARE(answers[0].body, QByteArray("Hello World\n"));
 }
