@@ -352,6 +352,12 @@ void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)
     m_upgraded.append(socket);
 }
 
+bool ConnectionGuard::upgradeIsHttp10(QTcpSocket *socket) const
+{
+    const auto it = m_states.constFind(socket);
+    return it != m_states.cend() && it->framing.awaitingUpgrade() && it->framing.currentIsHttp10();
+}
+
 void ConnectionGuard::startDraining()
 {
     m_draining = true;

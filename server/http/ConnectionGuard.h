@@ -84,6 +84,9 @@ public:
     // disconnects every signal of it, so the guard would never hear of its end. It still counts
     // toward maxConnections until it is destroyed.
     void releaseUpgraded(QTcpSocket *socket);
+    // Whether the upgrade request Qt is handling is HTTP/1.0 (Qt 6.4's request has no version):
+    // the framing check stops after an upgrade head, so it is the newest head it read.
+    bool upgradeIsHttp10(QTcpSocket *socket) const;
 
 Q_SIGNALS:
     void allConnectionsClosed();

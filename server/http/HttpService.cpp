@@ -69,13 +69,14 @@ template <typename ForwardedFor> ClientAddress clientOf(const QHostAddress &peer
     return resolveClientAddress(peer, forwarded(), proxies);
 }
 
-// Why a WebSocket upgrade request cannot be upgraded, as Qt parsed it (the first field of each name).
-std::optional<ApiResponse> handshakeRefusal(const QHttpServerRequest &request)
+// Why a WebSocket upgrade request cannot be upgraded, as Qt parsed it (the first field of each name;
+// the version as the guard read it).
+std::optional<ApiResponse> handshakeRefusal(const QHttpServerRequest &request, bool http10)
 {
     const QByteArray host = request.value(QByteArrayLiteral("host"));
     const QByteArray key = request.value(QByteArrayLiteral("sec-websocket-key"));
     const QByteArray version = request.value(QByteArrayLiteral("sec-websocket-version"));
-    return websocketHandshakeRefusal({request.method() == QHttpServerRequest::Method::Get, host, key, version});
+    return websocketHandshakeRefusal({request.method() == QHttpServerRequest::Method::Get, http10, host, key, version});
 }
 
 // A view's bytes as a QByteArray; null stays null (an absent header).
@@ -154,7 +155,8 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         // it (a primary handing its connections to workers would hold feeds past every limit).
         // Nor a malformed handshake, wherever it asks to go: Qt's WebSocket server would close it
         // without a word (or upgrade a key of the wrong length); missingHandler says what is wrong.
-        if (!LiveFeed::isUpgradeRequest(request) || m_guard.isDraining() || handshakeRefusal(request))
+        if (!LiveFeed::isUpgradeRequest(request) || m_guard.isDraining()
+            || handshakeRefusal(request, m_guard.upgradeIsHttp10(socket)))
             return false;
         m_guard.releaseUpgraded(socket);
         return true;
@@ -327,7 +329,7 @@ void HttpService::missingHandler(const QHttpServerRequest &request, QTcpSocket *
         m_guard.refuse(socket, 503, "draining",
                        QStringLiteral("this server process is closing its connections (shutting down, or "
                                       "handing them to its workers); connect again"));
-    } else if (const std::optional<ApiResponse> refusal = handshakeRefusal(request)) {
+    } else if (const std::optional<ApiResponse> refusal = handshakeRefusal(request, m_guard.upgradeIsHttp10(socket))) {
         m_guard.refuse(socket, *refusal); // 400, or 426 naming the version served
     } else {
         m_guard.refuse(socket, 404, "not_found", QStringLiteral("no such resource"));

@@ -16,8 +16,7 @@ bool isValidKey(QByteArrayView key)
     const QByteArrayView trimmed = trimmedOfOptionalWhitespace(key);
     if (trimmed.size() != kEncodedKeyBytes)
         return false;
-    const auto decoded =
-        QByteArray::fromBase64Encoding(trimmed.toByteArray(), QByteArray::AbortOnBase64DecodingErrors);
+    const auto decoded = QByteArray::fromBase64Encoding(trimmed.toByteArray(), QByteArray::AbortOnBase64DecodingErrors);
     return decoded && decoded.decoded.size() == kKeyBytes;
 }
 
@@ -28,6 +27,9 @@ std::optional<ApiResponse> websocketHandshakeRefusal(const WebSocketHandshake &h
     if (!handshake.isGet)
         return errorResponse(400, "invalid_websocket_handshake",
                              QStringLiteral("a WebSocket handshake is a GET request (RFC 6455 §4.1)"));
+    if (handshake.isHttp10)
+        return errorResponse(400, "invalid_websocket_handshake",
+                             QStringLiteral("a WebSocket handshake is an HTTP/1.1 request (RFC 6455 §4.1)"));
     if (trimmedOfOptionalWhitespace(handshake.host).isEmpty())
         return errorResponse(400, "invalid_websocket_handshake",
                              QStringLiteral("a WebSocket handshake must name its host in Host (RFC 6455 §4.1)"));

@@ -12,6 +12,7 @@ namespace taxicore {
 // connection without a word on most of these, and upgrades a key of the wrong length.
 struct WebSocketHandshake {
     bool isGet = false;
+    bool isHttp10 = false;  // RFC 6455 §4.1 asks for HTTP/1.1
     QByteArrayView host;    // the Host field's value; null when absent
     QByteArrayView key;     // Sec-WebSocket-Key
     QByteArrayView version; // Sec-WebSocket-Version
@@ -21,7 +22,7 @@ struct WebSocketHandshake {
 inline constexpr char kWebSocketVersion[] = "13";
 
 // The answer to send instead of the upgrade, or nothing when the handshake is well formed:
-// 400 `invalid_websocket_handshake` (not GET, no Host), 400 `invalid_websocket_key` (missing, or
+// 400 `invalid_websocket_handshake` (not GET, HTTP/1.0, no Host), 400 `invalid_websocket_key` (missing, or
 // not 16 bytes in base64), 426 `unsupported_websocket_version` with `Sec-WebSocket-Version: 13`
 // (missing, or another version).
 std::optional<ApiResponse> websocketHandshakeRefusal(const WebSocketHandshake &handshake);

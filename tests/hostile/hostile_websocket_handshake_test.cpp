@@ -1,7 +1,7 @@
 // Malformed WebSocket opening handshakes (RFC 6455 §4.1, §4.2.1, §4.4) against a real
 // taxicore-server in one mode ($TAXICORE_HOSTILE_MODE; ctest hostile_websocket_handshake_test.single,
-// .pool, .processes). A request asking for `Upgrade: websocket` that is not a GET, names no host or
-// has no valid Sec-WebSocket-Key gets 400, one without Sec-WebSocket-Version 13 gets 426 with
+// .pool, .processes). A request asking for `Upgrade: websocket` that is not an HTTP/1.1 GET, names no
+// host or has no valid Sec-WebSocket-Key gets 400, one without Sec-WebSocket-Version 13 gets 426 with
 // `Sec-WebSocket-Version: 13`, each with a JSON error naming the problem, on the live feed's path
 // and elsewhere (Qt 6.4 closed most of them without a word, and upgraded keys of the wrong
 // length); the connection then closes and nothing sent after the handshake is answered. A valid
@@ -17,7 +17,7 @@ using namespace taxicore::test::hostile;
 
 namespace {
 
-constexpr int kTimeoutMs = 5000; // every read and the close of a refused connection
+constexpr int kTimeoutMs = 5000;                         // every read and the close of a refused connection
 const QByteArray kValidKey = "dGhlIHNhbXBsZSBub25jZQ=="; // RFC 6455 §1.3's sample: 16 bytes
 // Sent after the handshake: answered 200 by loopback trust if it were ever parsed as HTTP.
 const QByteArray kHiddenRequest = "GET /admin/v1/runtime HTTP/1.1\r\nHost: t\r\n\r\n";
@@ -77,8 +77,8 @@ void WebSocketHandshakeTest::malformedHandshakesAreRefused_data()
                          << QByteArray("invalid_websocket_key");
         row("key not base64") << upgradeRequest(path, "Sec-WebSocket-Key: not*base64*at*all!!!!!!==\r\n" + version13)
                               << 400 << QByteArray("invalid_websocket_key");
-        row("key of 15 bytes") << upgradeRequest(path, "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAA\r\n" + version13)
-                               << 400 << QByteArray("invalid_websocket_key");
+        row("key of 15 bytes") << upgradeRequest(path, "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAA\r\n" + version13) << 400
+                               << QByteArray("invalid_websocket_key");
         row("key of 17 bytes") << upgradeRequest(path, "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAAA=\r\n" + version13)
                                << 400 << QByteArray("invalid_websocket_key");
         row("no version") << upgradeRequest(path, key) << 426 << QByteArray("unsupported_websocket_version");
@@ -91,6 +91,8 @@ void WebSocketHandshakeTest::malformedHandshakesAreRefused_data()
         row("neither key nor version") << upgradeRequest(path, {}) << 400 << QByteArray("invalid_websocket_key");
         row("not GET") << "POST " + upgradeRequest(path, key + version13).mid(4) << 400
                        << QByteArray("invalid_websocket_handshake");
+        row("HTTP/1.0") << QByteArray(upgradeRequest(path, key + version13)).replace("HTTP/1.1", "HTTP/1.0") << 400
+                        << QByteArray("invalid_websocket_handshake");
         row("empty Host") << QByteArray(upgradeRequest(path, key + version13)).replace("Host: 127.0.0.1", "Host:")
                           << 400 << QByteArray("invalid_websocket_handshake");
     }
@@ -106,13 +108,14 @@ void WebSocketHandshakeTest::malformedHandshakesAreRefused()
     QVERIFY(c.connectToServer());
     QVERIFY(c.sendRaw(request + kHiddenRequest));
     const QList<HttpResponse> answers = wholeAnswers(c.readResponses(2));
-    QVERIFY2(!answers.isEmpty(), qPrintable(QStringLiteral("no answer; received: %1")
-                                                .arg(QString::fromLatin1(c.buffered().left(200)))));
+    QVERIFY2(!answers.isEmpty(),
+             qPrintable(QStringLiteral("no answer; received: %1").arg(QString::fromLatin1(c.buffered().left(200)))));
     TC_VERIFY_ERROR(answers[0], status, code.constData());
     if (status == 426)
         QCOMPARE(answers[0].header("Sec-WebSocket-Version"), QByteArray("13"));
     QCOMPARE(answers[0].header("Connection").toLower(), QByteArray("close"));
-    QVERIFY2(answers.size() == 1, qPrintable(QStringLiteral("a request sent after the handshake was answered; ") + describeAnswers(answers)));
+    QVERIFY2(answers.size() == 1, qPrintable(QStringLiteral("a request sent after the handshake was answered; ")
+                                             + describeAnswers(answers)));
     QVERIFY(c.waitForPeerClose(kTimeoutMs));
 }
 
@@ -120,10 +123,11 @@ void WebSocketHandshakeTest::validHandshakeToTheFeedIsUpgraded()
 {
     HttpClient c(m_server->host(), m_server->port(), kTimeoutMs);
     QVERIFY(c.connectToServer());
-    QVERIFY(c.sendRaw(upgradeRequest("/api/v1/stream", "Sec-WebSocket-Key: " + kValidKey
-                                                           + "\r\nSec-WebSocket-Version: 13\r\n")));
+    QVERIFY(c.sendRaw(
+        upgradeRequest("/api/v1/stream", "Sec-WebSocket-Key: " + kValidKey + "\r\nSec-WebSocket-Version: 13\r\n")));
     const QList<HttpResponse> answers = wholeAnswers(c.readResponses(1));
-    QVERIFY2(!answers.isEmpty(), qPrintable(QStringLiteral("no answer; received: ") + QString::fromLatin1(c.buffered().left(200))));
+    QVERIFY2(!answers.isEmpty(),
+             qPrintable(QStringLiteral("no answer; received: ") + QString::fromLatin1(c.buffered().left(200))));
     TC_VERIFY_STATUS(answers[0], 101);
     // RFC 6455 §1.3: the accept value of the sample key.
     QCOMPARE(answers[0].header("Sec-WebSocket-Accept"), QByteArray("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
