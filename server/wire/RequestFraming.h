@@ -29,7 +29,7 @@ struct FramingError {
 // frames the same way (RFC 9112): CRLF line ends, no obs-fold, no control bytes in fields, one
 // valid Content-Length, no Content-Length with Transfer-Encoding, `chunked` as the only coding,
 // chunk framing parsed here, the body limit counted on the bytes received; and exactly one Host
-// in HTTP/1.1, at most one in HTTP/1.0 (RFC 9112 §3.2). Anything else is an error, after which
+// in HTTP/1.1, at most one in HTTP/1.0, its value a host[:port] (RFC 9112 §3.2). Anything else is an error, after which
 // nothing more of the connection may reach Qt (request smuggling).
 // Fixed-size state and no allocation: it runs on every byte of every request. Pure (no socket,
 // no clock) so it can be fuzzed.
@@ -112,7 +112,7 @@ private:
         Failed,
     };
     // The header fields whose value the check reads; every other one is only validated.
-    enum class Field : std::uint8_t { Other, ContentLength, TransferEncoding, Connection, Expect, Upgrade };
+    enum class Field : std::uint8_t { Other, ContentLength, TransferEncoding, Connection, Expect, Upgrade, Host };
     // Where a value's syntax is: leading whitespace, the value, trailing whitespace.
     enum class ValueStep : std::uint8_t { Leading, Inside, Trailing, Bad };
 

@@ -1,7 +1,8 @@
 // The Host header field (RFC 9112 §3.2) against a real taxicore-server in one mode
 // ($TAXICORE_HOSTILE_MODE; ctest hostile_host_header_test.single, .pool, .processes): an HTTP/1.1
 // request without Host, or any request with more than one Host line, is refused with 400 and a
-// JSON error naming the problem, and the connection closes with nothing after it answered,
+// JSON error naming the problem (also a Host whose value is not a host[:port]), and the connection
+// closes with nothing after it answered,
 // whichever parser would have read the request (the guard's direct path or Qt's). HTTP/1.0
 // without Host is still served, and so is one Host, empty or not.
 
@@ -77,6 +78,15 @@ void HostHeaderTest::requestsWithoutExactlyOneHostAreRefused_data()
                                         << QByteArray("duplicate_host");
     QTest::newRow("http10-two-hosts") << QByteArray("GET /hello HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n")
                                       << QByteArray("duplicate_host");
+    // RFC 9112 §3.2: a Host whose value is not a host[:port] is refused too.
+    QTest::newRow("host-with-space") << QByteArray("GET /hello HTTP/1.1\r\nHost: a b\r\n\r\n")
+                                     << QByteArray("invalid_host");
+    QTest::newRow("host-with-path") << QByteArray("GET /hello HTTP/1.1\r\nHost: example.com/x\r\n\r\n")
+                                    << QByteArray("invalid_host");
+    QTest::newRow("host-with-userinfo") << QByteArray("GET /hello HTTP/1.1\r\nHost: user@example.com\r\n\r\n")
+                                        << QByteArray("invalid_host");
+    QTest::newRow("host-with-quote") << QByteArray("GET /%68ello HTTP/1.1\r\nHost: \"t\"\r\n\r\n")
+                                     << QByteArray("invalid_host");
 }
 
 // Refused with 400 and the problem named; the connection closes and what followed is never read.
@@ -121,6 +131,8 @@ void HostHeaderTest::requestsWithOneHostOrHttp10AreServed_data()
     QTest::newRow("http11-empty-host") << QByteArray("GET /hello HTTP/1.1\r\nHost:\r\n\r\n");
     QTest::newRow("http10-no-host") << QByteArray("GET /hello HTTP/1.0\r\n\r\n");
     QTest::newRow("http10-one-host") << QByteArray("GET /hello HTTP/1.0\r\nHost: t\r\n\r\n");
+    QTest::newRow("host-ipv6-port") << QByteArray("GET /hello HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n");
+    QTest::newRow("host-name-port-spaces") << QByteArray("GET /hello HTTP/1.1\r\nHost:  taxi.example.com:443 \r\n\r\n");
 }
 
 void HostHeaderTest::requestsWithOneHostOrHttp10AreServed()
