@@ -4,6 +4,8 @@
 // began; with PostgreSQL back, the next commit clears all of that and the log says so. The old code
 // answered "ok" through the whole outage. Single process and processes mode (each worker publishes
 // its ledger's health in the shared region, so whichever process answers /healthz sees it).
+// A worker that gets no booking once PostgreSQL is back still recovers: its writer probes the
+// database while failing and idle, so /healthz does not stay "degraded" on a quiet node.
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "PostgresKit.h"
@@ -25,6 +27,9 @@ const QJsonObject kPickup{{"lat", 57.7003}, {"lng", 11.9668}};
 constexpr int kHealthMs = 5'000;          // a published ledger state reaches every process
 constexpr int kRecoverMs = 15'000;        // PostgreSQL back → a booking commits again
 constexpr int kBookingsAfterRecovery = 6; // new connections: round-robin to each worker
+constexpr int kBookingsInOutage = 6;      // new connections: round-robin, so each worker fails
+constexpr int kIdleRecoverMs = 6'000;     // PostgreSQL back → an idle writer's probe clears it
+constexpr int kFailedProbesMs = 2'500;    // a few failed probes, which must not log
 
 HttpResponse book(const ServerProcess &server, const QString &rider)
 {
@@ -53,6 +58,7 @@ private Q_SLOTS:
     void initTestCase();
     void anOutageShowsInHealthAndMetricsUntilACommit_data();
     void anOutageShowsInHealthAndMetricsUntilACommit();
+    void idleWorkersRecoverWithoutABookingOncePostgresIsBack();
 
 private:
     PostgresKit m_pg;
@@ -124,6 +130,46 @@ void ServerPostgresLedgerHealthTest::anOutageShowsInHealthAndMetricsUntilACommit
     const QByteArray ended = QStringLiteral("ledger PostgreSQL %1: commits succeed again").arg(where).toUtf8();
     QVERIFY2(waitUntil([&] { return server.stderrText().contains(ended); }, kHealthMs),
              server.stderrText().constData());
+    QCOMPARE(server.stop(), 0);
+}
+
+void ServerPostgresLedgerHealthTest::idleWorkersRecoverWithoutABookingOncePostgresIsBack()
+{
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString mode = QStringLiteral("processes");
+    ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"),
+                          QStringLiteral("--cars"), QStringLiteral("40"), QStringLiteral("--data-dir"), dir.path(),
+                          QStringLiteral("--ledger"), m_pg.url()});
+    QString error;
+    QVERIFY2(startServing(server, mode, error), qPrintable(error));
+    TC_VERIFY_STATUS(book(server, QStringLiteral("idle-before")), 201);
+
+    // PostgreSQL stopped: bookings round-robin over both workers, so both writers fail.
+    m_pg.stop();
+    for (int i = 0; i < kBookingsInOutage; ++i)
+        TC_VERIFY_ERROR(book(server, QStringLiteral("idle-down-%1").arg(i)), 503, "ledger_unavailable");
+    QVERIFY2(waitUntil([&] { return rt::metric(server, QStringLiteral("taxicore_ledger_failing")) >= 2; }, kHealthMs),
+             "both workers did not report a failing ledger with PostgreSQL stopped");
+    QVERIFY(healthIs(server, QStringLiteral("degraded"), QStringLiteral("failing")));
+    // The idle writers' probes fail meanwhile, silently: the outage is logged once per process
+    // (the primary's ledger may log it too), not once per failed probe.
+    const QByteArray refusing = "; records are refused (503 to their requests) until";
+    QTest::qWait(kFailedProbesMs);
+    QVERIFY2(server.stderrText().count(refusing) <= 3, server.stderrText().constData());
+
+    // Back, and no booking: each worker's probe clears its failing state on its own.
+    QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
+    QVERIFY2(waitUntil([&] { return healthIs(server, QStringLiteral("ok"), QStringLiteral("ok")); }, kIdleRecoverMs),
+             qPrintable(QJsonDocument(health(server)).toJson(QJsonDocument::Compact)));
+    QCOMPARE(rt::metric(server, QStringLiteral("taxicore_ledger_failing")), 0.0);
+    const QByteArray ended =
+        QStringLiteral("ledger PostgreSQL 127.0.0.1:%1/taxicore: commits succeed again").arg(m_pg.port()).toUtf8();
+    QVERIFY2(waitUntil([&] { return server.stderrText().count(ended) >= 2; }, kHealthMs),
+             server.stderrText().constData());
+    TC_VERIFY_STATUS(book(server, QStringLiteral("idle-after")), 201);
     QCOMPARE(server.stop(), 0);
 }
 
