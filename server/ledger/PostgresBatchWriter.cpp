@@ -115,7 +115,11 @@ void PostgresBatchWriter::run(std::promise<QString> started)
     started.set_value(error);
     if (!error.isEmpty())
         return;
-    while (waitForWork()) {
+    for (Work work = waitForWork(); work != Work::Stop; work = waitForWork()) {
+        if (work == Work::Probe) {
+            probe();
+            continue;
+        }
         const std::size_t settled = commitBatch();
         {
             std::lock_guard lock(m_mutex);
@@ -144,12 +148,35 @@ QString PostgresBatchWriter::connect()
     return {};
 }
 
-// False once stopping and the queue is drained.
-bool PostgresBatchWriter::waitForWork()
+// Stop once stopping and the queue is drained; Probe when failing and nothing came for a while.
+PostgresBatchWriter::Work PostgresBatchWriter::waitForWork()
 {
     std::unique_lock lock(m_mutex);
-    m_wake.wait(lock, [this] { return !m_queue.empty() || m_stopping; });
-    return !m_queue.empty();
+    const auto ready = [this] { return !m_queue.empty() || m_stopping; };
+    if (m_health.failing()) {
+        if (!m_wake.wait_for(lock, std::chrono::milliseconds(kProbeIntervalMs), ready))
+            return Work::Probe;
+    } else {
+        m_wake.wait(lock, ready);
+    }
+    return m_queue.empty() ? Work::Stop : Work::Commit;
+}
+
+// Whether the database works again, asked without a record to commit: reconnect if needed (which
+// takes the node slot again) and run one trivial transaction. It takes a transaction id, so its
+// commit is written and flushed as a booking's would be: a database that answers but cannot commit
+// (read-only, its disk full) fails it. Success ends the outage (its one log line); a failure says
+// nothing, the outage's line was printed when it began.
+void PostgresBatchWriter::probe()
+{
+    m_connection.closeIfServerLeft();
+    QString error = m_connection.isOpen() ? QString() : connect();
+    if (error.isEmpty() && m_connection.inFailedTransaction())
+        error = m_connection.run("ROLLBACK", QStringLiteral("rolling back"));
+    if (error.isEmpty())
+        error = m_connection.run("SELECT txid_current()", QStringLiteral("probing"));
+    if (error.isEmpty())
+        m_health.committed(m_failed);
 }
 
 std::size_t PostgresBatchWriter::commitBatch()

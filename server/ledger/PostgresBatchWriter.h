@@ -29,8 +29,13 @@ class PostgresNodeSlot;
 // and the next batch reconnects. Callbacks run on this thread, in append order, after the commit.
 // A failed transaction (the database gone, or refusing to commit) makes stats().failing true until
 // the next commit; the log says when that starts and ends (CommitHealth, as for the SQLite ledger).
+// While failing with nothing to commit, the thread probes the database every kProbeIntervalMs
+// (reconnect, SELECT 1, within the connect and statement timeouts) and a probe that answers ends
+// the outage too: a worker that gets no booking after the database is back must not stay failing.
 class PostgresBatchWriter {
 public:
+    static constexpr int kProbeIntervalMs = 1000;
+
     using Done = std::function<void(bool committed, const QString &error)>;
 
     PostgresBatchWriter(const LedgerOptions &options, PostgresNodeSlot *slot);
@@ -49,9 +54,12 @@ private:
         QString verdict; // empty: committed
     };
 
+    enum class Work { Commit, Probe, Stop };
+
     void run(std::promise<QString> started);
     QString connect();
-    bool waitForWork();
+    Work waitForWork();
+    void probe();
     std::size_t commitBatch();
     // Sends batch[first..] in one transaction; false when a statement failed (nothing committed).
     // A lost connection is *lost (every verdict set to it).
