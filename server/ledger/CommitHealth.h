@@ -5,9 +5,9 @@
 
 namespace taxicore {
 
-// Whether a ledger's commits work: failing from a failed transaction until the next commit. The
-// server's log says so once per change, naming the ledger and the reason, so an operator sees
-// where an outage (a full disk, a lost database) starts and ends, not one line per refused record.
+// Whether a ledger's commits work: failing from a failed transaction until the next commit (or, for PostgreSQL, a probe
+// of an idle writer: PostgresBatchWriter). The server's log says so once per change, naming the ledger and the reason,
+// so an operator sees where an outage (a full disk, a lost database) starts and ends, not one line per refused record.
 // Written by the ledger's writer thread, read from any thread (GET /healthz).
 class CommitHealth {
 public:
