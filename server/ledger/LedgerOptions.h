@@ -24,6 +24,8 @@ struct LedgerOptions {
     int batchMaxDelayMs = 10;        // ... or after being fed for this long, or when the queue empties
     int maxQueuedRecords = 100000;   // beyond this append() fails at once (overload: answer 503)
     bool verifyOnOpen = true;        // PRAGMA quick_check at open: corruption is an error at start
+    bool createIfMissing = true;     // false: the directory and the file must exist (a worker opens
+                                     // its primary's file, never a new one where it was deleted)
     int checkpointIntervalMs = 500;  // the writer copies the WAL into the database this often,
                                      // after a batch's callbacks; 0: SQLite's, inside COMMIT
     qint64 walResetBytes = 32 << 20; // beyond this it empties and truncates the WAL instead

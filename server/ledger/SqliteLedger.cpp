@@ -8,13 +8,17 @@ namespace taxicore {
 
 namespace {
 
-QString prepareDirectory(const QString &dataDir)
+QString prepareDirectory(const QString &dataDir, bool createIfMissing)
 {
     if (dataDir.isEmpty())
         return QStringLiteral("ledger: no data directory given");
     const QFileInfo info(dataDir);
     if (info.exists() && !info.isDir())
         return QStringLiteral("ledger %1: the data directory is a file").arg(dataDir);
+    if (!createIfMissing && !QFileInfo(ledgerFilePath(dataDir)).isFile())
+        return QStringLiteral("ledger %1: the file is gone (its data directory deleted while the server ran?); "
+                              "not made again here: restart the server")
+            .arg(ledgerFilePath(dataDir));
     if (!QDir().mkpath(dataDir))
         return QStringLiteral("ledger %1: cannot create the data directory (unwritable parent?)").arg(dataDir);
     const QFileInfo file(ledgerFilePath(dataDir));
@@ -37,7 +41,7 @@ SqliteLedger::~SqliteLedger() = default;
 
 Ledger::Opened SqliteLedger::open(const LedgerOptions &options)
 {
-    if (QString error = prepareDirectory(options.dataDir); !error.isEmpty())
+    if (QString error = prepareDirectory(options.dataDir, options.createIfMissing); !error.isEmpty())
         return {nullptr, error};
     std::unique_ptr<SqliteLedger> ledger(new SqliteLedger(options));
     if (QString error = ledger->m_writer.start(); !error.isEmpty())

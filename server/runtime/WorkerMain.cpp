@@ -86,7 +86,8 @@ int runWorker(const WorkerOptions &options)
     LedgerOptions ledgerOptions;
     ledgerOptions.dataDir = options.dataDir;
     ledgerOptions.durability = parseLedgerDurability(options.durability).value_or(LedgerDurability::Normal);
-    ledgerOptions.verifyOnOpen = false; // the primary verified the file before starting us
+    ledgerOptions.verifyOnOpen = false;    // the primary verified the file before starting us
+    ledgerOptions.createIfMissing = false; // and made it: gone now means deleted under the server
     ledgerOptions.url = options.ledgerUrl;
     Ledger::Opened ledger = Ledger::open(ledgerOptions);
     if (!ledger.ledger) {

@@ -81,6 +81,7 @@ private Q_SLOTS:
     void idleLedgerHoldsEveryBookingWithoutItsWal();
     void removedDataDirectoryRefusesBookings_data();
     void removedDataDirectoryRefusesBookings();
+    void aRespawnedWorkerDoesNotMakeTheDirectoryAgain();
     void failingCommitsShowInHealthAndNotTheirPath();
 };
 
@@ -172,6 +173,33 @@ void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings()
     QVERIFY2(server.stderrText().count(line) <= (mode == QStringLiteral("processes") ? 3 : 1),
              server.stderrText().constData());
     QCOMPARE(server.stop(), 0);
+}
+
+// A worker that crashes after the data directory was deleted is started again by its supervisor;
+// it must not make the directory and a new, empty ledger there (and commit bookings into it while
+// the other processes refuse theirs): it refuses to open, like the others refuse to commit.
+void LedgerFileSafetyTest::aRespawnedWorkerDoesNotMakeTheDirectoryAgain()
+{
+    QTemporaryDir parent;
+    QVERIFY(parent.isValid());
+    const QString dataDir = parent.filePath(QStringLiteral("data"));
+    ServerProcess server(serverArgs(dataDir, QStringLiteral("processes")));
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    QTRY_VERIFY_WITH_TIMEOUT(workersHaveServed(server), kStartMs);
+    HttpClient http(server.host(), server.port(), 10'000);
+    TC_VERIFY_STATUS(book(http, 1), 201);
+
+    QVERIFY(QDir(dataDir).removeRecursively());
+    const QJsonArray workers = http.request("GET", "/admin/v1/workers").json().value("workers").toArray();
+    QVERIFY(!workers.isEmpty());
+    QVERIFY(::kill(pid_t(workers[0].toObject().value("pid").toInteger()), SIGKILL) == 0);
+    // Time for the supervisor to start it again (its first respawn waits well under this).
+    QTest::qWait(3000);
+    QVERIFY2(!QFileInfo::exists(dataDir), "a worker made the deleted data directory again");
+    for (int i = 0; i < 6; ++i)
+        TC_VERIFY_ERROR(book(http, 20 + i), 503, "ledger_unavailable");
+    QVERIFY(!QFileInfo::exists(dataDir));
+    server.stop();
 }
 
 void LedgerFileSafetyTest::failingCommitsShowInHealthAndNotTheirPath()
