@@ -1083,14 +1083,18 @@ FleetStore::Reassignment SharedMemoryFleet::settleReassign(const Reassignment &m
         return r; // NotFound: the reservation is gone (cannot happen while begin/settle pair up)
     clearPendingMove(slot);
     r.result = ReassignResult::Done;
-    if (committed) {
+    // A cluster node's copy may have heard the outcome first (a resync brought the ledger's row
+    // with the new car, or another node ended the booking): never free the car the booking has
+    // now, never reopen an ended booking.
+    if (committed && isOpen(static_cast<BookingState>(slot.state))) {
         r.previousCarId = slot.carId;
         slot.carId = move.car.id;
         slot.state = static_cast<uint32_t>(BookingState::Assigned);
         slot.etaS = move.booking.etaS;
         slot.arrivedMs = 0;
-        releaseCar(r.previousCarId, id);
-    } else {
+        if (r.previousCarId != move.car.id)
+            releaseCar(r.previousCarId, id);
+    } else if (slot.carId != move.car.id) {
         releaseCar(move.car.id, id);
     }
     r.booking = snapshotOf(slot);

@@ -56,6 +56,7 @@ private Q_SLOTS:
     void idsComeFromTheSourceAndZeroRefusesTheBooking();
     void aRemoteBookingTakesItsCarAndStatesOnlyMoveForward();
     void aRemoteReassignmentMovesTheCar();
+    void aReassignSettledAfterTheCopyHeardItKeepsTheNewCar();
     void aHeldCarIsNoCandidateUntilItsBookingArrives();
     void aLocalBookingThatLostItsClaimDoesNotFreeTheWinnersCar();
     void remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival();
@@ -396,6 +397,38 @@ void ClusterFleetCopyTest::aRemoteReassignmentMovesTheCar()
     QCOMPARE(b.fleet->booking(booked.booking.id)->carId, 3);
     QCOMPARE(carState(b, 3), CarState::ToPickup);
     QCOMPARE(carState(b, firstCar), CarState::Available);
+}
+
+// A node's reassign commits; before its writer settles it, a resync brings the ledger's row (the
+// booking on the new car) or another node's cancel arrives. The settle must neither free the car
+// the booking has now nor reopen an ended booking.
+void ClusterFleetCopyTest::aReassignSettledAfterTheCopyHeardItKeepsTheNewCar()
+{
+    Node a = makeNode(3);
+    const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    const int firstCar = booked.booking.carId;
+    const auto begun = a.fleet->beginReassign(booked.booking.id, 3, 5000, etaByDistance);
+    QCOMPARE(begun.result, FleetStore::ReassignResult::Done);
+    BookingSnapshot fromLedger = *a.fleet->booking(booked.booking.id);
+    fromLedger.carId = 3;
+    QVERIFY(a.fleet->applyRemoteBooking(fromLedger));
+    a.fleet->settleReassign(begun, true);
+    QCOMPARE(a.fleet->booking(booked.booking.id)->carId, 3);
+    QCOMPARE(carState(a, 3), CarState::ToPickup);
+    QCOMPARE(a.fleet->car(3)->bookingId, booked.booking.id);
+    QCOMPARE(carState(a, firstCar), CarState::Available);
+
+    // Ended elsewhere while a second reassign was in its two steps: it stays ended, no car held.
+    const auto again = a.fleet->beginReassign(booked.booking.id, firstCar, 5000, etaByDistance);
+    QCOMPARE(again.result, FleetStore::ReassignResult::Done);
+    BookingSnapshot cancelled = *a.fleet->booking(booked.booking.id);
+    cancelled.state = BookingState::Cancelled;
+    cancelled.endedMs = cancelled.createdMs + 1;
+    QVERIFY(a.fleet->applyRemoteBooking(cancelled));
+    a.fleet->settleReassign(again, true);
+    QCOMPARE(a.fleet->booking(booked.booking.id)->state, BookingState::Cancelled);
+    QCOMPARE(carState(a, 3), CarState::Available);
+    QCOMPARE(carState(a, firstCar), CarState::Available);
 }
 
 void ClusterFleetCopyTest::aHeldCarIsNoCandidateUntilItsBookingArrives()
