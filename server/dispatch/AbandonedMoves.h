@@ -12,7 +12,8 @@ class LedgerQueries;
 // such move of dead process `pid` as the ledger has the booking: applied when the commit landed,
 // let go when it did not (the rider, who got no answer, may try again). A booking the dead process
 // made and could not commit is withdrawn (its car is free again): it was never acknowledged.
-// Returns how many moves are left because the ledger could not be read: call again later.
+// Returns 0 when done, else (the ledger could not be read; the try stopped at the first failed
+// lookup) nonzero: call again later.
 // `reader` null (no ledger, so nothing awaits a commit): every move is let go, every booking stays.
 int settleAbandonedMoves(FleetStore &fleet, const LedgerQueries *reader, int pid);
 

@@ -20,8 +20,9 @@ namespace taxicore {
 
 namespace {
 constexpr int kMailboxPollMs = 20;
-// A dead worker's moves wait this long between tries while the ledger cannot be read.
-constexpr int kAbandonedMovesRetryMs = 1000;
+// A dead worker's moves wait this long between tries while the ledger cannot be read (each try
+// may wait a lookup's timeout on this thread, the supervisor's).
+constexpr int kAbandonedMovesRetryMs = 5000;
 } // namespace
 
 RuntimeController::RuntimeController(FleetStore &fleet, InProcess inProcess, WorkerSupervisor::Settings workers,
