@@ -13,14 +13,13 @@
 #include "HttpClient.h"
 #include "ProcessInfo.h"
 #include "RiderToken.h"
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
 
 #include <QDir>
-#include <QJsonArray>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
-#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <vector>
@@ -47,15 +46,6 @@ HttpResponse book(HttpClient &http, int n)
     return http.postJson("/api/v1/bookings",
                          {{"rider_id", QStringLiteral("file-safety-%1").arg(n)},
                           {"pickup", QJsonObject{{"lat", 57.70 + 0.001 * (n % 5)}, {"lng", 11.96 + 0.002 * (n / 5)}}}});
-}
-
-bool workersHaveServed(const ServerProcess &server)
-{
-    HttpClient probe(server.host(), server.port(), 10'000);
-    const QJsonArray workers = probe.request("GET", "/admin/v1/workers").json().value("workers").toArray();
-    return workers.size() == 2 && std::all_of(workers.begin(), workers.end(), [](const QJsonValue &w) {
-               return w.toObject().value("requests").toDouble() > 0;
-           });
 }
 
 QJsonObject health(HttpClient &http)
@@ -147,7 +137,7 @@ void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings()
     // still starting would make the directory and a new file again, and the others would find the
     // file "replaced". Each probe is a new connection, served in turn.
     if (mode == QStringLiteral("processes"))
-        QTRY_VERIFY_WITH_TIMEOUT(workersHaveServed(server), kStartMs);
+        QVERIFY(rt::waitForWorkersTakingConnections(server, 2, kStartMs));
     TC_VERIFY_STATUS(book(http, 1), 201);
     QCOMPARE(health(http).value("status").toString(), QStringLiteral("ok"));
 
@@ -185,14 +175,14 @@ void LedgerFileSafetyTest::aRespawnedWorkerDoesNotMakeTheDirectoryAgain()
     const QString dataDir = parent.filePath(QStringLiteral("data"));
     ServerProcess server(serverArgs(dataDir, QStringLiteral("processes")));
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
-    QTRY_VERIFY_WITH_TIMEOUT(workersHaveServed(server), kStartMs);
+    QVERIFY(rt::waitForWorkersTakingConnections(server, 2, kStartMs));
     HttpClient http(server.host(), server.port(), 10'000);
     TC_VERIFY_STATUS(book(http, 1), 201);
 
     QVERIFY(QDir(dataDir).removeRecursively());
-    const QJsonArray workers = http.request("GET", "/admin/v1/workers").json().value("workers").toArray();
+    const QList<rt::WorkerInfo> workers = rt::serving(server);
     QVERIFY(!workers.isEmpty());
-    QVERIFY(::kill(pid_t(workers[0].toObject().value("pid").toInteger()), SIGKILL) == 0);
+    QVERIFY(::kill(pid_t(workers.first().pid), SIGKILL) == 0);
     // Time for the supervisor to start it again (its first respawn waits well under this).
     QTest::qWait(3000);
     QVERIFY2(!QFileInfo::exists(dataDir), "a worker made the deleted data directory again");

@@ -8,10 +8,10 @@
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "RawSocket.h"
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
 
 #include <QDeadlineTimer>
-#include <QJsonArray>
 #include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -28,30 +28,12 @@ namespace {
 constexpr int kStartMs = 20'000;
 const QJsonObject kPickup{{"lat", 57.7065}, {"lng", 11.9670}};
 
-QJsonArray workers(const ServerProcess &server)
-{
-    return HttpClient(server.host(), server.port(), 10'000)
-        .request("GET", "/admin/v1/workers")
-        .json()
-        .value("workers")
-        .toArray();
-}
-
-// Every worker has served a request (the primary serves new connections itself until it has
-// heard that its workers are ready); each call is one more request, served in turn.
-bool workersServe(const ServerProcess &server)
-{
-    const QJsonArray all = workers(server);
-    return all.size() == 2 && std::all_of(all.begin(), all.end(), [](const QJsonValue &w) {
-               return w.toObject().value("requests").toDouble() > 0;
-           });
-}
-
+// Requests the workers are serving now.
 int inFlightInWorkers(const ServerProcess &server)
 {
     int inFlight = 0;
-    for (const QJsonValue &w : workers(server))
-        inFlight += w.toObject().value("in_flight").toInt();
+    for (const rt::WorkerInfo &w : rt::serving(server))
+        inFlight += int(w.inFlight);
     return inFlight;
 }
 
@@ -90,10 +72,10 @@ void TerminateEveryProcessTest::aBookingInFlightIsAnsweredWhenEveryProcessIsTerm
                           QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2")});
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
-    QTRY_VERIFY_WITH_TIMEOUT(workersServe(server), kStartMs);
+    QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, kStartMs), qPrintable(rt::describeEvents(server)));
     QList<qint64> pids{server.pid()};
-    for (const QJsonValue &w : workers(server))
-        pids.append(qint64(w.toObject().value("pid").toDouble()));
+    for (const rt::WorkerInfo &w : rt::serving(server))
+        pids.append(w.pid);
 
     QSqlDatabase holder = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("holder"));
     const auto forget = qScopeGuard([&holder] {

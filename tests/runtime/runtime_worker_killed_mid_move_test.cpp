@@ -18,6 +18,7 @@
 #include "HttpClient.h"
 #include "RawSocket.h"
 #include "RiderToken.h"
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
 
 #include "dispatch/AbandonedMoves.h"
@@ -56,15 +57,12 @@ HttpResponse send(const ServerProcess &server, const QByteArray &method, const Q
     return http.request(method, path, body, headers);
 }
 
-// The pids of the workers that have served a request (the primary serves new connections itself
-// until it has heard that its workers are ready). Each call is a request, served in turn.
+// The pids of the workers serving now.
 QList<qint64> workerPids(const ServerProcess &server)
 {
     QList<qint64> pids;
-    for (const QJsonValue &w : send(server, "GET", "/admin/v1/workers").json().value("workers").toArray())
-        if (const qint64 pid = qint64(w.toObject().value("pid").toDouble());
-            pid > 0 && w.toObject().value("requests").toDouble() > 0)
-            pids.append(pid);
+    for (const rt::WorkerInfo &w : rt::serving(server))
+        pids.append(w.pid);
     return pids;
 }
 
@@ -125,7 +123,7 @@ void WorkerKilledMidMoveTest::aKilledWorkersUncommittedCancelIsLetGo()
                           QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2")});
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
-    QTRY_COMPARE_WITH_TIMEOUT(workerPids(server).size(), 2, kStartMs);
+    QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, kStartMs), qPrintable(rt::describeEvents(server)));
 
     const HttpResponse booked =
         HttpClient(server.host(), server.port(), 10'000)
@@ -166,6 +164,7 @@ void WorkerKilledMidMoveTest::aKilledWorkersUncommittedCancelIsLetGo()
                 return now.size() == 2 && !now.contains(killed[0]) && !now.contains(killed[1]);
             }(),
             kStartMs);
+        QVERIFY(rt::waitForWorkersTakingConnections(server, 2, kStartMs));
     }
     QSqlDatabase::removeDatabase(QStringLiteral("holder"));
 
@@ -197,7 +196,7 @@ void WorkerKilledMidMoveTest::aKilledWorkersUncommittedBookingIsWithdrawn()
                           QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
                           QStringLiteral("2")});
     QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
-    QTRY_COMPARE_WITH_TIMEOUT(workerPids(server).size(), 2, kStartMs);
+    QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, kStartMs), qPrintable(rt::describeEvents(server)));
     {
         QSqlDatabase holder = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("holder"));
         holder.setDatabaseName(dir.filePath(QStringLiteral("ledger.sqlite")));

@@ -50,6 +50,7 @@ struct WorkerInfo {
     qint64 restarts = 0;
     qint64 requests = 0;
     qint64 openConnections = 0;
+    qint64 inFlight = 0;
 };
 
 inline QList<WorkerInfo> workers(const ServerProcess &server, bool *ok = nullptr)
@@ -67,6 +68,7 @@ inline QList<WorkerInfo> workers(const ServerProcess &server, bool *ok = nullptr
         w.restarts = qint64(o.value(QStringLiteral("restarts")).toDouble());
         w.requests = qint64(o.value(QStringLiteral("requests")).toDouble());
         w.openConnections = qint64(o.value(QStringLiteral("open_connections")).toDouble());
+        w.inFlight = qint64(o.value(QStringLiteral("in_flight")).toDouble());
         out.append(w);
     }
     return out;
