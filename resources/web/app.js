@@ -12,6 +12,7 @@
   const POLL_CARS_MS = 2000;
   const POLL_BOOKING_MS = 1000;
   const REQUEST_TIMEOUT_MS = 8000;
+  const BOOKING_RETRIES = 2; // a booking whose answer was lost is sent again this many times, same key
   // What the rider does to the map: a tap on a touch screen, else a click.
   const POINT = window.matchMedia && matchMedia('(pointer: coarse)').matches ? 'Tap' : 'Click';
   const FRIENDLY = {
@@ -44,6 +45,7 @@
     carsKnown: false, // a real answer about the nearby cars came (until then: loading, not "no taxi")
     booking: null, // the latest view of our booking
     riderToken: null, // the booking's rider_token: reading it (GET, the feed), pickup, complete and cancel need it
+    bookingKey: null, // { key, order }: the Idempotency-Key of a booking not answered yet (postBooking)
     phase: 'idle', // idle | booking | assigned | arriving | on_trip | completed | cancelled | expired
     cancelledByMe: false,
     busy: false,
@@ -121,7 +123,7 @@
     }
   }
   // `token`: the booking's rider_token, sent as a bearer token (only its rider may move it).
-  async function api(method, path, body, token) {
+  async function api(method, path, body, token, extraHeaders) {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
     let res;
@@ -131,6 +133,7 @@
         headers: {
           ...(body ? { 'Content-Type': 'application/json' } : {}),
           ...(token ? { Authorization: 'Bearer ' + token } : {}),
+          ...(extraHeaders || {}),
         },
         body: body ? JSON.stringify(body) : undefined,
       });
@@ -334,7 +337,7 @@
     render();
     let b;
     try {
-      b = await api('POST', '/bookings', body);
+      b = await postBooking(body);
     } catch (e) {
       state.phase = 'idle';
       throw e;
@@ -370,6 +373,32 @@
   ui.again.addEventListener('click', () => finish('idle'));
 
   // The open booking (and its rider token) survives a reload of the page (same tab).
+  // A booking goes with an Idempotency-Key, and a request whose answer never came (the network,
+  // a timeout) is sent again with the same key: the server answers with the booking it made, if
+  // it made one, instead of booking a second car. The key is kept for the same order until an
+  // answer comes, so pressing Book again after "unreachable" is a retry too.
+  async function postBooking(body) {
+    const order = JSON.stringify(body);
+    if (!state.bookingKey || state.bookingKey.order !== order) state.bookingKey = { key: newKey(), order };
+    const headers = { 'Idempotency-Key': state.bookingKey.key };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const b = await api('POST', '/bookings', body, null, headers);
+        state.bookingKey = null;
+        return b;
+      } catch (e) {
+        if (e.code !== 'unreachable') state.bookingKey = null; // answered: a new order gets a new key
+        if (e.code !== 'unreachable' || attempt >= BOOKING_RETRIES) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 1000 * (attempt + 1)));
+      }
+    }
+  }
+  function newKey() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID(); // secure contexts only
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (x) => x.toString(16).padStart(2, '0')).join('');
+  }
   function remember(id, token) {
     try {
       if (id) sessionStorage.setItem('taxicore-booking', String(id));

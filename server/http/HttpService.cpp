@@ -85,6 +85,25 @@ QByteArray bytesOf(QByteArrayView view)
     return view.data() == nullptr ? QByteArray() : view.toByteArray();
 }
 
+// Every `name` field of the request joined by ", " (HTTP's combined value), null when there is
+// none: value() shows only one, and a field sent twice must not pass for one.
+QByteArray combinedField(const QHttpServerRequest &request, QByteArrayView name)
+{
+    QByteArray combined;
+    bool found = false;
+    for (const auto &[field, value] : request.headers()) {
+        if (field.compare(name, Qt::CaseInsensitive) != 0)
+            continue;
+        if (found)
+            combined += ", ";
+        combined += value;
+        found = true;
+    }
+    if (found && combined.isNull())
+        combined = QByteArray("", 0); // present, with an empty value: refused as such, not as absent
+    return combined;
+}
+
 } // namespace
 
 // A handler's run on the pool: the request moved in, one allocation.
@@ -177,6 +196,7 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
                      r.acceptEncoding = request.value(QByteArrayLiteral("accept-encoding"));
                      r.ifNoneMatch = request.value(QByteArrayLiteral("if-none-match"));
                      r.authorization = request.value(QByteArrayLiteral("authorization"));
+                     r.idempotencyKey = combinedField(request, "idempotency-key");
                      r.crossSite = isCrossSite(request.value(QByteArrayLiteral("host")),
                                                request.value(QByteArrayLiteral("origin")));
                  }});
@@ -203,6 +223,7 @@ void HttpService::handleDirect(QTcpSocket *socket, const PlainRequest &request)
                           r.acceptEncoding = bytesOf(request.acceptEncoding);
                           r.ifNoneMatch = bytesOf(request.ifNoneMatch);
                           r.authorization = bytesOf(request.authorization);
+                          r.idempotencyKey = bytesOf(request.idempotencyKey);
                           r.crossSite = isCrossSite(request.host, request.origin);
                       }});
 }

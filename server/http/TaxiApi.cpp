@@ -6,6 +6,7 @@
 #include "wire/ApiError.h"
 #include "http/BookingOwnership.h"
 #include "http/BookingView.h"
+#include "http/IdempotencyKey.h"
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
@@ -146,13 +147,29 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
     const auto book = [this, request] {
         const BookingOrder order = readBookingOrder(readJsonObject(request));
         // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
-        const QByteArray riderToken = randomHexToken(16);
-        // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
-        PricingBoard pricing(m_fleet.pricing());
-        const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
-        return placeBooking(request.reply,
-                            std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price}),
-                            kBookingIdTries);
+        // With an Idempotency-Key it derives from the key, so a retry can be shown it again.
+        const std::optional<QByteArray> keyToken = riderTokenForIdempotencyKey(request.idempotencyKey);
+        const QByteArray riderToken = keyToken ? *keyToken : randomHexToken(16);
+        const auto place = [this, reply = request.reply, order, riderToken, keyed = keyToken.has_value()] {
+            // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
+            PricingBoard pricing(m_fleet.pricing());
+            const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
+            return placeBooking(reply,
+                                std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price, keyed}),
+                                kBookingIdTries);
+        };
+        if (!keyToken)
+            return place();
+        if (!m_ledger)
+            throwApiError(503, "idempotency_unavailable",
+                          QStringLiteral("this server keeps no ledger to find the booking an Idempotency-Key made"));
+        // The booking the key made, if any, is in the ledger (after a restart too): read it on
+        // the lookup thread, and book only when there is none.
+        return m_lookups.defer(request, [this, order, riderToken, place] {
+            if (auto replay = replayKeyedBooking(order, riderToken))
+                return *replay;
+            return place();
+        });
     };
     if (isTrustedLoopback(request) || carriesAdminToken(request))
         return book();
@@ -205,21 +222,27 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
     response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
     if (!m_ledger)
         return response;
+    BookingRecord record = bookingRecord(booked.booking, price.kept);
+    record.keyed = pending->keyed;
     // Not acknowledged before it is durable; if it cannot be, the car is freed again. In a
     // cluster the commit is also the claim of the car: when another node claimed it first, this
     // booking is dropped and the next car tried. Each try takes one car off this node's
     // candidates, so the tries end: booked, or no car left (409). An id that holds another
     // booking is refused too (never written over it): tried again under a fresh id, a few times.
     const int carId = booked.booking.carId;
-    m_ledger->append(bookingRecord(booked.booking, price.kept), [this, reply, pending, response = std::move(response),
-                                                                 id, carId,
-                                                                 idTries](bool committed, const QString &error) {
+    m_ledger->append(std::move(record), [this, reply, pending, response = std::move(response), id, carId,
+                                         idTries](bool committed, const QString &error) {
         if (committed) {
             m_fleet.announce(id);
             (*reply)(response);
             return;
         }
         m_fleet.withdraw(id);
+        // The same keyed POST sent twice at once: the other one's booking is this rider's answer.
+        if (error.startsWith(QLatin1String(kLedgerBookingKeyTaken))) {
+            answerWithKeyedBooking(reply, pending);
+            return;
+        }
         int idTriesLeft = idTries;
         if (error.startsWith(QLatin1String(kLedgerBookingIdTaken))) {
             m_fleet.bookingIdTaken();
@@ -245,6 +268,55 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
         }
     });
     return deferredResponse();
+}
+
+std::optional<ApiResponse> TaxiApi::replayKeyedBooking(const BookingOrder &order, const QByteArray &riderToken) const
+{
+    const auto stored =
+        m_lookups.readLedger([this, hash = tokenHash(riderToken)] { return m_ledger->reader().bookingByKey(hash); });
+    if (!stored)
+        return std::nullopt;
+    const BookingRecord &made = stored->booking;
+    const auto samePoint = [](LatLng p, const LedgerPoint &q) { return p.lat == q.lat && p.lng == q.lng; };
+    const bool sameOrder = made.riderId == order.riderId && samePoint(order.pickup, made.pickup)
+                           && order.dropoff.has_value() == made.dropoff.has_value()
+                           && (!order.dropoff || samePoint(*order.dropoff, *made.dropoff));
+    if (!sameOrder)
+        throwApiError(409, "idempotency_key_reused",
+                      QStringLiteral("this Idempotency-Key made booking %1 for another rider, pickup or drop-off; "
+                                     "use a new key for a new booking")
+                          .arg(made.bookingId));
+    // The booking as it is now (it may have moved on, or ended), with the token the key gives.
+    const auto open = openBookingAnywhere(made.bookingId);
+    QJsonObject out = open ? bookingView(m_fleet, m_estimator, *open) : storedBookingView(*stored);
+    out.insert(QStringLiteral("rider_token"), QString::fromLatin1(riderToken));
+    if (const BookingPrice kept = bookingPriceOf(made); kept.hasQuote)
+        out.insert(QStringLiteral("quote"), fareJson(kept.quote, PricingBoard(m_fleet.pricing()).tariff()));
+    ApiResponse response = jsonResponse(out, 201);
+    response.headers.append(
+        {QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(made.bookingId))});
+    response.headers.append({QByteArrayLiteral("Idempotent-Replayed"), QByteArrayLiteral("true")});
+    return response;
+}
+
+void TaxiApi::answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> &reply,
+                                     const std::shared_ptr<const PendingBooking> &pending) const
+{
+    ApiRequest again;
+    again.reply = reply;
+    try {
+        const ApiResponse answer = m_lookups.defer(again, [this, pending] {
+            if (auto replay = replayKeyedBooking(pending->order, pending->riderToken))
+                return *replay;
+            // Refused for a key the ledger then did not show: it cannot say now; the rider retries.
+            throwApiError(503, "ledger_unavailable",
+                          QStringLiteral("the booking this Idempotency-Key made could not be read; try again"));
+        });
+        if (answer.status != ApiResponse::kDeferred)
+            (*reply)(answer);
+    } catch (const ApiException &refused) {
+        (*reply)(refused.response);
+    }
 }
 
 bool TaxiApi::needsLedgerLookup(uint64_t id) const

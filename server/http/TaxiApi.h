@@ -42,11 +42,19 @@ private:
         BookingOrder order;
         QByteArray riderToken;
         RidePrice price;
+        bool keyed = false; // the token derives from an Idempotency-Key (http/IdempotencyKey.h)
     };
     // Books a car and answers once the ledger committed it; `idTries`: how many more times a
     // booking refused for a taken id is tried under a fresh one (kBookingIdTries).
     ApiResponse placeBooking(const std::shared_ptr<const DeferredReply> &reply,
                              const std::shared_ptr<const PendingBooking> &pending, int idTries) const;
+    // The booking an Idempotency-Key made, answered again (201, Idempotent-Replayed: true), as the
+    // ledger has it, on the lookup thread; none when the key made none. 409 idempotency_key_reused
+    // when that booking was made for another order.
+    std::optional<ApiResponse> replayKeyedBooking(const BookingOrder &order, const QByteArray &riderToken) const;
+    // Answers `reply` with the booking the pending booking's key made (its commit was refused for it).
+    void answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> &reply,
+                                const std::shared_ptr<const PendingBooking> &pending) const;
     ApiResponse getBooking(const ApiRequest &request) const;
     ApiResponse pickup(const ApiRequest &request);
     ApiResponse complete(const ApiRequest &request);

@@ -27,5 +27,8 @@ inline constexpr auto kLedgerCarTaken = "car_taken";         // the booking's ca
 inline constexpr auto kLedgerBookingMoved = "booking_moved"; // the booking already ended (another node moved it)
 // The booking's id holds another booking (an id handed out twice): the caller takes a fresh id.
 inline constexpr auto kLedgerBookingIdTaken = "booking_id_taken";
+// The booking's Idempotency-Key already made another booking (the same POST sent twice at once):
+// the caller drops this one and answers with that booking.
+inline constexpr auto kLedgerBookingKeyTaken = "booking_key_taken";
 
 } // namespace taxicore

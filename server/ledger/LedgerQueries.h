@@ -26,6 +26,9 @@ public:
     virtual LedgerResult<std::vector<EventRecord>> events(qint64 fromMs, qint64 toMs) const = 0;
     // Booking `id` as the ledger has it (none: never recorded), with its trip when completed.
     virtual LedgerResult<std::optional<StoredBooking>> booking(quint64 id) const = 0;
+    // The booking an Idempotency-Key made, by the hash of the rider token derived from it (none:
+    // no booking was recorded under that key).
+    virtual LedgerResult<std::optional<StoredBooking>> bookingByKey(const QByteArray &tokenHash) const = 0;
     // The largest booking id ever recorded (0: none): seed the fleet's id counter above it.
     virtual LedgerResult<quint64> maxBookingId() const = 0;
 };

@@ -25,6 +25,13 @@ const auto kBooking =
                    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
                    " FROM bookings WHERE id = ?");
 
+const auto kBookingByKey =
+    QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
+                   " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
+                   " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
+                   " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
+                   " FROM bookings WHERE id = (SELECT booking_id FROM idempotency_keys WHERE token_hash = ?)");
+
 const auto kTripOf =
     QStringLiteral("SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
                    " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
@@ -150,13 +157,23 @@ LedgerResult<std::vector<BookingRecord>> LedgerReader::openBookings() const
 
 LedgerResult<std::optional<StoredBooking>> LedgerReader::booking(quint64 id) const
 {
+    return storedBooking(kBooking, qint64(id));
+}
+
+LedgerResult<std::optional<StoredBooking>> LedgerReader::bookingByKey(const QByteArray &tokenHash) const
+{
+    return storedBooking(kBookingByKey, tokenHash);
+}
+
+LedgerResult<std::optional<StoredBooking>> LedgerReader::storedBooking(const QString &sql, const QVariant &key) const
+{
     LedgerResult<std::optional<StoredBooking>> result;
-    result.error = select(m_options, kBooking, {qint64(id)}, [&](const QSqlQuery &q) {
+    result.error = select(m_options, sql, {key}, [&](const QSqlQuery &q) {
         result.value = StoredBooking{bookingAt(q), std::nullopt};
     });
     if (result.ok() && result.value)
-        result.error =
-            select(m_options, kTripOf, {qint64(id)}, [&](const QSqlQuery &q) { result.value->trip = tripAt(q); });
+        result.error = select(m_options, kTripOf, {qint64(result.value->booking.bookingId)},
+                              [&](const QSqlQuery &q) { result.value->trip = tripAt(q); });
     return result;
 }
 

@@ -20,9 +20,13 @@ public:
                                       const QTimeZone &zone = QTimeZone::utc()) const override;
     LedgerResult<std::vector<EventRecord>> events(qint64 fromMs, qint64 toMs) const override;
     LedgerResult<std::optional<StoredBooking>> booking(quint64 id) const override;
+    LedgerResult<std::optional<StoredBooking>> bookingByKey(const QByteArray &tokenHash) const override;
     LedgerResult<quint64> maxBookingId() const override;
 
 private:
+    // The booking row `sql` selects by `key` (an id or a key's token hash), with its trip.
+    LedgerResult<std::optional<StoredBooking>> storedBooking(const QString &sql, const QVariant &key) const;
+
     LedgerOptions m_options;
 };
 

@@ -1,6 +1,7 @@
 #include "ledger/LedgerRecordWriter.h"
 
 #include "ledger/LedgerConnection.h"
+#include "ledger/LedgerErrors.h"
 #include "ledger/LedgerStates.h"
 
 #include <QCoreApplication>
@@ -92,6 +93,11 @@ const auto kInsertTrip =
                    "fare_surge)"
                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 
+// An Idempotency-Key's booking (schema 5): read first, inside the writer's transaction, so the
+// check and the claim are one step for every process writing the file.
+const auto kKeyOwner = QStringLiteral("SELECT booking_id FROM idempotency_keys WHERE token_hash = ?");
+const auto kClaimKey = QStringLiteral("INSERT INTO idempotency_keys (token_hash, booking_id) VALUES (?,?)");
+
 const auto kInsertEvent = QStringLiteral("INSERT INTO events (at_ms, kind, detail, pid) VALUES (?,?,?,?)");
 
 QVariant latOf(const std::optional<LedgerPoint> &point)
@@ -124,6 +130,8 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
     , m_event(connection.database())
     , m_reassign(connection.database())
     , m_progress(connection.database())
+    , m_keyOwner(connection.database())
+    , m_claimKey(connection.database())
     , m_pid(QCoreApplication::applicationPid())
 {
 }
@@ -133,7 +141,7 @@ QString LedgerRecordWriter::prepare()
     const std::pair<QSqlQuery *, QString> statements[] = {
         {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
         {&m_trip, kInsertTrip},       {&m_event, kInsertEvent}, {&m_reassign, kReassign},
-        {&m_progress, kProgress},
+        {&m_progress, kProgress},     {&m_keyOwner, kKeyOwner}, {&m_claimKey, kClaimKey},
     };
     for (const auto &[query, sql] : statements) {
         if (!query->prepare(sql))
@@ -165,6 +173,9 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
 {
     if (QString error = checkBooking(b.bookingId, b.state); !error.isEmpty())
         return error;
+    if (b.keyed)
+        if (QString error = claimKey(b.bookingId, b.riderTokenHash); !error.isEmpty())
+            return error;
     const QVariant values[] = {qint64(b.bookingId),
                                b.riderId,
                                b.carId,
@@ -194,6 +205,28 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
     m_transition.bindValue(2, b.carId);
     m_transition.bindValue(3, b.atMs);
     return run(m_transition, QStringLiteral("writing a transition"));
+}
+
+QString LedgerRecordWriter::claimKey(quint64 bookingId, const QByteArray &tokenHash)
+{
+    m_keyOwner.bindValue(0, tokenHash);
+    if (!m_keyOwner.exec()) {
+        const QString error =
+            m_connection.describe(m_keyOwner.lastError(), QStringLiteral("reading an idempotency key"));
+        m_keyOwner.finish();
+        return error;
+    }
+    const bool claimed = m_keyOwner.next();
+    const quint64 owner = claimed ? m_keyOwner.value(0).toULongLong() : 0;
+    m_keyOwner.finish();
+    if (claimed)
+        return owner == bookingId ? QString() // the same booking again (a batch replayed record by record)
+                                  : QStringLiteral("%1: its Idempotency-Key made booking %2")
+                                        .arg(QLatin1StringView(kLedgerBookingKeyTaken))
+                                        .arg(owner);
+    m_claimKey.bindValue(0, tokenHash);
+    m_claimKey.bindValue(1, qint64(bookingId));
+    return run(m_claimKey, QStringLiteral("recording an idempotency key"));
 }
 
 QString LedgerRecordWriter::writeTransition(const TransitionRecord &t)

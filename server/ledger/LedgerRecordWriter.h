@@ -21,6 +21,9 @@ public:
 
 private:
     QString writeBooking(const BookingRecord &booking);
+    // Records that the booking's Idempotency-Key made it; kLedgerBookingKeyTaken when the key made
+    // another booking.
+    QString claimKey(quint64 bookingId, const QByteArray &tokenHash);
     QString writeTransition(const TransitionRecord &transition);
     QString writeReassign(const TransitionRecord &transition);
     QString writeTrip(const TripRecord &trip);
@@ -38,6 +41,8 @@ private:
     QSqlQuery m_event;
     QSqlQuery m_reassign;
     QSqlQuery m_progress;
+    QSqlQuery m_keyOwner;
+    QSqlQuery m_claimKey;
     qint64 m_pid = 0;
 };
 

@@ -52,7 +52,10 @@ struct BookingRecord {
     std::optional<LedgerPoint> dropoff;
     qint64 createdMs = 0;
     qint64 atMs = 0;
-    QByteArray riderTokenHash;              // empty: no owner (schema 3)
+    QByteArray riderTokenHash; // empty: no owner (schema 3)
+    // The rider token was derived from an Idempotency-Key: the ledger claims its hash for this
+    // booking alone and refuses the record (kLedgerBookingKeyTaken) when another booking holds it.
+    bool keyed = false;
     std::optional<double> surge;            // captured at booking (schema 4); none: 1
     std::optional<LedgerQuote> quote;       // with a drop-off (schema 4)
     std::optional<LedgerProgress> progress; // read back only: the last checkpoint

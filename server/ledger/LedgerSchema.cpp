@@ -65,7 +65,15 @@ const QStringList kMigration4 = {
     QStringLiteral("ALTER TABLE bookings ADD COLUMN progress_ms INTEGER"),
 };
 
-const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4};
+// 5: which booking each Idempotency-Key made, by the hash of the rider token derived from the key
+// (never the key): a retried POST finds its booking here, after a restart too, and a second
+// booking under the same key is refused in its commit. Bookings made without a key have no row.
+const QStringList kMigration5 = {
+    QStringLiteral("CREATE TABLE idempotency_keys (token_hash BLOB PRIMARY KEY, booking_id INTEGER NOT NULL)"
+                   " WITHOUT ROWID"),
+};
+
+const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
 
 int readUserVersion(LedgerConnection &connection, QString *error)
 {

@@ -21,6 +21,8 @@ namespace {
 
 const QByteArray kOpenBookings = TAXICORE_BOOKING_COLUMNS " WHERE state_rank < 4 ORDER BY id";
 const QByteArray kBooking = TAXICORE_BOOKING_COLUMNS " WHERE id = $1::bigint";
+const QByteArray kBookingByKey =
+    TAXICORE_BOOKING_COLUMNS " WHERE id = (SELECT booking_id FROM idempotency_keys WHERE token_hash = $1::bytea)";
 const QByteArray kTripOf = TAXICORE_TRIP_COLUMNS " WHERE booking_id = $1::bigint";
 const QByteArray kTrips =
     TAXICORE_TRIP_COLUMNS " WHERE ended_ms >= $1::bigint AND ended_ms < $2::bigint ORDER BY ended_ms, booking_id";
@@ -152,12 +154,23 @@ LedgerResult<std::vector<BookingRecord>> PostgresQueries::openBookings() const
 
 LedgerResult<std::optional<StoredBooking>> PostgresQueries::booking(quint64 id) const
 {
+    return storedBooking(kBooking, PgParams().add(qint64(id)));
+}
+
+LedgerResult<std::optional<StoredBooking>> PostgresQueries::bookingByKey(const QByteArray &tokenHash) const
+{
+    return storedBooking(kBookingByKey, PgParams().addBytes(tokenHash));
+}
+
+LedgerResult<std::optional<StoredBooking>> PostgresQueries::storedBooking(const QByteArray &sql,
+                                                                          const PgParams &key) const
+{
     LedgerResult<std::optional<StoredBooking>> out;
-    const PgResult found = select(kBooking, PgParams().add(qint64(id)), &out.error);
+    const PgResult found = select(sql, key, &out.error);
     forEachRow(found, [&](const Row &row) { out.value = StoredBooking{bookingAt(row), std::nullopt}; });
     if (!out.ok() || !out.value)
         return out;
-    const PgResult trip = select(kTripOf, PgParams().add(qint64(id)), &out.error);
+    const PgResult trip = select(kTripOf, PgParams().add(qint64(out.value->booking.bookingId)), &out.error);
     forEachRow(trip, [&](const Row &row) { out.value->trip = tripAt(row); });
     return out;
 }

@@ -22,10 +22,13 @@ public:
                                       const QTimeZone &zone = QTimeZone::utc()) const override;
     LedgerResult<std::vector<EventRecord>> events(qint64 fromMs, qint64 toMs) const override;
     LedgerResult<std::optional<StoredBooking>> booking(quint64 id) const override;
+    LedgerResult<std::optional<StoredBooking>> bookingByKey(const QByteArray &tokenHash) const override;
     // With a node slot s: the largest id in [s<<40, (s+1)<<40), or s<<40 when there is none.
     LedgerResult<quint64> maxBookingId() const override;
 
 private:
+    // The booking row `sql` selects by `key` (an id or a key's token hash), with its trip.
+    LedgerResult<std::optional<StoredBooking>> storedBooking(const QByteArray &sql, const PgParams &key) const;
     PgResult select(const QByteArray &sql, const PgParams &params, QString *error) const;
 
     mutable std::mutex m_mutex;

@@ -103,6 +103,8 @@ void writeBooking(const BookingRecord &b, JsonRecord &j)
         j.real("dlat", b.dropoff->lat).real("dlng", b.dropoff->lng);
     if (!b.riderTokenHash.isEmpty())
         j.utf8("token", b.riderTokenHash.toHex());
+    if (b.keyed)
+        j.number("keyed", 1); // '1' is a boolean's text to PostgreSQL; absent is NULL (not keyed)
     j.real("surge", b.surge);
     if (b.quote) {
         const LedgerQuote &q = *b.quote;

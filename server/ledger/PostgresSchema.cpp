@@ -234,7 +234,7 @@ constexpr char kApplyBatchFunction[] =
     " DECLARE recs taxicore_record[]; verdicts text[]; waves integer; wave integer; one taxicore_record;"
     "  slow boolean; lost_at integer[]; lost_why text[]; n integer; has_book boolean; has_move boolean;"
     "  has_end boolean; has_alone boolean; has_progress boolean; has_event boolean; claim_at integer[];"
-    "  claim_id bigint[]; claim_car integer[];"
+    "  claim_id bigint[]; claim_car integer[]; has_key boolean;"
     " BEGIN"
     "  SELECT coalesce(array_agg(j ORDER BY j.i), '{}') INTO recs"
     "   FROM json_populate_recordset(NULL::taxicore_record, p_records) j;"
@@ -252,8 +252,8 @@ constexpr char kApplyBatchFunction[] =
     "   SELECT coalesce(bool_or(x.k = 'b'), false), coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned'), false),"
     "    coalesce(bool_or(x.k = 'm' AND x.state <> 'assigned' AND x.rank >= 4), false),"
     "    coalesce(bool_or(x.k = 't' OR (x.k = 'm' AND x.state = 'assigned')), false), coalesce(bool_or(x.k = 'p'), "
-    "false)"
-    "    INTO has_book, has_move, has_end, has_alone, has_progress FROM unnest(recs) x WHERE x.w = wave;"
+    "false), coalesce(bool_or(x.k = 'b' AND x.keyed), false)"
+    "    INTO has_book, has_move, has_end, has_alone, has_progress, has_key FROM unnest(recs) x WHERE x.w = wave;"
     // A booking that would keep the car a committed move gave it, not its own, or one under an id
     // that holds another booking (refused by taxicore_book; rare, so not set-based): the wave in order.
     "   slow := has_book AND EXISTS (SELECT 1 FROM unnest(recs) x"
@@ -304,6 +304,20 @@ constexpr char kApplyBatchFunction[] =
     "    INTO lost_at, lost_why FROM unnest(claim_at, claim_id, claim_car) AS t(at, id, car)"
     "    JOIN cars c ON c.id = t.car WHERE c.booking_id IS DISTINCT FROM t.id;"
     "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
+    // Keyed bookings (version 7) claim their Idempotency-Key: one booking per key, whichever node
+    // committed first (ON CONFLICT waits for it); the losers are refused and their cars freed.
+    "   IF has_key THEN"
+    "   INSERT INTO idempotency_keys (token_hash, booking_id) SELECT decode(x.token, 'hex'), x.id FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'b' AND x.keyed AND verdicts[x.i] = '' ORDER BY x.token, x.id"
+    "    ON CONFLICT (token_hash) DO NOTHING;"
+    "   SELECT coalesce(array_agg(x.i), '{}'),"
+    "    coalesce(array_agg(format('booking_key_taken: its Idempotency-Key made booking %s', k.booking_id)), '{}')"
+    "    INTO lost_at, lost_why FROM unnest(recs) x JOIN idempotency_keys k ON k.token_hash = decode(x.token, 'hex')"
+    "    WHERE x.w = wave AND x.k = 'b' AND x.keyed AND verdicts[x.i] = '' AND k.booking_id <> x.id;"
+    "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
+    "   UPDATE cars SET booking_id = NULL WHERE booking_id = ANY(ARRAY(SELECT x.id FROM unnest(recs) x"
+    "    WHERE x.w = wave AND x.k = 'b' AND x.keyed AND verdicts[x.i] LIKE 'booking_key_taken%'));"
+    "   END IF;"
     "   INSERT INTO bookings AS b (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, state,"
     "    state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
     "    quote_time, quote_minimum, quote_distance_m, quote_duration_s)"
@@ -392,8 +406,49 @@ const QList<QByteArray> kMigration6 = {
     QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3,
-                                              kMigration4, kMigration5, kMigration6};
+// 7: which booking each Idempotency-Key made (by the hash of the rider token derived from the
+// key, never the key), claimed in the booking's commit: the same POST sent twice at once, to two
+// nodes, makes one booking; the other is refused (booking_key_taken) and answered with it.
+// clang-format off
+const QList<QByteArray> kMigration7 = {
+    "CREATE TABLE idempotency_keys (token_hash bytea PRIMARY KEY, booking_id bigint NOT NULL)",
+    "ALTER TYPE taxicore_record ADD ATTRIBUTE keyed boolean",
+    "CREATE OR REPLACE FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
+    " DECLARE owner bigint; verdict text;"
+    " BEGIN"
+    "  IF x.k = 'b' THEN"
+    "   IF x.keyed THEN"
+    "    INSERT INTO idempotency_keys (token_hash, booking_id) VALUES (decode(x.token, 'hex'), x.id)"
+    "     ON CONFLICT (token_hash) DO NOTHING;"
+    "    SELECT k.booking_id INTO owner FROM idempotency_keys k WHERE k.token_hash = decode(x.token, 'hex');"
+    "    IF owner <> x.id THEN"
+    "     RETURN format('booking_key_taken: its Idempotency-Key made booking %s', owner);"
+    "    END IF;"
+    "   END IF;"
+    "   verdict := taxicore_book(x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created,"
+    "    x.at, decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds);"
+    "   IF verdict <> '' AND x.keyed THEN"
+    "    DELETE FROM idempotency_keys WHERE token_hash = decode(x.token, 'hex') AND booking_id = x.id;"
+    "   END IF;"
+    "   RETURN verdict;"
+    "  ELSIF x.k = 'm' THEN"
+    "   RETURN taxicore_move(x.id, x.state, x.rank, x.car, x.at, x.dlat, x.dlng);"
+    "  ELSIF x.k = 't' THEN"
+    "   RETURN taxicore_trip(x.id, x.car, x.rider, x.started, x.ended, x.dist, x.dur, x.total, x.currency,"
+    "    x.fbase, x.fdist, x.ftime, x.fmin, x.fsurge);"
+    "  ELSIF x.k = 'p' THEN"
+    "   UPDATE bookings SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
+    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at"
+    "    WHERE id = x.id AND state_rank < 4 AND coalesce(progress_ms, 0) <= x.at;"
+    "  END IF;"
+    "  RETURN '';"
+    " END $$",
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+// clang-format on
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4,
+                                              kMigration5, kMigration6, kMigration7};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
 #undef TAXICORE_MOVE_APPLIES
 #undef TAXICORE_BOOK_UPSERT_ON_CONFLICT

@@ -25,9 +25,10 @@ struct ApiRequest {
     QByteArray contentType;
     QByteArray acceptEncoding;
     QByteArray ifNoneMatch;
-    QByteArray authorization; // the Authorization header (bearer tokens: http/OperatorAccess.h)
-    QHostAddress remote;      // the client: the peer, or the one a trusted proxy names (http/ClientAddress.h)
-    bool forwarded = false;   // `remote` came from a trusted proxy's X-Forwarded-For: never trusted loopback
+    QByteArray authorization;  // the Authorization header (bearer tokens: http/OperatorAccess.h)
+    QByteArray idempotencyKey; // the Idempotency-Key field; null when absent, "a, b" when sent twice
+    QHostAddress remote;       // the client: the peer, or the one a trusted proxy names (http/ClientAddress.h)
+    bool forwarded = false;    // `remote` came from a trusted proxy's X-Forwarded-For: never trusted loopback
     // Host names another machine, or Origin another site (http/OperatorAccess.h, isCrossSite): a
     // browser's request made by someone else's page, never trusted loopback.
     bool crossSite = false;

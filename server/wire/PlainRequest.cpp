@@ -160,6 +160,8 @@ qsizetype readPlainRequest(QByteArrayView data, PlainRequest &request)
                 ok = setOnce(request.acceptEncoding, value);
             else if (equalsIgnoringAsciiCase(name, "x-forwarded-for"))
                 ok = setOnce(request.forwardedFor, value);
+            else if (equalsIgnoringAsciiCase(name, "idempotency-key"))
+                ok = setOnce(request.idempotencyKey, value);
             break;
         case 17:
             ok = !equalsIgnoringAsciiCase(name, "transfer-encoding");

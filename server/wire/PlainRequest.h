@@ -21,6 +21,7 @@ struct PlainRequest {
     QByteArrayView acceptEncoding;
     QByteArrayView ifNoneMatch;
     QByteArrayView authorization;
+    QByteArrayView idempotencyKey;
     QByteArrayView forwardedFor;
     QByteArrayView host;
     QByteArrayView origin;

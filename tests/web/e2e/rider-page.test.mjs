@@ -2,7 +2,8 @@
 // node rider-page.test.mjs --url http://127.0.0.1:P --nocars-url http://127.0.0.1:Q --nocars-pid PID --artifacts DIR
 //   --admin-token TOKEN (the main server's: the operator's cancel needs it)
 // Steps: the loading state before any data; open, map and cars drawn, book, destination →
-// quote, car arrives, I'm in, Leave → receipt; a phone-sized screen (tap targets, ETA labels that
+// quote, car arrives, I'm in, Leave → receipt, a booking whose answer is lost (retried with its
+// Idempotency-Key: the same booking); a phone-sized screen (tap targets, ETA labels that
 // never overlap); the failures (no car, destination outside the city, cancelled by the operator,
 // server unreachable). A screenshot per step into DIR; every request the page makes must stay on
 // the server's origin. Prints the time to interactive.
@@ -285,6 +286,37 @@ try {
     await page.click('#cancel');
     check(await phase(page, 'cancelled'), 'the rider cancels');
     check(!(await page.locator('#message').isVisible()), 'a rider cancel shows no error');
+
+    // The answer to a booking is lost on the way (the server booked, the page sees a network
+    // error): the page sends it again with the same Idempotency-Key and is answered with that
+    // booking, not a second one.
+    await page.click('#again');
+    const keys = [];
+    let firstId = null;
+    await page.route('**/api/v1/bookings', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      keys.push(route.request().headers()['idempotency-key']);
+      if (firstId !== null) return route.continue();
+      const answer = await route.fetch(); // the server books...
+      firstId = (await answer.json()).booking_id;
+      return route.abort('connectionreset'); // ...and its answer never reaches the page
+    });
+    const replayed = [];
+    const onResponse = (r) => {
+      if (r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/v1/bookings') replayed.push(r.headers()['idempotent-replayed']);
+    };
+    page.on('response', onResponse);
+    await page.click('#book');
+    check(await phase(page, 'assigned', 15_000) || await phase(page, 'arriving', 100), 'booked although the first answer was lost');
+    const shown = Number(await page.evaluate(() => document.documentElement.dataset.booking));
+    check(keys.length === 2 && /^[!-~]{16,255}$/.test(keys[0] || '') && keys[0] === keys[1],
+      `the retry carries the first request's Idempotency-Key (${keys.join(', ')})`);
+    check(firstId !== null && shown === firstId, `the page shows the booking the lost request made (${shown}, made ${firstId})`);
+    check(replayed.length === 1 && replayed[0] === 'true', `the server answered the retry as a replay (${replayed.join(', ')})`);
+    page.off('response', onResponse);
+    await page.unroute('**/api/v1/bookings');
+    await page.click('#cancel');
+    check(await phase(page, 'cancelled'), 'the rider cancels the retried booking');
     await context.close();
   }
 
