@@ -11,19 +11,23 @@ namespace taxicore {
 
 namespace {
 
+// A row without created_ms is no booking: a move of it committed first and its own record never
+// did (its process died before the commit), so nobody was told it exists (the 201 follows that
+// commit). Restoring it would hold a car for nobody; reading it back would keep a dead worker's
+// booking in the fleet instead of withdrawing it (dispatch/AbandonedMoves).
 const auto kOpenBookings =
     QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
                    " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
                    " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
                    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-                   " FROM bookings WHERE state_rank < 4 ORDER BY id");
+                   " FROM bookings WHERE state_rank < 4 AND created_ms IS NOT NULL ORDER BY id");
 
 const auto kBooking =
     QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
                    " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
                    " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
                    " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-                   " FROM bookings WHERE id = ?");
+                   " FROM bookings WHERE id = ? AND created_ms IS NOT NULL");
 
 const auto kBookingByKey =
     QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"

@@ -19,8 +19,11 @@ namespace {
     "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base, fare_distance,"     \
     " fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
 
-const QByteArray kOpenBookings = TAXICORE_BOOKING_COLUMNS " WHERE state_rank < 4 ORDER BY id";
-const QByteArray kBooking = TAXICORE_BOOKING_COLUMNS " WHERE id = $1::bigint";
+// Rows without created_ms are no bookings (see LedgerReader.cpp): a move made them, their
+// booking's record never committed.
+const QByteArray kOpenBookings =
+    TAXICORE_BOOKING_COLUMNS " WHERE state_rank < 4 AND created_ms IS NOT NULL ORDER BY id";
+const QByteArray kBooking = TAXICORE_BOOKING_COLUMNS " WHERE id = $1::bigint AND created_ms IS NOT NULL";
 const QByteArray kBookingByKey =
     TAXICORE_BOOKING_COLUMNS " WHERE id = (SELECT booking_id FROM idempotency_keys WHERE token_hash = $1::bytea)";
 const QByteArray kTripOf = TAXICORE_TRIP_COLUMNS " WHERE booking_id = $1::bigint";

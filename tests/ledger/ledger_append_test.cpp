@@ -24,6 +24,7 @@ private slots:
     void appendAndWaitBlocksUntilCommitted();
     void invalidRecordFailsAloneOthersCommit();
     void lateOlderTransitionNeverMovesBookingBack();
+    void aRowOnlyAMoveMadeIsNoBooking();
     void arrivalOlderThanAReassignKeepsTheNewCar();
     void tripCompletesBookingAndKeepsFareBreakdown();
     void eventsRoundTrip();
@@ -168,6 +169,33 @@ void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack()
     QCOMPARE(open.value[0].riderId, QStringLiteral("rider-5"));
     QCOMPARE(open.value[0].createdMs, 1000);
     QCOMPARE(open.value[0].atMs, 2000);
+}
+
+// A move committed for a booking whose own record never commits (its worker was killed before
+// the commit; the primary's simulator recorded the car's arrival meanwhile): the row that move
+// made is no booking. Restored, it would hold a car for a rider who never got a 201; read back,
+// the primary would keep the dead worker's booking instead of withdrawing it.
+void LedgerAppendTest::aRowOnlyAMoveMadeIsNoBooking()
+{
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    QVERIFY(ledger.appendAndWait(TransitionRecord{8, QStringLiteral("arriving"), 9, 2000, {}}));
+    auto open = ledger.reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value.size(), std::size_t(0));
+    auto stored = ledger.reader().booking(8);
+    QVERIFY2(stored.ok(), qPrintable(stored.error));
+    QVERIFY(!stored.value.has_value());
+
+    // Its booking's record, late, makes it one.
+    QVERIFY(ledger.appendAndWait(booking(8, QStringLiteral("assigned"), 1000)));
+    open = ledger.reader().openBookings();
+    QCOMPARE(open.value.size(), std::size_t(1));
+    stored = ledger.reader().booking(8);
+    QVERIFY(stored.value.has_value());
+    QCOMPARE(stored.value->booking.state, QStringLiteral("arriving"));
 }
 
 // The simulator records an arrival on its own thread; an operator's reassign on another may

@@ -85,6 +85,7 @@ private slots:
     void endingMovesReleaseTheCar();
     void reassignClaimsTheNewCarAndReleasesTheOld();
     void movesOfAnEndedBookingAreRefused();
+    void aRowOnlyAMoveMadeIsNoBooking();
     void aBookingNeverReplacesAnotherUnderItsId();
     void oneBatchDecidesEachRecordAsInAppendOrder();
     void aGroupCommitCallsNoFunctionPerRecord();
@@ -419,6 +420,22 @@ void LedgerPostgresTest::reassignClaimsTheNewCarAndReleasesTheOld()
     QCOMPARE(ledger->reader().booking(1).value->booking.carId, 3);
     QVERIFY(appendNow(*ledger, bookingOfCar(3, 1)).committed);  // car 1 was released
     QVERIFY(!appendNow(*ledger, bookingOfCar(4, 3)).committed); // car 3 is booking 1's
+}
+
+// As in SQLite (ledger_append_test): a row only a move made, its booking's record never
+// committed, is no booking to restore or to read back.
+void LedgerPostgresTest::aRowOnlyAMoveMadeIsNoBooking()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(ledger->appendAndWait(move(51, QStringLiteral("arriving"), 5)));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 51")), 1);
+    auto open = ledger->reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value.size(), std::size_t(0));
+    auto stored = ledger->reader().booking(51);
+    QVERIFY2(stored.ok(), qPrintable(stored.error));
+    QVERIFY(!stored.value.has_value());
 }
 
 void LedgerPostgresTest::movesOfAnEndedBookingAreRefused()
