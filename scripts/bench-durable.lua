@@ -18,7 +18,10 @@ function init(args)
   math.randomseed(id * 7919 + os.time())
 end
 
-local json = { ["Content-Type"] = "application/json" }
+-- KEYED=1 (bench-durable.sh): every booking carries an Idempotency-Key of its own, as the rider
+-- page sends, so the run shows what the key's ledger lookup and claim cost.
+local keyed = os.getenv("KEYED") == "1"
+local made = 0
 
 function request()
   if pending then
@@ -29,7 +32,12 @@ function request()
   -- The inner city (bench/scenarios/TaxiRequests.h): every point is near a road.
   local lat = 57.690 + math.random() * 0.025
   local lng = 11.940 + math.random() * 0.050
-  return wrk.format("POST", "/api/v1/bookings", json,
+  local headers = { ["Content-Type"] = "application/json" }
+  if keyed then
+    made = made + 1
+    headers["Idempotency-Key"] = string.format("bench-%d-%d-%d-%08x", os.time(), id, made, math.random(0, 0x7fffffff))
+  end
+  return wrk.format("POST", "/api/v1/bookings", headers,
     string.format('{"rider_id":"%s","pickup":{"lat":%.6f,"lng":%.6f}}', rider, lat, lng))
 end
 

@@ -6,6 +6,7 @@
 # Usage: scripts/bench-durable.sh [seconds]
 #   BUILD_DIR=build  CONNECTIONS=64  DURABLE_MODES="single pool processes"  DURABILITY="normal full"
 #   DATA_ROOT=/tmp (the ledgers are written there, one fresh directory per run, then removed)
+#   KEYED=1: every booking carries an Idempotency-Key of its own (what the rider page sends)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -59,7 +60,7 @@ run_one() { # mode durability
   }' <<<"$line"
 }
 
-echo "# Durable bookings/s: wrk -t$connections -c$connections -d${seconds}s, book + cancel per connection, $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), ledger on $(df -T "$data_root" | awk 'NR==2 {print $2}') ($data_root), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# Durable bookings/s: wrk -t$connections -c$connections -d${seconds}s, book + cancel per connection${KEYED:+ (every booking with an Idempotency-Key)}, $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), ledger on $(df -T "$data_root" | awk 'NR==2 {print $2}') ($data_root), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "server CPU: the server's processes' CPU time over the run's duration (200% = both cores)."
 echo

@@ -16,7 +16,12 @@ inline QString ledgerFailureReason(const QString &error, const QString &where)
     // PostgreSQL's messages name host:port/database, which holds no ": ".
     const QLatin1StringView database("ledger PostgreSQL ");
     const qsizetype end = error.startsWith(database) ? error.indexOf(QLatin1StringView(": "), database.size()) : -1;
-    return end < 0 ? error : error.mid(end + 2);
+    const QString reason = end < 0 ? error : error.mid(end + 2);
+    // A lost connection names the database's address, and libpq's words about it name the host and
+    // port again ("connection to server at ..."): riders learn only that it is unavailable.
+    if (reason.startsWith(QLatin1StringView("PostgreSQL at ")))
+        return QStringLiteral("the database is unavailable");
+    return reason;
 }
 
 // How a database ledger refuses a record that lost a compare-and-swap to another node: the error

@@ -89,6 +89,10 @@ void WebSocketHandshakeTest::malformedHandshakesAreRefused_data()
                           << QByteArray("unsupported_websocket_version");
         row("version not a number") << upgradeRequest(path, key + "Sec-WebSocket-Version: thirteen\r\n") << 426
                                     << QByteArray("unsupported_websocket_version");
+        // One of each (RFC 6455 §4.2.1): a second, even the same again, must not pass for one.
+        row("two keys") << upgradeRequest(path, key + key + version13) << 400 << QByteArray("invalid_websocket_key");
+        row("two versions") << upgradeRequest(path, key + version13 + version13) << 426
+                            << QByteArray("unsupported_websocket_version");
         row("neither key nor version") << upgradeRequest(path, {}) << 400 << QByteArray("invalid_websocket_key");
         row("not GET") << "POST " + upgradeRequest(path, key + version13).mid(4) << 400
                        << QByteArray("invalid_websocket_handshake");
