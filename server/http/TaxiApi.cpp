@@ -46,6 +46,22 @@ uint64_t riderBookingId(const ApiRequest &request)
     return id;
 }
 
+// Why a booking got no car (FleetStore::book's result other than Booked).
+ApiResponse bookingRefusal(FleetStore::BookResult result)
+{
+    switch (result) {
+    case FleetStore::BookResult::NoCarAvailable:
+        return errorResponse(409, "no_car_available",
+                             QStringLiteral("no car is available near the pickup; try again shortly"));
+    case FleetStore::BookResult::CapacityFull:
+        return errorResponse(503, "booking_capacity", QStringLiteral("too many open bookings; try again shortly"));
+    default:
+        return errorResponse(
+            503, "ledger_unavailable",
+            QStringLiteral("the booking could not be recorded durably: the cluster's database is unavailable"));
+    }
+}
+
 } // namespace
 
 // What a booking transition endpoint answers with: the result and the action it asked for.
@@ -150,26 +166,19 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         // With an Idempotency-Key it derives from the key, so a retry can be shown it again.
         const std::optional<QByteArray> keyToken = riderTokenForIdempotencyKey(request.idempotencyKey);
         const QByteArray riderToken = keyToken ? *keyToken : randomHexToken(16);
-        const auto place = [this, reply = request.reply, order, riderToken, keyed = keyToken.has_value()] {
-            // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
-            PricingBoard pricing(m_fleet.pricing());
-            const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
-            return placeBooking(reply,
-                                std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price, keyed}),
-                                kBookingIdTries);
-        };
-        if (!keyToken)
-            return place();
-        if (!m_ledger)
+        if (keyToken && !m_ledger)
             throwApiError(503, "idempotency_unavailable",
                           QStringLiteral("this server keeps no ledger to find the booking an Idempotency-Key made"));
-        // The booking the key made, if any, is in the ledger (after a restart too): read it on
-        // the lookup thread, and book only when there is none.
-        return m_lookups.defer(request, [this, order, riderToken, place] {
-            if (auto replay = replayKeyedBooking(order, riderToken))
-                return *replay;
-            return place();
-        });
+        // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
+        PricingBoard pricing(m_fleet.pricing());
+        const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
+        // A keyed booking is booked like any other: its commit claims the key, and a key that made
+        // a booking already (a retry, or the same request at once) is refused there and answered
+        // with that booking. No read before: a retry is rare, a booking is not.
+        return placeBooking(
+            request.reply,
+            std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price, keyToken.has_value()}),
+            kBookingIdTries);
     };
     if (isTrustedLoopback(request) || carriesAdminToken(request))
         return book();
@@ -200,15 +209,14 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
         order.riderId, order.pickup, order.dropoff, kBookingSearchRadiusM,
         [this](LatLng target, const std::vector<LatLng> &cars) { return m_estimator.etasTo(target, cars); },
         tokenHash(pending->riderToken));
-    if (booked.result == FleetStore::BookResult::NoCarAvailable)
-        throwApiError(409, "no_car_available",
-                      QStringLiteral("no car is available near the pickup; try again shortly"));
-    if (booked.result == FleetStore::BookResult::CapacityFull)
-        throwApiError(503, "booking_capacity", QStringLiteral("too many open bookings; try again shortly"));
-    if (booked.result == FleetStore::BookResult::IdsUnavailable)
-        throwApiError(
-            503, "ledger_unavailable",
-            QStringLiteral("the booking could not be recorded durably: the cluster's database is unavailable"));
+    if (booked.result != FleetStore::BookResult::Booked) {
+        const ApiResponse refused = bookingRefusal(booked.result);
+        // A retry finds no car because its first try has it: the key's booking is the answer.
+        if (!pending->keyed)
+            throw ApiException{refused};
+        answerWithKeyedBooking(reply, pending, refused);
+        return deferredResponse();
+    }
     const RidePrice &price = pending->price;
     PricingBoard(m_fleet.pricing()).recordBookingPrice(booked.booking.id, price.kept);
 
@@ -240,7 +248,10 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
         m_fleet.withdraw(id);
         // The same keyed POST sent twice at once: the other one's booking is this rider's answer.
         if (error.startsWith(QLatin1String(kLedgerBookingKeyTaken))) {
-            answerWithKeyedBooking(reply, pending);
+            answerWithKeyedBooking(reply, pending,
+                                   errorResponse(503, "ledger_unavailable",
+                                                 QStringLiteral("the booking this Idempotency-Key made could not be "
+                                                                "read; try again")));
             return;
         }
         int idTriesLeft = idTries;
@@ -300,17 +311,15 @@ std::optional<ApiResponse> TaxiApi::replayKeyedBooking(const BookingOrder &order
 }
 
 void TaxiApi::answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> &reply,
-                                     const std::shared_ptr<const PendingBooking> &pending) const
+                                     const std::shared_ptr<const PendingBooking> &pending, ApiResponse ifNone) const
 {
     ApiRequest again;
     again.reply = reply;
     try {
-        const ApiResponse answer = m_lookups.defer(again, [this, pending] {
+        const ApiResponse answer = m_lookups.defer(again, [this, pending, ifNone = std::move(ifNone)] {
             if (auto replay = replayKeyedBooking(pending->order, pending->riderToken))
                 return *replay;
-            // Refused for a key the ledger then did not show: it cannot say now; the rider retries.
-            throwApiError(503, "ledger_unavailable",
-                          QStringLiteral("the booking this Idempotency-Key made could not be read; try again"));
+            return ifNone;
         });
         if (answer.status != ApiResponse::kDeferred)
             (*reply)(answer);

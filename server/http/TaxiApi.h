@@ -52,9 +52,10 @@ private:
     // ledger has it, on the lookup thread; none when the key made none. 409 idempotency_key_reused
     // when that booking was made for another order.
     std::optional<ApiResponse> replayKeyedBooking(const BookingOrder &order, const QByteArray &riderToken) const;
-    // Answers `reply` with the booking the pending booking's key made (its commit was refused for it).
+    // Answers `reply` with the booking the pending booking's key made (its commit was refused for
+    // the key, or it found no car), read on the lookup thread; `ifNone` when the key made none.
     void answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> &reply,
-                                const std::shared_ptr<const PendingBooking> &pending) const;
+                                const std::shared_ptr<const PendingBooking> &pending, ApiResponse ifNone) const;
     ApiResponse getBooking(const ApiRequest &request) const;
     ApiResponse pickup(const ApiRequest &request);
     ApiResponse complete(const ApiRequest &request);

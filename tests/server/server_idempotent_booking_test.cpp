@@ -70,6 +70,7 @@ private Q_SLOTS:
     void burstWithOneKeyMakesOneBooking_data();
     void burstWithOneKeyMakesOneBooking();
     void keyHoldsAcrossARestart();
+    void retryWhenItsBookingHoldsTheLastCarIsReplayed();
 
 private:
     QJsonObject body(const QString &rider, const QJsonObject &pickup = kPickup) const
@@ -356,6 +357,29 @@ void IdempotentBookingTest::keyHoldsAcrossARestart()
     QCOMPARE(ledgerBookings(dir), 1);
     TC_VERIFY_STATUS(readBooking(http, bookingIdOf(again), riderToken(again.json())), 200);
     QCOMPARE(after.stop(), 0);
+}
+
+// The retry finds no free car because its own first try holds the last one: still that booking,
+// not 409 no_car_available.
+void IdempotentBookingTest::retryWhenItsBookingHoldsTheLastCarIsReplayed()
+{
+    QTemporaryDir dir;
+    ServerProcess server(serverArgs(1, dir));
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port());
+    const QByteArray key = freshIdempotencyKey();
+    const QByteArray request = bookingBody(body(QStringLiteral("last-car")));
+    const HttpResponse first = bookWithKey(http, request, key);
+    TC_VERIFY_STATUS(first, 201);
+    QCOMPARE(availableCars(http), 0);
+    const HttpResponse again = bookWithKey(http, request, key);
+    TC_VERIFY_STATUS(again, 201);
+    QCOMPARE(bookingIdOf(again), bookingIdOf(first));
+    QCOMPARE(again.header(kReplayedHeader), QByteArray("true"));
+    // Another rider's booking is still refused for want of a car.
+    TC_VERIFY_ERROR(bookWithKey(http, bookingBody(body(QStringLiteral("other-rider"))), freshIdempotencyKey()), 409,
+                    "no_car_available");
+    QCOMPARE(server.stop(), 0);
 }
 
 QTEST_GUILESS_MAIN(IdempotentBookingTest)
