@@ -50,6 +50,8 @@ private:
     int leaderIndex();
     int freeCarsSeenBy(const ServerProcess &node);
     int freeCarsInTheDatabase();
+    // The cars the node's copy and the database disagree on, in words (for a failure's message).
+    QString disagreement(const ServerProcess &node);
     void cancelThroughNginx(int count);
 
     QList<QJsonObject> m_booked; // the 201 answers of the burst (with their rider tokens)
@@ -154,6 +156,36 @@ int ClusterExactlyOnceTest::freeCarsSeenBy(const ServerProcess &node)
     return free;
 }
 
+QString ClusterExactlyOnceTest::disagreement(const ServerProcess &node)
+{
+    HttpClient client(node.host(), node.port());
+    const HttpResponse nearby = client.get("/api/v1/cars/nearby?lat=57.7&lng=11.97&radius_m=50000&limit=1000");
+    std::map<int, QString> seen; // car -> state, as the node's copy has it
+    for (const QJsonValue car : nearby.json().value(QStringLiteral("cars")).toArray())
+        seen[car.toObject().value(QStringLiteral("id")).toInt()] =
+            car.toObject().value(QStringLiteral("state")).toString();
+    std::map<int, QString> held; // car -> booking, as the database has it
+    for (const QString &line :
+         m_postgres.psql(QStringLiteral("SELECT id, booking_id FROM cars WHERE booking_id IS NOT NULL"))
+             .split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        held[line.section(QLatin1Char('|'), 0, 0).toInt()] = line.section(QLatin1Char('|'), 1, 1);
+    QStringList differ;
+    for (int car = 1; car <= kCars; ++car) {
+        const bool freeHere = seen.count(car) && seen[car] == QStringLiteral("available");
+        if (freeHere == !held.count(car))
+            continue;
+        const QString booking = held.count(car) ? held[car] : QStringLiteral("none");
+        const QString row =
+            booking == QStringLiteral("none")
+                ? QString()
+                : m_postgres.psql(QStringLiteral("SELECT state, created_ms FROM bookings WHERE id = %1").arg(booking));
+        differ << QStringLiteral("car %1: node %2, database booking %3 %4")
+                      .arg(car)
+                      .arg(seen.count(car) ? seen[car] : QStringLiteral("unseen"), booking, row.trimmed());
+    }
+    return differ.join(QStringLiteral("; "));
+}
+
 int ClusterExactlyOnceTest::freeCarsInTheDatabase()
 {
     return kCars - m_postgres.psql(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id IS NOT NULL")).toInt();
@@ -227,10 +259,13 @@ void ClusterExactlyOnceTest::afterARedisRestartEveryCopyResyncsFromTheDatabase()
     QVERIFY2(m_redis.restart(&error), qPrintable(error));
     for (const auto &node : m_nodes)
         QVERIFY2(waitUntil([&] { return freeCarsSeenBy(*node) == free; }, 15'000),
-                 qPrintable(QStringLiteral("node on port %1 sees %2 free cars, the database %3")
+                 qPrintable(QStringLiteral("node on port %1 sees %2 free cars, the database %3; %4")
                                 .arg(node->port())
                                 .arg(freeCarsSeenBy(*node))
-                                .arg(free)));
+                                .arg(free)
+                                .arg(disagreement(*node))));
+    for (const auto &node : m_nodes) // the same cars, not only as many
+        QCOMPARE(disagreement(*node), QString());
     // The live view fills again as the leader's simulator moves cars.
     QVERIFY2(waitUntil([&] { return m_redis.rawCommand("HLEN taxicore:cars").mid(1).trimmed().toInt() > kCars / 2; },
                        15'000),
