@@ -342,78 +342,12 @@ constexpr char kApplyBatchFunction[] =
     " END $$";
 // clang-format on
 
-// 4: a group commit is one statement, taxicore_apply_batch(json), which runs a number of SQL
-// statements that grows with the waves of the batch, not with its records. The records come as one JSON array of
-// taxicore_record rows, each with its position `i` (1..n), its kind `k` (b booking, m move, t trip,
-// p progress, e event) and its wave `w`: the writer puts a record in a later wave than every earlier
-// record of the same booking or car, so the records of one wave touch distinct bookings and cars
-// and their order within it does not matter (a reassign, or a move or trip naming no car, whose
-// released car is not known beforehand, opens a wave of its own). Per wave: the moves, their ends
-// releasing cars, the compare-and-swap of every booking's car as one INSERT ... ON CONFLICT DO
-// UPDATE ... WHERE free, the losers' refusals, the booking upserts, the progress checkpoints and the
-// transitions, each one statement; reassigns and trips, and a wave where a booking keeps another car
-// than its own (a move of it committed first), go through the functions of version 1 one record at
-// a time. The rows are locked first, as before (taxicore_lock_batch). Answers the refused records
-// only: (position, "car_taken: ..." or "booking_moved: ..."); the others were written. A booking
-// is looked up by id alone (a lateral subquery behind OFFSET 0): with the filter on state_rank in
-// the join, the planner picked the partial index bookings_open and read every open booking per record.
-const QList<QByteArray> kMigration4 = {
-    "CREATE TYPE taxicore_record AS (i integer, w integer, k text, id bigint, car integer, state text,"
-    " rank integer, at bigint, created bigint, rider text, plat double precision, plng double precision,"
-    " dlat double precision, dlng double precision, token text, surge double precision,"
-    " qtotal double precision, qbase double precision, qdist double precision, qtime double precision,"
-    " qmin double precision, qdm double precision, qds double precision, clat double precision,"
-    " clng double precision, tdist double precision, telapsed double precision, started bigint, ended bigint,"
-    " dist double precision, dur double precision, total double precision, currency text,"
-    " fbase double precision, fdist double precision, ftime double precision, fmin double precision,"
-    " fsurge double precision, kind text, detail text, pid bigint)",
-
-    // One record through the functions of version 1: its verdict ('' written).
-    "CREATE FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
-    " BEGIN"
-    "  IF x.k = 'b' THEN"
-    "   RETURN taxicore_book(x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created, x.at,"
-    "    decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds);"
-    "  ELSIF x.k = 'm' THEN"
-    "   RETURN taxicore_move(x.id, x.state, x.rank, x.car, x.at, x.dlat, x.dlng);"
-    "  ELSIF x.k = 't' THEN"
-    "   RETURN taxicore_trip(x.id, x.car, x.rider, x.started, x.ended, x.dist, x.dur, x.total, x.currency,"
-    "    x.fbase, x.fdist, x.ftime, x.fmin, x.fsurge);"
-    "  ELSIF x.k = 'p' THEN"
-    "   UPDATE bookings SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
-    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at"
-    "    WHERE id = x.id AND state_rank < 4 AND coalesce(progress_ms, 0) <= x.at;"
-    "  END IF;"
-    "  RETURN '';"
-    " END $$",
-
-    QByteArray("CREATE ") + kApplyBatchFunction,
-};
-
-// 5: a booking under an id that holds another booking is refused (booking_id_taken), no longer
-// upserted over it: a cluster sequence made again below ids already handed out gave one id to two
-// riders, and the second silently replaced the first, acknowledged booking.
-const QList<QByteArray> kMigration5 = {
-    QByteArray("CREATE OR REPLACE ") + kBookFunction,
-    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
-};
-
-// 6: a booking's moves are ordered by the car they name, not by wall-clock time (a reassign applies
-// while the booking waits for a car; an arrival of a car no longer the booking's is void), so a
-// clock stepped back on a node loses no acknowledged reassign.
-const QList<QByteArray> kMigration6 = {
-    QByteArray("CREATE OR REPLACE ") + kMoveFunction,
-    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
-};
-
-// 7: which booking each Idempotency-Key made (by the hash of the rider token derived from the
-// key, never the key), claimed in the booking's commit: the same POST sent twice at once, to two
-// nodes, makes one booking; the other is refused (booking_key_taken) and answered with it.
+// One record through the functions of version 1: its verdict ('' written). A keyed booking claims
+// its Idempotency-Key first and lets it go when taxicore_book refuses the booking. Created by
+// migration 4, replaced by migration 7 (the key).
 // clang-format off
-const QList<QByteArray> kMigration7 = {
-    "CREATE TABLE idempotency_keys (token_hash bytea PRIMARY KEY, booking_id bigint NOT NULL)",
-    "ALTER TYPE taxicore_record ADD ATTRIBUTE keyed boolean",
-    "CREATE OR REPLACE FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
+constexpr char kApplyOneFunction[] =
+    "FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
     " DECLARE owner bigint; verdict text;"
     " BEGIN"
     "  IF x.k = 'b' THEN"
@@ -442,7 +376,64 @@ const QList<QByteArray> kMigration7 = {
     "    WHERE id = x.id AND state_rank < 4 AND coalesce(progress_ms, 0) <= x.at;"
     "  END IF;"
     "  RETURN '';"
-    " END $$",
+    " END $$";
+// clang-format on
+
+// 4: a group commit is one statement, taxicore_apply_batch(json), which runs a number of SQL
+// statements that grows with the waves of the batch, not with its records. The records come as one JSON array of
+// taxicore_record rows, each with its position `i` (1..n), its kind `k` (b booking, m move, t trip,
+// p progress, e event) and its wave `w`: the writer puts a record in a later wave than every earlier
+// record of the same booking or car, so the records of one wave touch distinct bookings and cars
+// and their order within it does not matter (a reassign, or a move or trip naming no car, whose
+// released car is not known beforehand, opens a wave of its own). Per wave: the moves, their ends
+// releasing cars, the compare-and-swap of every booking's car as one INSERT ... ON CONFLICT DO
+// UPDATE ... WHERE free, the losers' refusals, the booking upserts, the progress checkpoints and the
+// transitions, each one statement; reassigns and trips, and a wave where a booking keeps another car
+// than its own (a move of it committed first), go through the functions of version 1 one record at
+// a time. The rows are locked first, as before (taxicore_lock_batch). Answers the refused records
+// only: (position, "car_taken: ..." or "booking_moved: ..."); the others were written. A booking
+// is looked up by id alone (a lateral subquery behind OFFSET 0): with the filter on state_rank in
+// the join, the planner picked the partial index bookings_open and read every open booking per record.
+const QList<QByteArray> kMigration4 = {
+    "CREATE TYPE taxicore_record AS (i integer, w integer, k text, id bigint, car integer, state text,"
+    " rank integer, at bigint, created bigint, rider text, plat double precision, plng double precision,"
+    " dlat double precision, dlng double precision, token text, surge double precision,"
+    " qtotal double precision, qbase double precision, qdist double precision, qtime double precision,"
+    " qmin double precision, qdm double precision, qds double precision, clat double precision,"
+    " clng double precision, tdist double precision, telapsed double precision, started bigint, ended bigint,"
+    " dist double precision, dur double precision, total double precision, currency text,"
+    " fbase double precision, fdist double precision, ftime double precision, fmin double precision,"
+    " fsurge double precision, kind text, detail text, pid bigint)",
+
+    QByteArray("CREATE ") + kApplyOneFunction,
+
+    QByteArray("CREATE ") + kApplyBatchFunction,
+};
+
+// 5: a booking under an id that holds another booking is refused (booking_id_taken), no longer
+// upserted over it: a cluster sequence made again below ids already handed out gave one id to two
+// riders, and the second silently replaced the first, acknowledged booking.
+const QList<QByteArray> kMigration5 = {
+    QByteArray("CREATE OR REPLACE ") + kBookFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+// 6: a booking's moves are ordered by the car they name, not by wall-clock time (a reassign applies
+// while the booking waits for a car; an arrival of a car no longer the booking's is void), so a
+// clock stepped back on a node loses no acknowledged reassign.
+const QList<QByteArray> kMigration6 = {
+    QByteArray("CREATE OR REPLACE ") + kMoveFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+// 7: which booking each Idempotency-Key made (by the hash of the rider token derived from the
+// key, never the key), claimed in the booking's commit: the same POST sent twice at once, to two
+// nodes, makes one booking; the other is refused (booking_key_taken) and answered with it.
+// clang-format off
+const QList<QByteArray> kMigration7 = {
+    "CREATE TABLE idempotency_keys (token_hash bytea PRIMARY KEY, booking_id bigint NOT NULL)",
+    "ALTER TYPE taxicore_record ADD ATTRIBUTE keyed boolean",
+    QByteArray("CREATE OR REPLACE ") + kApplyOneFunction,
     QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
 };
 // clang-format on
