@@ -1,6 +1,7 @@
 #include "ledger/LedgerBatchWriter.h"
 
 #include "ledger/LedgerConnection.h"
+#include "ledger/LedgerErrors.h"
 #include "ledger/LedgerRecordWriter.h"
 #include "ledger/LedgerSchema.h"
 
@@ -46,7 +47,7 @@ void LedgerBatchWriter::append(LedgerRecord record, Done done)
     {
         std::lock_guard lock(m_mutex);
         if (m_accepting && m_queue.size() < std::size_t(std::max(1, m_options.maxQueuedRecords))) {
-            m_queue.push_back(Pending{std::move(record), std::move(done)});
+            m_queue.push_back(Pending{std::move(record), std::move(done), {}});
             ++m_queuedTotal;
             m_wake.notify_one();
             return;
@@ -187,8 +188,15 @@ std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerR
         const std::size_t first = batch.size();
         if (takeQueued(batch) == 0)
             break;
-        for (std::size_t i = first; i < batch.size() && !writeFailed; ++i)
-            writeFailed = !writer.write(batch[i].record).isEmpty();
+        for (std::size_t i = first; i < batch.size() && !writeFailed; ++i) {
+            // A refusal (an Idempotency-Key that made another booking) wrote nothing of its
+            // record: the others commit together as if it had not been sent.
+            const QString verdict = writer.write(batch[i].record);
+            if (isLedgerRefusal(verdict))
+                batch[i].refused = verdict;
+            else
+                writeFailed = !verdict.isEmpty();
+        }
         if (writeFailed || int(batch.size()) >= m_options.batchMaxRecords || fed.elapsed() >= m_options.batchMaxDelayMs)
             break;
     }
@@ -218,6 +226,7 @@ void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecor
         QString error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
         if (error.isEmpty())
             error = writer.write(batch[i].record);
+        const bool refused = isLedgerRefusal(error);
         if (error.isEmpty())
             error = connection.commit(m_options.lockedGiveUpMs, &m_busyRetries);
         if (error.isEmpty()) {
@@ -226,7 +235,8 @@ void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecor
             m_health.committed(m_failed);
         } else {
             connection.rollback();
-            m_health.failed(error, m_failed);
+            if (!refused) // a refusal is a verdict on its record, not a failing ledger
+                m_health.failed(error, m_failed);
         }
         Pending &pending = batch[i];
         (error.isEmpty() ? m_committed : m_failed) += 1;
@@ -272,10 +282,12 @@ std::size_t LedgerBatchWriter::takeQueued(std::vector<Pending> &batch)
 
 void LedgerBatchWriter::finish(std::vector<Pending> &batch, bool committed, const QString &error)
 {
-    (committed ? m_committed : m_failed) += batch.size();
     for (Pending &pending : batch) {
+        // A refused record stays refused; when the batch failed it is told the batch's error.
+        const bool written = committed && pending.refused.isEmpty();
+        (written ? m_committed : m_failed) += 1;
         if (pending.done)
-            pending.done(committed, error);
+            pending.done(written, committed ? pending.refused : error);
     }
 }
 

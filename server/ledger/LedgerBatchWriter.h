@@ -51,6 +51,7 @@ private:
     struct Pending {
         LedgerRecord record;
         Done done;
+        QString refused; // the record's refusal (isLedgerRefusal): nothing of it written, the batch goes on
     };
 
     void run(std::promise<QString> started);

@@ -36,4 +36,14 @@ inline constexpr auto kLedgerBookingIdTaken = "booking_id_taken";
 // the caller drops this one and answers with that booking.
 inline constexpr auto kLedgerBookingKeyTaken = "booking_key_taken";
 
+// True when `error` is one of the refusals above: a verdict on that record (nothing of it was
+// written), not a failing ledger.
+inline bool isLedgerRefusal(const QString &error)
+{
+    for (const char *refusal : {kLedgerCarTaken, kLedgerBookingMoved, kLedgerBookingIdTaken, kLedgerBookingKeyTaken})
+        if (error.startsWith(QLatin1StringView(refusal)) && error.mid(qsizetype(qstrlen(refusal))).startsWith(u':'))
+            return true;
+    return false;
+}
+
 } // namespace taxicore
