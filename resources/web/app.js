@@ -13,6 +13,8 @@
   const POLL_BOOKING_MS = 1000;
   const REQUEST_TIMEOUT_MS = 8000;
   const BOOKING_RETRIES = 2; // a booking whose answer was lost is sent again this many times, same key
+  const RETRIED = new Set(['unreachable', 'idempotency_key_in_progress']); // sent again at once, same key
+  const KEEPS_KEY = new Set(['no_car_available', 'too_many_bookings', 'idempotency_key_in_progress']);
   // What the rider does to the map: a tap on a touch screen, else a click.
   const POINT = window.matchMedia && matchMedia('(pointer: coarse)').matches ? 'Tap' : 'Click';
   const FRIENDLY = {
@@ -387,8 +389,11 @@
         state.bookingKey = null;
         return b;
       } catch (e) {
-        if (e.code !== 'unreachable') state.bookingKey = null; // answered: a new order gets a new key
-        if (e.code !== 'unreachable' || attempt >= BOOKING_RETRIES) throw e;
+        // Only an answer that booked nothing for good frees the key (a bad order, a key used for
+        // another order). After a lost answer, a 5xx, 429 or "no car" the first try may still
+        // stand: pressing Book again for this order must send the same key.
+        if (e.status >= 400 && e.status < 500 && !KEEPS_KEY.has(e.code)) state.bookingKey = null;
+        if (!RETRIED.has(e.code) || attempt >= BOOKING_RETRIES) throw e;
         await new Promise((resolve) => setTimeout(resolve, 1000 * (attempt + 1)));
       }
     }
@@ -396,7 +401,8 @@
   function newKey() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID(); // secure contexts only
     const bytes = new Uint8Array(16);
-    crypto.getRandomValues(bytes);
+    if (window.crypto && crypto.getRandomValues) crypto.getRandomValues(bytes);
+    else for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256);
     return Array.from(bytes, (x) => x.toString(16).padStart(2, '0')).join('');
   }
   function remember(id, token) {

@@ -137,6 +137,10 @@ public:
     Reassignment settleReassign(const Reassignment &move, bool committed) override;
     std::vector<PendingMove> movesPendingFor(int pid) const override { return m_local.movesPendingFor(pid); }
     std::vector<uint64_t> openBookingsMadeBy(int pid) const override { return m_local.openBookingsMadeBy(pid); }
+    bool holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const override
+    {
+        return m_local.holdsOpenBookingWithToken(riderTokenHash);
+    }
     bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
     void announce(uint64_t bookingId) override;
     // Holds the car and asks for a resync soon: if the winner's booking ended before this node heard

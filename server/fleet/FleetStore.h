@@ -160,6 +160,13 @@ public:
         (void)pid;
         return {};
     }
+    // True when an open booking was answered (or is being recorded) under this rider token hash:
+    // a keyed retry's first try, still waiting for its commit. Scans the fleet: for the rare retry.
+    virtual bool holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const
+    {
+        (void)riderTokenHash;
+        return false;
+    }
     // Settles `move` of dead process `pid`: applied as `recorded` (the booking as the ledger has it
     // now) when the ledger holds the move, else let go. True when it was applied.
     virtual bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded)

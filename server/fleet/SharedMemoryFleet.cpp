@@ -1116,6 +1116,20 @@ std::vector<uint64_t> SharedMemoryFleet::openBookingsMadeBy(int pid) const
     return out;
 }
 
+bool SharedMemoryFleet::holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const
+{
+    if (riderTokenHash.size() != qsizetype(sizeof(BookingSlot::riderTokenHash)))
+        return false;
+    for (int index = 0; index < kBookingCapacity; ++index) {
+        BookingSlot &slot = bookingSlot(uint64_t(index));
+        SlotLock lock(slot.lock);
+        if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state))
+            && std::memcmp(slot.riderTokenHash, riderTokenHash.constData(), sizeof slot.riderTokenHash) == 0)
+            return true;
+    }
+    return false;
+}
+
 std::vector<FleetStore::PendingMove> SharedMemoryFleet::movesPendingFor(int pid) const
 {
     std::vector<PendingMove> out;

@@ -38,6 +38,7 @@ public:
     Reassignment settleReassign(const Reassignment &move, bool committed) override;
     std::vector<PendingMove> movesPendingFor(int pid) const override;
     std::vector<uint64_t> openBookingsMadeBy(int pid) const override;
+    bool holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const override;
     bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
 
     // Booking ids from elsewhere (a cluster's database: ids unique across nodes) instead of this

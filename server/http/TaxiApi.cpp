@@ -319,6 +319,16 @@ void TaxiApi::answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> 
         const ApiResponse answer = m_lookups.defer(again, [this, pending, ifNone = std::move(ifNone)] {
             if (auto replay = replayKeyedBooking(pending->order, pending->riderToken))
                 return *replay;
+            // Not recorded yet, but booked: its first try waits for the ledger. Told to send the
+            // key again (not 409 no_car_available, after which a client would take a new key).
+            if (m_fleet.holdsOpenBookingWithToken(tokenHash(pending->riderToken))) {
+                ApiResponse wait =
+                    errorResponse(409, "idempotency_key_in_progress",
+                                  QStringLiteral("the first request with this Idempotency-Key is "
+                                                 "still being recorded; send it again with the same key"));
+                wait.headers.append({QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1")});
+                return wait;
+            }
             return ifNone;
         });
         if (answer.status != ApiResponse::kDeferred)

@@ -11,14 +11,19 @@
 #include "HttpClient.h"
 #include "IdempotencyKit.h"
 #include "LedgerValue.h"
+#include "RawSocket.h"
 #include "RiderToken.h"
 #include "ServerProcess.h"
 #include "ServingKit.h"
 
 #include <QJsonObject>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
+#include <unistd.h>
 
 using namespace taxicore::test;
 
@@ -82,6 +87,7 @@ private Q_SLOTS:
     void burstWithOneKeyMakesOneBooking();
     void keyHoldsAcrossARestart();
     void retryWhenItsBookingHoldsTheLastCarIsReplayed();
+    void retryWhileTheFirstTryIsStillCommittingIsToldToRetry();
 
 private:
     QJsonObject body(const QString &rider, const QJsonObject &pickup = kPickup) const
@@ -392,6 +398,54 @@ void IdempotentBookingTest::retryWhenItsBookingHoldsTheLastCarIsReplayed()
     // Another rider's booking is still refused for want of a car.
     TC_VERIFY_ERROR(bookWithKey(http, bookingBody(body(QStringLiteral("other-rider"))), freshIdempotencyKey()), 409,
                     "no_car_available");
+    QCOMPARE(server.stop(), 0);
+}
+
+// The retry comes while its first try still waits for the ledger (a slow disk: here a real SQLite
+// write lock held by the test) and finds no car, the first try holding the last one: it is told
+// to send the key again shortly - never 409 no_car_available, after which a client would take a
+// new key and book a second car once the first try commits.
+void IdempotentBookingTest::retryWhileTheFirstTryIsStillCommittingIsToldToRetry()
+{
+    QTemporaryDir dir;
+    ServerProcess server(serverArgs(1, dir));
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    const QByteArray key = freshIdempotencyKey();
+    const QByteArray request = bookingBody(body(QStringLiteral("slow-commit")));
+    const QString holderName = QStringLiteral("idempotent-lock-holder");
+    {
+        QSqlDatabase holder = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), holderName);
+        holder.setDatabaseName(dir.filePath(QStringLiteral("ledger.sqlite")));
+        QVERIFY2(holder.open(), qPrintable(holder.lastError().text()));
+        QSqlQuery lock(holder);
+        QVERIFY2(lock.exec(QStringLiteral("BEGIN IMMEDIATE")), qPrintable(lock.lastError().text()));
+
+        const int first = connectRaw(server.port());
+        QVERIFY(first >= 0);
+        QVERIFY(sendAll(first, formatRequest("POST", "/api/v1/bookings", request, {{kIdempotencyKeyHeader, key}})));
+        HttpClient http(server.host(), server.port());
+        QVERIFY2(waitUntil([&] { return availableCars(http) == 0; }, 5000), "the first try never took the car");
+        const HttpResponse retry = bookWithKey(http, request, key);
+        TC_VERIFY_ERROR(retry, 409, "idempotency_key_in_progress");
+        QCOMPARE(retry.header("Retry-After"), QByteArray("1"));
+
+        QVERIFY(lock.exec(QStringLiteral("ROLLBACK")));
+        lock.finish();
+        holder.close();
+        ::close(first);
+    }
+    QSqlDatabase::removeDatabase(holderName);
+    HttpClient http(server.host(), server.port());
+    HttpResponse again;
+    QVERIFY2(waitUntil(
+                 [&] {
+                     again = bookWithKey(http, request, key);
+                     return again.status == 201;
+                 },
+                 5000),
+             again.describe().constData());
+    QCOMPARE(again.header(kReplayedHeader), QByteArray("true"));
+    QCOMPARE(ledgerBookings(dir), 1);
     QCOMPARE(server.stop(), 0);
 }
 
