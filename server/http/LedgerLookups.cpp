@@ -1,5 +1,6 @@
 #include "http/LedgerLookups.h"
 
+#include "ledger/LedgerErrors.h"
 #include "wire/ApiError.h"
 #include "wire/RequestInput.h"
 
@@ -83,11 +84,15 @@ std::optional<QString> LedgerLookups::recentFailure() const
     return m_failure;
 }
 
-void LedgerLookups::noteFailure(const QString &error)
+QString LedgerLookups::noteFailure(const QString &error)
 {
+    QString told = ledgerFailureReason(error, m_where);
+    if (told.isEmpty())
+        told = QStringLiteral("the ledger cannot be read");
     std::lock_guard lock(m_mutex);
-    m_failure = error;
+    m_failure = told;
     m_failedAt = Clock::now();
+    return told;
 }
 
 } // namespace taxicore

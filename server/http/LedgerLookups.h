@@ -48,20 +48,24 @@ public:
             throwApiError(503, "ledger_unavailable", *failed);
         auto result = read();
         if (!result.ok()) {
-            noteFailure(result.error);
-            throwApiError(503, "ledger_unavailable", result.error);
+            throwApiError(503, "ledger_unavailable", noteFailure(result.error));
         }
         return std::move(result.value);
     }
 
-    // The ledger's error when a read failed less than kQuietAfterFailureMs ago.
+    // Where the ledger is (Ledger::location()): taken out of what riders are told.
+    void setLocation(const QString &where) { m_where = where; }
+    // The reason the last read failed, as riders are told it (ledgerFailureReason: no file path, no
+    // database address), when that was less than kQuietAfterFailureMs ago.
     std::optional<QString> recentFailure() const;
-    void noteFailure(const QString &error);
+    // Notes a failed read; returns its reason as riders are told it.
+    QString noteFailure(const QString &error);
 
 private:
     using Clock = std::chrono::steady_clock;
     static ApiResponse run(const std::function<ApiResponse()> &lookup);
 
+    QString m_where; // set once, before the first lookup
     QThreadPool m_thread;
     std::atomic<int> m_waiting{0};
     mutable std::mutex m_mutex; // guards the two below

@@ -77,6 +77,8 @@ TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledg
     , m_ledger(ledger)
     , m_rateLimiter(fleet.control().access)
 {
+    if (m_ledger)
+        m_lookups.setLocation(m_ledger->location());
 }
 
 ApiResponse TaxiApi::afterCommit(const ApiRequest &request, LedgerRecord record, ApiResponse response,

@@ -131,6 +131,13 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
                  && !message.contains(QString::number(m_pg.port())) && !message.contains(QStringLiteral("127.0.0.1")),
              qPrintable(message));
     TC_VERIFY_STATUS(http.get("/api/v1/cars/nearby?lat=57.7003&lng=11.9668"), 200);
+    // A booking only the ledger could know of is looked up there: the same answer, no address.
+    const HttpResponse lookedUp = readBooking(http, 987654321, QByteArray(32, 'a'));
+    TC_VERIFY_ERROR(lookedUp, 503, "ledger_unavailable");
+    const QString lookupMessage = lookedUp.json().value("message").toString();
+    QVERIFY2(!lookupMessage.contains(QString::number(m_pg.port()))
+                 && !lookupMessage.contains(QStringLiteral("127.0.0.1")),
+             qPrintable(lookupMessage));
 
     // Back: bookings commit again, from every process, without restarting the server.
     QVERIFY2(m_pg.start(), qPrintable(m_pg.error()));
