@@ -15,6 +15,7 @@
 #include <QThreadPool>
 #include <QTimer>
 #include <chrono>
+#include <openssl/crypto.h>
 #include <unistd.h>
 
 namespace taxicore {
@@ -58,6 +59,14 @@ PrimaryIoThread::Started PrimaryIoThread::startAndWait()
 
 void PrimaryIoThread::run()
 {
+    // Qt HttpServer 6.4's QAbstractHttpServer builds a QSslConfiguration, so OpenSSL keeps state
+    // for this thread (its error queue, its random generators), freed by a thread-exit destructor.
+    // That runs after QThread::wait() has returned: the main thread may exit first, and exit()'s
+    // OPENSSL_cleanup deletes the thread keys, so the state was never freed (LeakSanitizer, make
+    // test-asan). Freed here instead, last, after everything that used OpenSSL on this thread.
+    const struct OpenSslThreadState {
+        ~OpenSslThreadState() { OPENSSL_thread_stop(); }
+    } openSslThreadState;
     ApiStack stack(m_fleet, m_city, m_ledger, 0, m_limits, m_options.fleetUrl);
     stack.feed().setIdleTimeoutMs(m_options.feedIdleTimeoutMs);
     WorkerSlot &slot = m_fleet.workerSlot(0);
