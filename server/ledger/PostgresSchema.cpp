@@ -348,20 +348,22 @@ constexpr char kApplyBatchFunction[] =
 // clang-format off
 constexpr char kApplyOneFunction[] =
     "FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
-    " DECLARE owner bigint; verdict text;"
+    " DECLARE owner bigint; claimed bigint; verdict text;"
     " BEGIN"
     "  IF x.k = 'b' THEN"
     "   IF x.keyed THEN"
     "    INSERT INTO idempotency_keys (token_hash, booking_id) VALUES (decode(x.token, 'hex'), x.id)"
-    "     ON CONFLICT (token_hash) DO NOTHING;"
+    "     ON CONFLICT (token_hash) DO NOTHING RETURNING booking_id INTO claimed;"
     "    SELECT k.booking_id INTO owner FROM idempotency_keys k WHERE k.token_hash = decode(x.token, 'hex');"
-    "    IF owner <> x.id THEN"
+    "    IF owner IS DISTINCT FROM x.id THEN"
     "     RETURN format('booking_key_taken: its Idempotency-Key made booking %s', owner);"
     "    END IF;"
     "   END IF;"
     "   verdict := taxicore_book(x.id, x.rider, x.car, x.plat, x.plng, x.dlat, x.dlng, x.state, x.rank, x.created,"
     "    x.at, decode(x.token, 'hex'), x.surge, x.qtotal, x.qbase, x.qdist, x.qtime, x.qmin, x.qdm, x.qds);"
-    "   IF verdict <> '' AND x.keyed THEN"
+    // Only the claim this call made is let go: a row that named this id before (the booking
+    // under an id handed out twice) belongs to the booking that holds the id.
+    "   IF verdict <> '' AND claimed IS NOT NULL THEN"
     "    DELETE FROM idempotency_keys WHERE token_hash = decode(x.token, 'hex') AND booking_id = x.id;"
     "   END IF;"
     "   RETURN verdict;"

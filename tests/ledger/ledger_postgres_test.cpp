@@ -87,6 +87,7 @@ private slots:
     void movesOfAnEndedBookingAreRefused();
     void aRowOnlyAMoveMadeIsNoBooking();
     void aBookingNeverReplacesAnotherUnderItsId();
+    void aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking();
     void oneBatchDecidesEachRecordAsInAppendOrder();
     void aGroupCommitCallsNoFunctionPerRecord();
     void aVersion3DatabaseIsMigrated();
@@ -544,6 +545,33 @@ void LedgerPostgresTest::oneBatchDecidesEachRecordAsInAppendOrder()
 // The same booking written again (a batch replayed record by record) is still accepted, and so is
 // a booking whose row a move of it created first. Before, the create was an upsert and the second
 // booking replaced the first.
+// A keyed booking X; a retry under its key is handed X's id again (an id handed out twice): the
+// ledger refuses it for the id, and the key still names X, so the next retry gets X, not a booking
+// of its own.
+void LedgerPostgresTest::aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    m_pg.psql(QStringLiteral("TRUNCATE idempotency_keys"));
+    BookingRecord first = bookingOfCar(31, 5);
+    first.riderTokenHash = QByteArray::fromHex("a1a2a3a4a5a6a7a8a9aaabacadaeafb0");
+    first.keyed = true;
+    QVERIFY(appendNow(*ledger, first).committed);
+    BookingRecord retry = bookingOfCar(31, 6);
+    retry.riderTokenHash = first.riderTokenHash;
+    retry.keyed = true;
+    retry.createdMs = first.createdMs + 7;
+    retry.atMs = retry.createdMs;
+    const Verdict refused = appendNow(*ledger, retry);
+    QVERIFY(!refused.committed);
+    QVERIFY2(refused.error.startsWith(QLatin1String(kLedgerBookingIdTaken)), qPrintable(refused.error));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT string_agg(booking_id::text, ',') FROM idempotency_keys")),
+             QStringLiteral("31"));
+    const auto stored = ledger->reader().bookingByKey(first.riderTokenHash);
+    QVERIFY2(stored.ok() && stored.value, qPrintable(stored.error));
+    QCOMPARE(stored.value->booking.createdMs, first.createdMs);
+}
+
 void LedgerPostgresTest::aBookingNeverReplacesAnotherUnderItsId()
 {
     auto ledger = openLedger();
