@@ -15,26 +15,19 @@ namespace {
 // did (its process died before the commit), so nobody was told it exists (the 201 follows that
 // commit). Restoring it would hold a car for nobody; reading it back would keep a dead worker's
 // booking in the fleet instead of withdrawing it (dispatch/AbandonedMoves).
+#define TAXICORE_BOOKING_COLUMNS                                                                                       \
+    "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, created_ms, updated_ms,"    \
+    " rider_token_hash, surge, quote_total, quote_base, quote_distance, quote_time, quote_minimum, quote_distance_m,"  \
+    " quote_duration_s, car_lat, car_lng, destination_lat, destination_lng, trip_distance_m, trip_elapsed_s,"          \
+    " progress_ms FROM bookings"
 const auto kOpenBookings =
-    QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-                   " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-                   " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
-                   " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-                   " FROM bookings WHERE state_rank < 4 AND created_ms IS NOT NULL ORDER BY id");
+    QStringLiteral(TAXICORE_BOOKING_COLUMNS " WHERE state_rank < 4 AND created_ms IS NOT NULL ORDER BY id");
 
-const auto kBooking =
-    QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-                   " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-                   " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
-                   " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-                   " FROM bookings WHERE id = ? AND created_ms IS NOT NULL");
+const auto kBooking = QStringLiteral(TAXICORE_BOOKING_COLUMNS " WHERE id = ? AND created_ms IS NOT NULL");
 
-const auto kBookingByKey =
-    QStringLiteral("SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
-                   " created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base, quote_distance,"
-                   " quote_time, quote_minimum, quote_distance_m, quote_duration_s, car_lat, car_lng,"
-                   " destination_lat, destination_lng, trip_distance_m, trip_elapsed_s, progress_ms"
-                   " FROM bookings WHERE id = (SELECT booking_id FROM idempotency_keys WHERE token_hash = ?)");
+const auto kBookingByKey = QStringLiteral(TAXICORE_BOOKING_COLUMNS
+                                          " WHERE id = (SELECT booking_id FROM idempotency_keys WHERE token_hash = ?)");
+#undef TAXICORE_BOOKING_COLUMNS
 
 const auto kTripOf =
     QStringLiteral("SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"

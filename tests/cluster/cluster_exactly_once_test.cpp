@@ -147,13 +147,7 @@ void ClusterExactlyOnceTest::eachCarIsBookedExactlyOnceAcrossNodes()
 int ClusterExactlyOnceTest::freeCarsSeenBy(const ServerProcess &node)
 {
     HttpClient client(node.host(), node.port());
-    const HttpResponse nearby = client.get("/api/v1/cars/nearby?lat=57.7&lng=11.97&radius_m=50000&limit=1000");
-    if (nearby.status != 200)
-        return -1;
-    int free = 0;
-    for (const QJsonValue car : nearby.json().value(QStringLiteral("cars")).toArray())
-        free += car.toObject().value(QStringLiteral("state")).toString() == QStringLiteral("available");
-    return free;
+    return availableCars(client);
 }
 
 QString ClusterExactlyOnceTest::disagreement(const ServerProcess &node)
