@@ -59,6 +59,8 @@ private Q_SLOTS:
     void aReassignSettledAfterTheCopyHeardItKeepsTheNewCar();
     void aHeldCarIsNoCandidateUntilItsBookingArrives();
     void aLocalBookingThatLostItsClaimDoesNotFreeTheWinnersCar();
+    void aResyncLeavesACarTakenByABookingInFlight();
+    void aRemoteBookingOfTheCarABookingIsTakingSendsItToTheNext();
     void remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival();
 };
 
@@ -467,6 +469,54 @@ void ClusterFleetCopyTest::aLocalBookingThatLostItsClaimDoesNotFreeTheWinnersCar
     QCOMPARE(b.fleet->car(1)->bookingId, winner.booking.id);
     QCOMPARE(carState(b, 1), CarState::ToPickup);
     QCOMPARE(b.fleet->booking(mine.booking.id)->state, BookingState::Cancelled);
+}
+
+void ClusterFleetCopyTest::aResyncLeavesACarTakenByABookingInFlight()
+{
+    Node node = makeNode(2);
+    // A resync (ClusterResync, on the node's main thread) frees the cars held for other nodes'
+    // bookings that never arrived. It runs while a booking on another thread has taken its car and
+    // waits for its id from the database.
+    int freedMeanwhile = -1;
+    uint64_t next = 300;
+    node.fleet->setIdSource([&] {
+        freedMeanwhile = node.fleet->releaseHeldCars();
+        return next++;
+    });
+    const auto booked = node.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(booked.result, FleetStore::BookResult::Booked);
+    QCOMPARE(booked.booking.carId, 1);
+    QCOMPARE(freedMeanwhile, 0); // the car is the booking's, not a held one
+    QCOMPARE(carState(node, 1), CarState::ToPickup);
+    QCOMPARE(node.fleet->car(1)->bookingId, booked.booking.id);
+    // It is no candidate for the next booking.
+    node.fleet->setIdSource([&next] { return next++; });
+    const auto second = node.fleet->book(QStringLiteral("r2"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(second.booking.carId, 2);
+}
+
+void ClusterFleetCopyTest::aRemoteBookingOfTheCarABookingIsTakingSendsItToTheNext()
+{
+    Node a = makeNode(2), b = makeNode(2);
+    uint64_t aIds = 100, bIds = 200;
+    a.fleet->setIdSource([&aIds] { return aIds++; });
+    const auto winner = a.fleet->book(QStringLiteral("winner"), kCentre, std::nullopt, 5000, etaByDistance);
+    QCOMPARE(winner.booking.carId, 1);
+    // B takes car 1 for its own booking; while it waits for its id, A's committed booking of car 1
+    // arrives (the subscriber's thread) and the database's word is final: car 1 is A's.
+    bool arrived = false;
+    b.fleet->setIdSource([&] {
+        if (!arrived)
+            arrived = b.fleet->applyRemoteBooking(winner.booking);
+        return bIds++;
+    });
+    const auto mine = b.fleet->book(QStringLiteral("mine"), kCentre, std::nullopt, 5000, etaByDistance);
+    QVERIFY(arrived);
+    QCOMPARE(mine.result, FleetStore::BookResult::Booked);
+    QCOMPARE(mine.booking.carId, 2);
+    QCOMPARE(b.fleet->car(1)->bookingId, winner.booking.id);
+    QCOMPARE(b.fleet->car(2)->bookingId, mine.booking.id);
+    QCOMPARE(b.fleet->booking(mine.booking.id)->carId, 2);
 }
 
 void ClusterFleetCopyTest::remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival()

@@ -25,6 +25,7 @@
 #include "dispatch/FleetLedger.h"
 #include "fleet/SharedMemoryFleet.h"
 #include "ledger/Ledger.h"
+#include "region/RegionLayout.h"
 #include "region/SharedRegion.h"
 
 #include <QDeadlineTimer>
@@ -89,6 +90,12 @@ std::vector<double> etaBySpeed(LatLng pickup, const std::vector<LatLng> &cars)
     return out;
 }
 
+// Car `id`'s slot in the region, as region/RegionLayout.h lays it out.
+CarSlot &carSlotIn(SharedRegion &region, int id)
+{
+    return reinterpret_cast<CarSlot *>(region.base() + RegionOffsets::cars)[id - 1];
+}
+
 // Runs `move` in a forked child that then dies without settling it (as a worker killed between
 // its commit and its settle, or before its commit); returns the child's pid once it is gone.
 template <typename Move> pid_t dieAfter(Move move)
@@ -113,6 +120,7 @@ private Q_SLOTS:
     void aKilledWorkersUncommittedBookingIsWithdrawn();
     void aDeadProcessesCommittedMovesAreApplied();
     void aDeadProcessesUncommittedMovesAreLetGo();
+    void aDeadProcessesCarTakenForABookingInFlightIsFreed();
 };
 
 void WorkerKilledMidMoveTest::aKilledWorkersUncommittedCancelIsLetGo()
@@ -336,6 +344,93 @@ void WorkerKilledMidMoveTest::aDeadProcessesUncommittedMovesAreLetGo()
     QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), canceller), 0);
     QCOMPARE(fleet.beginPickup(booked.booking.id).result, FleetStore::TransitionResult::MoveInProgress);
     QCOMPARE(fleet.settle(begun, true).booking.state, BookingState::Cancelled);
+}
+
+void WorkerKilledMidMoveTest::aDeadProcessesCarTakenForABookingInFlightIsFreed()
+{
+    QTemporaryDir dir;
+    LedgerOptions options;
+    options.dataDir = dir.path();
+    auto opened = Ledger::open(options);
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    QString error;
+    auto region = SharedRegion::create(error);
+    QVERIFY2(region, qPrintable(error));
+    SharedMemoryFleet fleet(*region);
+    constexpr int kCars = 10;
+    fleet.initialiseCars(kCars, placeNorth);
+
+    // Dies inside book(): its car (the nearest, 1) is taken, its booking id still being fetched
+    // (a cluster's ids come from PostgreSQL, one round trip per block).
+    const pid_t booker = dieAfter([&] {
+        fleet.setIdSource([]() -> uint64_t { ::_exit(0); });
+        fleet.book(QStringLiteral("dies-in-book"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
+    });
+    QCOMPARE(fleet.car(1)->state, CarState::ToPickup);
+    QCOMPARE(fleet.car(1)->bookingId, 0u);
+
+    // Dies inside beginReassign(): the wanted car (7) is taken while its ETA is ranked by road.
+    const auto booked = fleet.book(QStringLiteral("a"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
+    QCOMPARE(booked.booking.carId, 2);
+    QVERIFY(opened.ledger->appendAndWait(bookingRecord(booked.booking, {}), &error));
+    const pid_t reassigner = dieAfter([&] {
+        fleet.beginReassign(booked.booking.id, 7, kRadiusM,
+                            [](LatLng, const std::vector<LatLng> &) -> std::vector<double> { ::_exit(0); });
+    });
+    QCOMPARE(fleet.car(7)->state, CarState::ToPickup);
+
+    // Another process's cleanup frees neither.
+    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), ::getpid()), 0);
+    QCOMPARE(fleet.car(1)->state, CarState::ToPickup);
+    QCOMPARE(fleet.car(7)->state, CarState::ToPickup);
+
+    // Before the fix both stayed out of service until a restart: no booking names them.
+    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), booker), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, nullptr, reassigner), 0); // without a ledger as well
+    QCOMPARE(fleet.car(1)->state, CarState::Available);
+    QCOMPARE(fleet.car(7)->state, CarState::Available);
+    QCOMPARE(fleet.car(1)->bookingId, 0u);
+    QCOMPARE(fleet.car(7)->bookingId, 0u);
+    const auto kept = fleet.booking(booked.booking.id);
+    QCOMPARE(kept->state, BookingState::Assigned);
+    QCOMPARE(kept->carId, 2);
+    QCOMPARE(fleet.car(2)->bookingId, booked.booking.id);
+
+    // Dies after its booking was written, before the car named it (no hook reaches between those
+    // two stores: the car's word is set as such a death leaves it). The ledger holds that booking,
+    // so it stays, and keeps its car.
+    fleet.setIdSource({});
+    const pid_t writer =
+        dieAfter([&] { fleet.book(QStringLiteral("written"), kCentre, std::nullopt, kRadiusM, etaBySpeed); });
+    const std::vector<uint64_t> written = fleet.openBookingsMadeBy(writer);
+    QCOMPARE(written.size(), 1u);
+    const auto writtenBooking = fleet.booking(written.front());
+    QVERIFY(opened.ledger->appendAndWait(bookingRecord(*writtenBooking, {}), &error));
+    carSlotIn(*region, writtenBooking->carId).bookingId.store(carClaim(writer));
+    QCOMPARE(fleet.car(writtenBooking->carId)->bookingId, 0u);
+    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), writer), 0);
+    QCOMPARE(fleet.booking(writtenBooking->id)->state, BookingState::Assigned);
+    QCOMPARE(fleet.car(writtenBooking->carId)->state, CarState::ToPickup);
+    QCOMPARE(fleet.car(writtenBooking->carId)->bookingId, writtenBooking->id);
+
+    // Likewise a reassign whose move was reserved and whose new car did not name the booking yet;
+    // the ledger holds the reassign: the booking moves to that car.
+    const pid_t mover = dieAfter([&] { fleet.beginReassign(writtenBooking->id, 9, kRadiusM, etaBySpeed); });
+    carSlotIn(*region, 9).bookingId.store(carClaim(mover));
+    BookingSnapshot reassigned = *fleet.booking(writtenBooking->id);
+    reassigned.carId = 9;
+    QVERIFY(opened.ledger->appendAndWait(transitionRecord(reassigned), &error));
+    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), mover), 0);
+    QCOMPARE(fleet.booking(writtenBooking->id)->carId, 9);
+    QCOMPARE(fleet.car(9)->bookingId, writtenBooking->id);
+    QCOMPARE(fleet.car(9)->state, CarState::ToPickup);
+    QCOMPARE(fleet.car(writtenBooking->carId)->state, CarState::Available);
+
+    // Every other car can be booked again.
+    for (int n = 2; n < kCars; ++n) {
+        const auto next = fleet.book(QStringLiteral("after"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
+        QCOMPARE(next.result, FleetStore::BookResult::Booked);
+    }
 }
 
 QTEST_GUILESS_MAIN(WorkerKilledMidMoveTest)
