@@ -137,6 +137,7 @@ public:
     Reassignment settleReassign(const Reassignment &move, bool committed) override;
     std::vector<PendingMove> movesPendingFor(int pid) const override { return m_local.movesPendingFor(pid); }
     std::vector<uint64_t> openBookingsMadeBy(int pid) const override { return m_local.openBookingsMadeBy(pid); }
+    int settleCarClaimsOf(int pid) override { return m_local.settleCarClaimsOf(pid); }
     bool holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const override
     {
         return m_local.holdsOpenBookingWithToken(riderTokenHash);

@@ -41,6 +41,7 @@ std::optional<BookingSnapshot> recordedBooking(const LedgerQueries *reader, uint
 
 int settleAbandonedMoves(FleetStore &fleet, const LedgerQueries *reader, int pid)
 {
+    fleet.settleCarClaimsOf(pid);
     // The first lookup that fails ends this try: the ledger is unreachable, and each further
     // lookup would wait its timeout on the primary's control thread (the supervisor's).
     for (const FleetStore::PendingMove &move : fleet.movesPendingFor(pid)) {

@@ -167,6 +167,14 @@ public:
         (void)riderTokenHash;
         return false;
     }
+    // The cars dead process `pid` had taken for a booking or a reassign in flight (region/
+    // RegionLayout.h, carClaim): each goes to the booking it had written by then, else is free
+    // again. Call before settling its moves and bookings; returns how many cars it had claimed.
+    virtual int settleCarClaimsOf(int pid)
+    {
+        (void)pid;
+        return 0;
+    }
     // Settles `move` of dead process `pid`: applied as `recorded` (the booking as the ledger has it
     // now) when the ledger holds the move, else let go. True when it was applied.
     virtual bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded)

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <thread>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace taxicore {
 
@@ -29,6 +30,13 @@ constexpr int kBookingAttempts = 4;
 // BookingSlot::pendingMove of a reserved reassign: the booking will be assigned (again), to
 // pendingCarId. No other move leads to "assigned", so the value is free for it.
 constexpr uint32_t kPendingReassign = static_cast<uint32_t>(BookingState::Assigned);
+
+// The booking a car serves; 0 while it is free, held, or taken by a booking in flight (a claim).
+uint64_t bookingOf(const CarSlot &car)
+{
+    const uint64_t word = car.bookingId.load(std::memory_order_acquire);
+    return isCarClaim(word) ? 0 : word;
+}
 
 // No move reserved (a booking written anew, or a move settled).
 void clearPendingMove(BookingSlot &slot)
@@ -293,7 +301,7 @@ CarSnapshot readCarSlot(const CarSlot &slot, const RoadPlaceSlot &road, int id)
         std::this_thread::yield();
     }
     c.state = static_cast<CarState>(slot.state.load(std::memory_order_acquire));
-    c.bookingId = slot.bookingId.load(std::memory_order_acquire);
+    c.bookingId = bookingOf(slot);
     c.updatedMs = slot.updatedMs.load(std::memory_order_relaxed);
     return c;
 }
@@ -499,6 +507,7 @@ void SharedMemoryFleet::initialiseCars(int count, const std::function<LatLng(int
         writePosition(slot, place(id), 0, 0, false);
         if (m_versionsAcrossCopies) // before serving: no reader yet
             slot.updatedMs.store(kPlaceholderVersion, std::memory_order_relaxed);
+        slot.bookingId.store(0, std::memory_order_relaxed);
         slot.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
     }
 }
@@ -601,7 +610,7 @@ std::optional<CarSnapshot> SharedMemoryFleet::updatePosition(int id, LatLng posi
         markDeviceDriven(id);
     writePosition(*slot, position, heading, speedKmh, true);
     const auto state = static_cast<CarState>(slot->state.load(std::memory_order_acquire));
-    const uint64_t bookingId = slot->bookingId.load(std::memory_order_acquire);
+    const uint64_t bookingId = bookingOf(*slot);
     if (state == CarState::ToPickup && bookingId != 0)
         markArrivedIfAtPickup(id, bookingId, position);
     return readCar(*slot, id);
@@ -758,7 +767,39 @@ std::vector<NearbyCar> SharedMemoryFleet::nearby(LatLng centre, double radiusM, 
     return found;
 }
 
-SharedMemoryFleet::ReservedCar SharedMemoryFleet::reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas)
+bool SharedMemoryFleet::claimCar(CarSlot &car, uint64_t claim)
+{
+    // The claim first, then the state: a process killed in between leaves a claim the primary can
+    // trace to it. A free car's bookingId may still name its last booking (restored, then ended).
+    if (static_cast<CarState>(car.state.load(std::memory_order_acquire)) != CarState::Available)
+        return false;
+    uint64_t word = car.bookingId.load(std::memory_order_acquire);
+    if (isCarClaim(word) || !car.bookingId.compare_exchange_strong(word, claim, std::memory_order_acq_rel))
+        return false; // another booking is taking it
+    uint32_t expected = static_cast<uint32_t>(CarState::Available);
+    if (car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                          std::memory_order_acq_rel))
+        return true;
+    uint64_t mine = claim; // taken meanwhile (held for another node's booking)
+    car.bookingId.compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
+    return false;
+}
+
+void SharedMemoryFleet::giveBackClaimedCar(CarSlot &car, uint64_t claim)
+{
+    // Untouched when another node's committed booking took the car meanwhile (applyRemoteBooking
+    // replaced the claim): the database's word is final. The state first, then the claim: a hold
+    // (holdCar) arriving in between keeps the car, as a hold of a free car does.
+    if (car.bookingId.load(std::memory_order_acquire) != claim)
+        return;
+    uint32_t expected = static_cast<uint32_t>(CarState::ToPickup);
+    car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::Available), std::memory_order_acq_rel);
+    uint64_t mine = claim;
+    car.bookingId.compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
+}
+
+SharedMemoryFleet::ReservedCar SharedMemoryFleet::reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas,
+                                                                 uint64_t claim)
 {
     for (int attempt = 0; attempt < kBookingAttempts; ++attempt) {
         const auto nearest = nearby(pickup, radiusM, kBookingCandidates, true);
@@ -774,10 +815,7 @@ SharedMemoryFleet::ReservedCar SharedMemoryFleet::reserveBestCar(LatLng pickup, 
             return {};
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return eta[a] < eta[b]; });
         for (const std::size_t index : order) {
-            CarSlot &car = *carSlot(nearest[index].car.id);
-            uint32_t expected = static_cast<uint32_t>(CarState::Available);
-            if (car.state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
-                                                  std::memory_order_acq_rel))
+            if (claimCar(*carSlot(nearest[index].car.id), claim))
                 return {nearest[index].car.id, eta[index]};
             // another booking won this car: try the next nearest
         }
@@ -789,46 +827,62 @@ FleetStore::Booking SharedMemoryFleet::book(const QString &riderId, LatLng picku
                                             double radiusM, const EtaRanker &etas, const QByteArray &riderTokenHash)
 {
     Booking result;
-    const ReservedCar reserved = reserveBestCar(pickup, radiusM, etas);
-    if (reserved.id == 0)
-        return result; // NoCarAvailable
-    CarSlot &car = *carSlot(reserved.id);
-    // The car is ours. Find a booking slot that holds no open booking.
-    for (int tries = 0; tries < kBookingCapacity; ++tries) {
-        const uint64_t id = nextBookingId();
-        if (id == 0) {
-            car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
-            result.result = BookResult::IdsUnavailable;
+    const uint64_t claim = carClaim(::getpid());
+    // A car another node's committed booking takes while this booking is being written sends this
+    // one to the next car (the database gave it away; in one machine's fleet nothing else can).
+    for (int attempt = 0; attempt < kBookingAttempts; ++attempt) {
+        const ReservedCar reserved = reserveBestCar(pickup, radiusM, etas, claim);
+        if (reserved.id == 0)
+            return result; // NoCarAvailable
+        CarSlot &car = *carSlot(reserved.id);
+        // The car is ours. Find a booking slot that holds no open booking.
+        bool carLost = false;
+        for (int tries = 0; tries < kBookingCapacity && !carLost; ++tries) {
+            const uint64_t id = nextBookingId();
+            if (id == 0) {
+                giveBackClaimedCar(car, claim);
+                result.result = BookResult::IdsUnavailable;
+                return result;
+            }
+            BookingSlot &slot = bookingSlot(id);
+            SlotLock lock(slot.lock);
+            if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
+                continue;
+            BookingSnapshot created;
+            created.state = BookingState::Assigned;
+            created.carId = reserved.id;
+            created.riderId = riderId;
+            created.riderTokenHash = riderTokenHash;
+            created.pickup = pickup;
+            created.hasDropoff = dropoff.has_value();
+            created.dropoff = dropoff.value_or(LatLng{});
+            created.etaS = uint32_t(std::lround(reserved.etaS));
+            created.createdMs = clock::wallMs();
+            created.createdMonoMs = clock::monotonicMs();
+            writeBookingSlot(slot, created);
+            clearPendingMove(slot);
+            slot.createdPid = static_cast<int32_t>(::getpid());
+            slot.id.store(id, std::memory_order_release);
+            // The booking is written before the car names it: a process killed in between leaves
+            // a booking the primary withdraws and a claim it hands to that booking first.
+            uint64_t expected = claim;
+            if (!car.bookingId.compare_exchange_strong(expected, id, std::memory_order_acq_rel)) {
+                slot.id.store(0, std::memory_order_release); // never anyone's booking
+                carLost = true;
+                continue;
+            }
+            result.result = BookResult::Booked;
+            result.booking = snapshotOf(slot);
+            result.car = readCar(car, reserved.id);
             return result;
         }
-        BookingSlot &slot = bookingSlot(id);
-        SlotLock lock(slot.lock);
-        if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
-            continue;
-        BookingSnapshot created;
-        created.state = BookingState::Assigned;
-        created.carId = reserved.id;
-        created.riderId = riderId;
-        created.riderTokenHash = riderTokenHash;
-        created.pickup = pickup;
-        created.hasDropoff = dropoff.has_value();
-        created.dropoff = dropoff.value_or(LatLng{});
-        created.etaS = uint32_t(std::lround(reserved.etaS));
-        created.createdMs = clock::wallMs();
-        created.createdMonoMs = clock::monotonicMs();
-        writeBookingSlot(slot, created);
-        clearPendingMove(slot);
-        slot.createdPid = static_cast<int32_t>(::getpid());
-        slot.id.store(id, std::memory_order_release);
-        car.bookingId.store(id, std::memory_order_release);
-        result.result = BookResult::Booked;
-        result.booking = snapshotOf(slot);
-        result.car = readCar(car, reserved.id);
-        return result;
+        if (!carLost) {
+            giveBackClaimedCar(car, claim);
+            result.result = BookResult::CapacityFull;
+            return result;
+        }
     }
-    car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
-    result.result = BookResult::CapacityFull;
-    return result;
+    return result; // NoCarAvailable: every car it took was given to other nodes' bookings meanwhile
 }
 
 uint64_t SharedMemoryFleet::nextBookingId()
@@ -1026,13 +1080,12 @@ FleetStore::Reassignment SharedMemoryFleet::beginReassign(uint64_t id, int carId
         return r;
 
     // Take the new car first (outside the booking's lock: ranking by road takes a while).
+    const uint64_t claim = carClaim(::getpid());
     ReservedCar reserved;
     if (carId == 0) {
-        reserved = reserveBestCar(before->pickup, radiusM, etas);
+        reserved = reserveBestCar(before->pickup, radiusM, etas, claim);
     } else if (CarSlot *wanted = carSlot(carId)) {
-        uint32_t expected = static_cast<uint32_t>(CarState::Available);
-        if (wanted->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
-                                                  std::memory_order_acq_rel)) {
+        if (claimCar(*wanted, claim)) {
             const std::vector<double> eta = etas(before->pickup, {readCar(*wanted, carId).position});
             reserved = {carId, !eta.empty() && std::isfinite(eta.front()) ? eta.front() : 0.0};
         }
@@ -1050,16 +1103,24 @@ FleetStore::Reassignment SharedMemoryFleet::beginReassign(uint64_t id, int carId
     // (it decides first): give the new car back.
     if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != before->carId || slot.pendingMove != 0
         || (state != BookingState::Assigned && state != BookingState::Arriving)) {
-        car.state.store(static_cast<uint32_t>(CarState::Available), std::memory_order_release);
+        giveBackClaimedCar(car, claim);
         r.booking = slot.id.load(std::memory_order_relaxed) == id ? snapshotOf(slot) : *before;
         return r;
     }
     // Reserved, not applied: the booking keeps its car until the ledger holds the move (a refused
     // commit must not leave the booking on a car the ledger never gave it). The new car is the
     // booking's already, so no other booking or cluster resync can take it meanwhile.
-    r.previousCarId = slot.carId;
+    // The move is reserved before the car names the booking: a process killed in between leaves a
+    // pending reassign and a claim the primary hands to that booking first.
     reservePendingMove(slot, kPendingReassign, reserved.id);
-    car.bookingId.store(id, std::memory_order_release);
+    uint64_t expected = claim;
+    if (!car.bookingId.compare_exchange_strong(expected, id, std::memory_order_acq_rel)) {
+        clearPendingMove(slot); // another node's committed booking took the car meanwhile
+        r.result = ReassignResult::CarUnavailable;
+        r.booking = snapshotOf(slot);
+        return r;
+    }
+    r.previousCarId = slot.carId;
     r.result = ReassignResult::Done;
     r.booking = snapshotOf(slot);
     r.booking.carId = reserved.id;
@@ -1142,6 +1203,35 @@ std::vector<FleetStore::PendingMove> SharedMemoryFleet::movesPendingFor(int pid)
         out.push_back({id, static_cast<BookingState>(slot.pendingMove), slot.pendingCarId});
     }
     return out;
+}
+
+int SharedMemoryFleet::settleCarClaimsOf(int pid)
+{
+    // The bookings and reassigns the dead process had written when it died take the car it had
+    // claimed for them; their own cleanup then decides (withdrawn, let go or kept as the ledger
+    // has them). A claim with neither was a booking not yet written: its car is free again.
+    std::unordered_map<int, uint64_t> claimedFor;
+    for (const uint64_t id : openBookingsMadeBy(pid))
+        if (const auto made = booking(id))
+            claimedFor.emplace(made->carId, id);
+    for (const PendingMove &move : movesPendingFor(pid))
+        if (move.to == BookingState::Assigned && move.newCarId != 0)
+            claimedFor[move.newCarId] = move.bookingId;
+    const uint64_t claim = carClaim(pid);
+    int settled = 0;
+    for (int id = 1; id <= carCount(); ++id) {
+        CarSlot &car = *carSlot(id);
+        if (car.bookingId.load(std::memory_order_acquire) != claim)
+            continue;
+        ++settled;
+        if (const auto it = claimedFor.find(id); it != claimedFor.end()) {
+            uint64_t expected = claim;
+            car.bookingId.compare_exchange_strong(expected, it->second, std::memory_order_acq_rel);
+        } else {
+            giveBackClaimedCar(car, claim);
+        }
+    }
+    return settled;
 }
 
 bool SharedMemoryFleet::settleAbandoned(int pid, const PendingMove &move,

@@ -37,6 +37,7 @@ public:
     Reassignment beginReassign(uint64_t id, int carId, double radiusM, const EtaRanker &etas) override;
     Reassignment settleReassign(const Reassignment &move, bool committed) override;
     std::vector<PendingMove> movesPendingFor(int pid) const override;
+    int settleCarClaimsOf(int pid) override;
     std::vector<uint64_t> openBookingsMadeBy(int pid) const override;
     bool holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const override;
     bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
@@ -130,13 +131,19 @@ private:
     void storePosition(CarSlot &slot, LatLng position, const RoadPlace &road);
     void markArrivedIfAtPickup(int carId, uint64_t bookingId, LatLng position);
     void releaseCar(int carId, uint64_t bookingId);
-    // Takes (CAS Available → ToPickup) the available car with the smallest ETA to `pickup`, as
-    // book() and reassign() both need; 0 when none.
+    // Takes a free car for a booking in flight: its bookingId becomes `claim` (carClaim of this
+    // process), then its state Available → ToPickup. False when it is not free or another took it.
+    bool claimCar(CarSlot &car, uint64_t claim);
+    // Frees a car claimed with `claim` that no booking will have, unless another node's committed
+    // booking took it meanwhile.
+    void giveBackClaimedCar(CarSlot &car, uint64_t claim);
+    // Claims the available car with the smallest ETA to `pickup`, as book() and reassign() both
+    // need; 0 when none.
     struct ReservedCar {
         int id = 0;
         double etaS = 0;
     };
-    ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas);
+    ReservedCar reserveBestCar(LatLng pickup, double radiusM, const EtaRanker &etas, uint64_t claim);
     // Locks booking `id` and, if the state machine allows `to` and no other move is reserved,
     // reserves it for `to`; `fill` writes the move's values into the returned snapshot.
     template <typename Fill> Transition beginTransition(uint64_t id, BookingState to, Fill fill);

@@ -13,10 +13,10 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 11; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
+inline constexpr uint32_t kRegionVersion = 12; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
                                                // bookings' monotonic stamps; 10: each process's ledger counters;
                                                // 11: who made a booking and began its pending move, a
-                                               // reassign's new car
+                                               // reassign's new car; 12: a car's claim (carClaim)
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -36,11 +36,26 @@ struct alignas(64) CarSlot {
     std::atomic<double> lng;
     std::atomic<float> heading;
     std::atomic<float> speedKmh;
-    std::atomic<uint64_t> bookingId;
+    std::atomic<uint64_t> bookingId; // 0, the booking's id, or carClaim(pid) while a booking takes it
     std::atomic<int64_t> updatedMs;
     std::atomic<double> odometerM;      // metres driven since start; fares use its deltas
     std::atomic<int64_t> deviceUntilMs; // a real device reported: the simulator leaves it alone
 };
+
+// What CarSlot::bookingId holds while a process takes the car for a booking or a reassign that is
+// not the car's yet (its id is being fetched, its ETA ranked, its slot written): the top bit, never
+// set in a booking id, and the taker's pid. A process killed in between leaves its claim behind,
+// so the primary can tell whose the car was and free it (FleetStore::settleCarClaimsOf); without it
+// the car stayed out of service, named by no booking, until a restart.
+inline constexpr uint64_t kCarClaimBit = uint64_t(1) << 63;
+inline constexpr uint64_t carClaim(int pid)
+{
+    return kCarClaimBit | static_cast<uint32_t>(pid);
+}
+inline constexpr bool isCarClaim(uint64_t bookingWord)
+{
+    return (bookingWord & kCarClaimBit) != 0;
+}
 
 // One booking. Fields after `lock` are guarded by it (a cross-process spinlock).
 struct BookingSlot {
