@@ -35,12 +35,16 @@ inline constexpr auto kLedgerBookingIdTaken = "booking_id_taken";
 // The booking's Idempotency-Key already made another booking (the same POST sent twice at once):
 // the caller drops this one and answers with that booking.
 inline constexpr auto kLedgerBookingKeyTaken = "booking_key_taken";
+// A reassign names a booking the ledger has no record of (its booking's commit never landed):
+// nothing to move, and no car may be claimed for it.
+inline constexpr auto kLedgerBookingUnknown = "booking_unknown";
 
 // True when `error` is one of the refusals above: a verdict on that record (nothing of it was
 // written), not a failing ledger.
 inline bool isLedgerRefusal(const QString &error)
 {
-    for (const char *refusal : {kLedgerCarTaken, kLedgerBookingMoved, kLedgerBookingIdTaken, kLedgerBookingKeyTaken})
+    for (const char *refusal :
+         {kLedgerCarTaken, kLedgerBookingMoved, kLedgerBookingIdTaken, kLedgerBookingKeyTaken, kLedgerBookingUnknown})
         if (error.startsWith(QLatin1StringView(refusal)) && error.mid(qsizetype(qstrlen(refusal))).startsWith(u':'))
             return true;
     return false;

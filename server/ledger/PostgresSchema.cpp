@@ -95,7 +95,9 @@ constexpr char kBookFunction[] =
 // the old one released; it applies as in SQLite while the booking waits for a car (assigned or
 // arriving), whatever its time (version 6; before, never when older than the row's last update,
 // so a wall clock stepped back lost a reassign already acknowledged). An ending state releases the
-// booking's car. Created by migration 1, replaced by migration 6.
+// booking's car. A reassign of a booking with no record (none, or a row only a move made: its
+// booking's commit never landed) is refused, booking_unknown: the car it would claim could never be
+// freed (version 8). Created by migration 1, replaced by migrations 6 and 8.
 // clang-format off
 constexpr char kMoveFunction[] =
     "FUNCTION taxicore_move(p_id bigint, p_state text, p_rank integer, p_car integer, p_at bigint,"
@@ -108,6 +110,9 @@ constexpr char kMoveFunction[] =
     "   RETURN format('booking_moved: booking %s is already %s', p_id, prior.state);"
     "  END IF;"
     "  IF p_state = 'assigned' THEN"
+    "   IF NOT existed OR prior.created_ms IS NULL THEN"
+    "    RETURN format('booking_unknown: booking %s has no record to reassign', p_id);"
+    "   END IF;"
     "   IF p_car > 0 AND (NOT existed OR (prior.state_rank <= 2 AND prior.car_id IS DISTINCT FROM p_car)) THEN"
     "    refused := taxicore_claim_car(p_car, p_id);"
     "    IF refused IS NOT NULL THEN RETURN refused; END IF;"
@@ -440,8 +445,14 @@ const QList<QByteArray> kMigration7 = {
 };
 // clang-format on
 
+// 8: a reassign of a booking the ledger has no record of is refused (booking_unknown) instead of
+// making a row that holds its new car for good (taxicore_move).
+const QList<QByteArray> kMigration8 = {
+    QByteArray("CREATE OR REPLACE ") + kMoveFunction,
+};
+
 const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4,
-                                              kMigration5, kMigration6, kMigration7};
+                                              kMigration5, kMigration6, kMigration7, kMigration8};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
 #undef TAXICORE_MOVE_APPLIES
 #undef TAXICORE_BOOK_UPSERT_ON_CONFLICT

@@ -86,6 +86,7 @@ private slots:
     void reassignClaimsTheNewCarAndReleasesTheOld();
     void movesOfAnEndedBookingAreRefused();
     void aRowOnlyAMoveMadeIsNoBooking();
+    void aReassignOfABookingNeverRecordedTakesNoCar();
     void aBookingNeverReplacesAnotherUnderItsId();
     void aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking();
     void oneBatchDecidesEachRecordAsInAppendOrder();
@@ -570,6 +571,34 @@ void LedgerPostgresTest::aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking()
     const auto stored = ledger->reader().bookingByKey(first.riderTokenHash);
     QVERIFY2(stored.ok() && stored.value, qPrintable(stored.error));
     QCOMPARE(stored.value->booking.createdMs, first.createdMs);
+}
+
+// A reassign recorded for a booking whose own record never committed (an operator's reassign
+// queued behind a booking whose commit failed, or a worker killed before it) claimed its new car
+// for that row: the row is no booking (no creation time), so nothing ever ended it, and the car
+// was taken for every node until someone edited the database.
+void LedgerPostgresTest::aReassignOfABookingNeverRecordedTakesNoCar()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    const Verdict unknown = appendNow(*ledger, move(61, QStringLiteral("assigned"), 9));
+    QVERIFY(!unknown.committed);
+    QVERIFY2(unknown.error.startsWith(QLatin1String(kLedgerBookingUnknown)), qPrintable(unknown.error));
+    QVERIFY(isLedgerRefusal(unknown.error));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 61")), 0);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id = 61")), 0);
+    QVERIFY(appendNow(*ledger, bookingOfCar(62, 9)).committed); // car 9 is free
+
+    // A row only a move made is no booking either.
+    QVERIFY(appendNow(*ledger, move(63, QStringLiteral("arriving"), 10)).committed);
+    const Verdict moveMade = appendNow(*ledger, move(63, QStringLiteral("assigned"), 11));
+    QVERIFY2(moveMade.error.startsWith(QLatin1String(kLedgerBookingUnknown)), qPrintable(moveMade.error));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id = 63")), 0);
+    QVERIFY(appendNow(*ledger, bookingOfCar(64, 11)).committed);
+
+    // A recorded booking is reassigned as before.
+    QVERIFY(appendNow(*ledger, move(62, QStringLiteral("assigned"), 12)).committed);
+    QCOMPARE(ledger->reader().booking(62).value->booking.carId, 12);
 }
 
 void LedgerPostgresTest::aBookingNeverReplacesAnotherUnderItsId()
