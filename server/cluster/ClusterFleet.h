@@ -97,6 +97,9 @@ public:
     std::optional<CarSnapshot> car(int id) const override { return m_local.car(id); }
     std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
                                               bool fromDevice) override;
+    // The other nodes heard the arrival already (announced with the move): they keep showing it
+    // until the next arrival's record lands; states only move forward there.
+    bool undoArrival(uint64_t id, int carId) override { return m_local.undoArrival(id, carId); }
     // The simulator's ETA of a committed booking, re-announced when it moved by kEtaStepS, so
     // riders asking any node see the car coming; an uncommitted booking's is never sent.
     void setEta(uint64_t id, uint32_t etaS) override;

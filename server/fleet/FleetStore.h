@@ -56,6 +56,10 @@ public:
     // `fromDevice` pauses the simulator for this car for a while.
     virtual std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
                                                       bool fromDevice) = 0;
+    // Takes back an arrival updatePosition made whose record the ledger did not take: booking `id`
+    // is assigned to car `carId` again (the car's next report at the pickup makes the arrival, and
+    // its record, again). Nothing when the booking moved on since. True when undone.
+    virtual bool undoArrival(uint64_t id, int carId) = 0;
     // The simulator's live ETA (simulated seconds) of an assigned booking's car to its pickup.
     virtual void setEta(uint64_t id, uint32_t etaS) = 0;
     // Where a trip booked without a drop-off goes: the simulator chooses it once on board.

@@ -649,6 +649,24 @@ void SharedMemoryFleet::markArrivedIfAtPickup(int carId, uint64_t bookingId, Lat
     }
 }
 
+bool SharedMemoryFleet::undoArrival(uint64_t id, int carId)
+{
+    BookingSlot &slot = bookingSlot(id);
+    SlotLock lock(slot.lock);
+    // Only the arrival itself: a move begun since (the rider boarding, a cancel) decides on its own.
+    if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != carId
+        || static_cast<BookingState>(slot.state) != BookingState::Arriving || slot.pendingMove != 0)
+        return false;
+    slot.state = static_cast<uint32_t>(BookingState::Assigned);
+    slot.arrivedMs = 0;
+    if (CarSlot *car = carSlot(carId)) {
+        uint32_t expected = static_cast<uint32_t>(CarState::Waiting);
+        car->state.compare_exchange_strong(expected, static_cast<uint32_t>(CarState::ToPickup),
+                                           std::memory_order_acq_rel);
+    }
+    return true;
+}
+
 void SharedMemoryFleet::setEta(uint64_t id, uint32_t etaS)
 {
     BookingSlot &slot = bookingSlot(id);

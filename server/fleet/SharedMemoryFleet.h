@@ -19,6 +19,7 @@ public:
     std::optional<CarSnapshot> car(int id) const override;
     std::optional<CarSnapshot> updatePosition(int id, LatLng position, float heading, float speedKmh,
                                               bool fromDevice) override;
+    bool undoArrival(uint64_t id, int carId) override;
     void setEta(uint64_t id, uint32_t etaS) override;
     void setDestination(uint64_t id, LatLng destination) override;
     bool isDeviceDriven(int id) const override;

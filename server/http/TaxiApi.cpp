@@ -142,10 +142,15 @@ ApiResponse TaxiApi::putPosition(const ApiRequest &request)
     const auto waiting = before && before->bookingId ? m_fleet.booking(before->bookingId) : std::nullopt;
     const auto car =
         m_fleet.updatePosition(int(id), report.position, float(report.heading), float(report.speedKmh), true);
-    // The report brought the car to its pickup: the booking's arrival is recorded like every move.
+    // The report brought the car to its pickup: the booking's arrival is recorded like every move,
+    // and a 503 leaves the booking as it was (the device's next report arrives again).
     if (waiting && waiting->state == BookingState::Assigned)
         if (const auto now = m_fleet.booking(waiting->id); now && now->state == BookingState::Arriving)
-            return afterCommit(request, transitionRecord(*now), jsonResponse(carJson(*car)));
+            return afterCommit(request, transitionRecord(*now), jsonResponse(carJson(*car)),
+                               [fleet = &m_fleet, id = now->id, carId = now->carId](bool committed) {
+                                   if (!committed)
+                                       fleet->undoArrival(id, carId);
+                               });
     return jsonResponse(carJson(*car));
 }
 

@@ -8,6 +8,10 @@
 // - A failing ledger shows: /healthz says "degraded" (the old code said "ok" through a full disk),
 //   and the server's log says where the outage starts and ends. Riders are told why, not where the
 //   operator keeps the ledger (the old code's 503 named the file).
+// - A car's report that brings it to its pickup and whose arrival the ledger refuses (503) leaves
+//   the booking as it was, so the device's next report records the arrival. The old code kept the
+//   arrival it had answered 503 for and never recorded it: after a restart the booking was back to
+//   assigned, its car sent to the pickup again.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -73,6 +77,7 @@ private Q_SLOTS:
     void removedDataDirectoryRefusesBookings();
     void aRespawnedWorkerDoesNotMakeTheDirectoryAgain();
     void failingCommitsShowInHealthAndNotTheirPath();
+    void anArrivalTheLedgerRefusedIsUndoneAndRecordedOnTheNextReport();
 };
 
 void LedgerFileSafetyTest::idleLedgerHoldsEveryBookingWithoutItsWal()
@@ -226,6 +231,40 @@ void LedgerFileSafetyTest::failingCommitsShowInHealthAndNotTheirPath()
     QVERIFY(metric(http, "taxicore_ledger_records_committed_total") >= 2);
     QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains("records were refused meanwhile)"), 5'000);
     QCOMPARE(server.stop(), 0);
+}
+
+void LedgerFileSafetyTest::anArrivalTheLedgerRefusedIsUndoneAndRecordedOnTheNextReport()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ServerProcess server(serverArgs(dir.path()));
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port(), 10'000);
+    const HttpResponse booked = book(http, 1);
+    TC_VERIFY_STATUS(booked, 201);
+    const qint64 id = qint64(booked.json().value("booking_id").toDouble());
+    const QByteArray token = riderToken(booked.json());
+    const QJsonObject pickup = booked.json().value("pickup").toObject();
+    const QByteArray carPath =
+        "/api/v1/cars/" + QByteArray::number(booked.json().value("car").toObject().value("id").toInt()) + "/position";
+    const auto state = [&] { return readBooking(http, id, token).json().value("state").toString(); };
+
+    const QList<qint64> pids = processTree(server.pid());
+    QVERIFY2(limitFileSize(pids, true), strerror(errno));
+    TC_VERIFY_ERROR(http.putJson(carPath, pickup), 503, "ledger_unavailable");
+    QCOMPARE(state(), QStringLiteral("assigned")); // before the fix: arriving, and never recorded
+    QVERIFY(limitFileSize(pids, false));
+
+    TC_VERIFY_STATUS(http.putJson(carPath, pickup), 200);
+    QCOMPARE(state(), QStringLiteral("arriving"));
+    QCOMPARE(server.stop(), 0);
+
+    // The ledger has the arrival: a restart brings the booking back arriving.
+    ServerProcess again(serverArgs(dir.path()));
+    QVERIFY2(again.start(kStartMs), qPrintable(again.error()));
+    HttpClient after(again.host(), again.port(), 10'000);
+    QCOMPARE(readBooking(after, id, token).json().value("state").toString(), QStringLiteral("arriving"));
+    QCOMPARE(again.stop(), 0);
 }
 
 QTEST_GUILESS_MAIN(LedgerFileSafetyTest)
