@@ -125,12 +125,12 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
         }
         const qsizetype served =
             m_direct ? serveDirect(socket, state, m_peekBuffer.data() + front, qsizetype(buffered) - front) : 0;
-        if (served == 0 || state.rejected)
+        if (served == 0 || state.stoppedReading)
             break;
         front += served;
     }
-    if (state.rejected)
-        return;
+    if (state.stoppedReading)
+        return; // what was left of the buffer is dropped: nothing after the closing request runs
     if (state.framing.failed()) {
         // Whole requests before the error are answered first: Qt parses them one per pass, and
         // beginRequest refuses the connection once the last of them is taken.
@@ -150,7 +150,7 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
 qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size)
 {
     qsizetype served = 0;
-    while (!state.rejected && !state.closing && !state.paused && state.framing.completeHeadsAhead() > 0
+    while (!state.stoppedReading && !state.paused && state.framing.completeHeadsAhead() > 0
            && state.framing.pendingHeadStart() == state.consumedBytes) {
         PlainRequest request;
         const qsizetype length = readPlainRequest(QByteArrayView(data + served, size - served), request);
@@ -187,14 +187,19 @@ void ConnectionGuard::afterParser(GuardedSocket *socket)
 bool ConnectionGuard::beginRequest(QTcpSocket *socket, Ticket &ticket)
 {
     auto it = m_states.find(socket);
-    if (it == m_states.end() || it->rejected)
+    // Qt may parse what was buffered behind a request that closes the connection: not run.
+    if (it == m_states.end() || it->stoppedReading)
         return false;
     ConnectionState &state = it.value();
     // Qt parses only what the check passed, so the head is there; were it not, close after.
     ticket.traits = state.framing.hasPendingHead() ? state.framing.takeHead() : RequestTraits{false, true};
     ticket.sequence = state.nextSequence++;
+    // Its answer closes the connection (the client asks, or the server drains): nothing
+    // pipelined after it runs, whenever its answer comes (RFC 9112 §9.6).
+    if (ticket.traits.wantsClose || isDraining())
+        stopReading(static_cast<GuardedSocket *>(socket), state);
     // The last whole request before a framing error: its answer, then the refusal, then close.
-    if (state.framing.failed() && state.framing.completeHeadsAhead() == 0)
+    else if (state.framing.failed() && state.framing.completeHeadsAhead() == 0)
         reject(static_cast<GuardedSocket *>(socket), state, state.framing.error());
     return true;
 }
@@ -207,7 +212,9 @@ void ConnectionGuard::requestHandled(QTcpSocket *socket)
 }
 
 // Writes responses strictly in the order their requests arrived on this connection; after one
-// that says Connection: close, nothing more is written and the connection closes.
+// that says Connection: close, nothing more is written and the connection closes. While the
+// server drains (or once nothing more is read), the answer to the last request taken is the one
+// that closes: every request run before it is answered first, none is run after it.
 void ConnectionGuard::deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer)
 {
     auto it = m_states.find(socket);
@@ -219,11 +226,18 @@ void ConnectionGuard::deliver(QTcpSocket *socket, unsigned long long sequence, A
         return;
     }
     for (;;) {
+        const bool last = state.nextToWrite + 1 == state.nextSequence;
+        if (!answer.close && last && (state.stoppedReading || isDraining())) {
+            markClosing(answer.bytes);
+            answer.close = true;
+        }
         socket->write(answer.bytes);
         ++state.nextToWrite;
         if (answer.close) {
             state.closing = true;
-            state.finished.clear();
+            state.finished.clear(); // none: nothing is taken after the request that closes
+            // Qt may still parse what is buffered (its next pass is queued): none of it runs.
+            stopReading(static_cast<GuardedSocket *>(socket), state);
             socket->disconnectFromHost();
             return;
         }
@@ -262,8 +276,19 @@ void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, 
     if (state.rejected)
         return;
     state.rejected = true;
-    // Qt's parser hears nothing more of this connection: what follows the error may be a request
-    // hidden in a body (smuggling). Its input is dropped until the answer is out and it closes.
+    // What follows the error may be a request hidden in a body (smuggling): never read.
+    stopReading(socket, state);
+    const Answer answer{serializeResponse(refusal, state.framing.currentIsHttp10(), false, false), true};
+    deliver(socket, state.nextSequence++, answer);
+}
+
+void ConnectionGuard::stopReading(GuardedSocket *socket, ConnectionState &state)
+{
+    if (state.stoppedReading)
+        return;
+    state.stoppedReading = true;
+    // Qt's parser hears nothing more of this connection, nor does the direct path; its input is
+    // dropped until the answers owed are out and it closes.
     disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
     connect(socket, &QTcpSocket::readyRead, this, [this, socket] { discardInput(socket); });
     if (state.paused) {
@@ -273,8 +298,6 @@ void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, 
     }
     socket->setHeld(false);
     discardInput(socket);
-    const Answer answer{serializeResponse(refusal, state.framing.currentIsHttp10(), false, false), true};
-    deliver(socket, state.nextSequence++, answer);
 }
 
 void ConnectionGuard::discardInput(GuardedSocket *socket)
@@ -297,7 +320,7 @@ void ConnectionGuard::setParallelHandlers(bool parallel)
 // holds at most the bound plus one answer per request under the cap (m_pipelineCap).
 void ConnectionGuard::updateFlow(GuardedSocket *socket, ConnectionState &state)
 {
-    if (state.rejected || state.closing)
+    if (state.stoppedReading || state.closing)
         return;
     const qint64 unsent = socket->bytesToWrite();
     if (!state.paused) {
@@ -335,7 +358,7 @@ void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
             if (!target)
                 return;
             auto it = m_states.find(target.data());
-            if (it != m_states.end() && !it->paused && !it->rejected)
+            if (it != m_states.end() && !it->paused && !it->stoppedReading)
                 Q_EMIT target->readyRead();
         },
         Qt::QueuedConnection);

@@ -51,7 +51,8 @@ public:
     void setDirectHandler(DirectHandler handler) { m_direct = std::move(handler); }
     // After a request went to its handler: stop reading the connection while it is over a bound.
     void requestHandled(QTcpSocket *socket);
-    // Writes answer `sequence` when its turn comes; closes after one that says Connection: close.
+    // Writes answer `sequence` when its turn comes; closes after one that says Connection: close,
+    // and while draining (or once nothing more is read) after the last request taken.
     void deliver(QTcpSocket *socket, unsigned long long sequence, Answer answer);
     // Answers `status` after the answers already owed, then closes; Qt parses nothing more of it.
     void refuse(QTcpSocket *socket, int status, const char *code, const QString &message);
@@ -100,6 +101,7 @@ private:
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);
+    void stopReading(GuardedSocket *socket, ConnectionState &state);
     void discardInput(GuardedSocket *socket);
     void updateFlow(GuardedSocket *socket, ConnectionState &state);
     void resume(GuardedSocket *socket, ConnectionState &state);

@@ -8,7 +8,8 @@
 
 namespace taxicore {
 
-// A serialised response and whether the connection closes after it.
+// A serialised response and whether it says Connection: close (the client asked, or a refusal).
+// One that says keep-alive may still be the last: the guard then makes it say close (a drain).
 struct Answer {
     QByteArray bytes;
     bool close = false;
@@ -32,6 +33,10 @@ struct ConnectionState {
     long long consumedBytes = 0;
     long long lastActivityMs = 0;
     bool rejected = false;
+    // Nothing more of the connection is read or run: a request whose answer closes it was taken
+    // (Connection: close, HTTP/1.0, any request while draining), or it was refused. It closes
+    // after the answer to the last request taken (RFC 9112 §9.6).
+    bool stoppedReading = false;
     // Reading stopped: too much unsent output or too many unanswered requests (backpressure).
     bool paused = false;
     QMetaObject::Connection drainWatch; // bytesWritten → resume, while paused

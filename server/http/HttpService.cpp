@@ -238,13 +238,13 @@ void HttpService::dispatch(Incoming in)
     const bool clientKeepsAlive = !in.ticket.traits.wantsClose;
     const unsigned long long sequence = in.ticket.sequence;
     const int routeId = match.route ? match.route->id : RouteTable::kUnmatchedRouteId;
-    // Keep-alive is decided when the answer is ready, not when the request came: a server that
-    // started draining meanwhile must say Connection: close in the response it then closes after.
+    // Keep-alive as the client asked. A drain closes the connection after the answer to its last
+    // request taken, which the guard makes say Connection: close when it writes it: answers to
+    // requests pipelined before it still say keep-alive (a client stops reading after a close).
     const auto finish = [this, routeId, http10, clientKeepsAlive, headOnly,
                          timer = in.timer](const ApiResponse &response) {
         m_metrics.requestFinished(routeId, response.status, double(timer.nsecsElapsed()) / 1000.0);
-        const bool keepAlive = clientKeepsAlive && !m_guard.isDraining();
-        return Answer{serializeResponse(response, http10, keepAlive, headOnly), !keepAlive};
+        return Answer{serializeResponse(response, http10, clientKeepsAlive, headOnly), !clientKeepsAlive};
     };
 
     if (!match.route) {

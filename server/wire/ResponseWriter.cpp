@@ -122,4 +122,15 @@ QByteArray serializeResponse(const ApiResponse &response, bool http10, bool keep
     return out;
 }
 
+void markClosing(QByteArray &serialized)
+{
+    // serializeResponse writes the Connection field after Content-Type and Content-Length, before
+    // any header of the response's own (no field value holds a CR LF): the first one is ours.
+    static constexpr QByteArrayView keepAlive = "\r\nConnection: keep-alive";
+    const qsizetype headEnd = serialized.indexOf("\r\n\r\n");
+    const qsizetype at = QByteArrayView(serialized).first(headEnd < 0 ? serialized.size() : headEnd).indexOf(keepAlive);
+    if (at >= 0)
+        serialized.replace(at, keepAlive.size(), "\r\nConnection: close");
+}
+
 } // namespace taxicore
