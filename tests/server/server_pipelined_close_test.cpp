@@ -1,12 +1,13 @@
 // Requests pipelined behind one whose answer closes the connection (the client's Connection: close,
 // HTTP/1.0 without keep-alive) are never executed (RFC 9112 §9.6): the client gets one answer and
 // the fleet holds only the bookings it was answered for — on the guard's direct path and through
-// Qt's parser (a %-encoded path is Qt's to read, server/wire/PlainRequest.cpp).
+// Qt's parser (a %-encoded path is Qt's to read, server/wire/PlainRequest.cpp). ctest runs it
+// once per mode: $TAXICORE_SERVER_MODE.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "IdempotencyKit.h"
-#include "ServerProcess.h"
+#include "ServingKit.h"
 
 #include <QTest>
 #include <memory>
@@ -47,9 +48,12 @@ private:
 
 void PipelinedCloseTest::initTestCase()
 {
-    m_server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--cars"), QString::number(kCars),
-                                                           QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
-    QVERIFY2(m_server->start(), qPrintable(m_server->error()));
+    const QString mode = qEnvironmentVariable("TAXICORE_SERVER_MODE", QStringLiteral("single"));
+    m_server = std::make_unique<ServerProcess>(QStringList{
+        QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--cars"),
+        QString::number(kCars), QStringLiteral("--sim-speed"), QStringLiteral("0.001")});
+    QString error;
+    QVERIFY2(startServing(*m_server, mode, error), qPrintable(error));
 }
 
 void PipelinedCloseTest::cleanupTestCase()
