@@ -1,14 +1,21 @@
-// Pipelined bookings through live mode switches (single → processes → single): a switch drains
-// connections (the in-process server's, then the workers'), and every booking the server ran is
-// answered before the connection closes — one it closes on is never run. Each client connection
-// pipelines 6 bookings at a time and cancels every booking it was answered 201 for; once the load
-// stops, no car may stay taken (a booking run but never answered holds its car for good).
+// Pipelined bookings through a drain: every booking the server ran is answered before the
+// connection closes — one it closes on is never run. Each client connection pipelines 6 bookings
+// at a time and cancels every booking it was answered 201 for.
+// - Live mode switches (single → processes → single) drain the in-process server's connections,
+//   then the workers': once the load stops, no car may stay taken (a booking run but never
+//   answered holds its car for good).
+// - SIGTERM drains every process: once the server exited, every booking in its ledger is one a
+//   client was answered 201 for.
 
 #include "IdempotencyKit.h"
+#include "LedgerValue.h"
 #include "RawSocket.h"
 #include "RuntimeKit.h"
+#include "ServingKit.h"
 
 #include <QJsonObject>
+#include <QSet>
+#include <QTemporaryDir>
 #include <QTest>
 #include <atomic>
 #include <chrono>
@@ -22,6 +29,7 @@ using namespace taxicore::test::rt;
 namespace {
 
 constexpr int kCars = 100;
+constexpr int kSigtermCars = 1000;
 constexpr int kConnections = 4;
 constexpr int kPipelined = 6;
 constexpr int kReadTimeoutMs = 5000;
@@ -85,6 +93,8 @@ struct Tally {
     // The answer that closes says so, and is the last: one that says close with more after it, or
     // a cut short round whose last answer said keep-alive, is counted here.
     std::atomic<int> misleadingCloses{0};
+    std::mutex mutex;
+    QSet<qint64> answeredIds; // every booking answered 201
 };
 
 // Cancels a booking on a connection of its own (Connection: close), retried until it is answered.
@@ -103,16 +113,16 @@ void cancel(quint16 port, qint64 id, const QByteArray &token, const std::atomic<
             if (!answers.isEmpty())
                 return; // 200, or 409 when a lost answer's cancel did run: the car is free either way
         }
-        if (stop && attempt > 20)
-            break;
+        if (stop && attempt >= 2)
+            break; // the server is stopping (SIGTERM): the ledger check needs no cancel
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     ++tally.cancelFailures;
 }
 
 // One client: 6 pipelined bookings per round on a keep-alive connection (a new one when the
-// server closed it), each one answered 201 cancelled before the next round.
-void pipelineBookings(quint16 port, const std::atomic<bool> &stop, Tally &tally)
+// server closed it); with `cancels`, each one answered 201 is cancelled before the next round.
+void pipelineBookings(quint16 port, bool cancels, const std::atomic<bool> &stop, Tally &tally)
 {
     const QByteArray round = bookingRequest().repeated(kPipelined);
     int fd = -1;
@@ -140,6 +150,8 @@ void pipelineBookings(quint16 port, const std::atomic<bool> &stop, Tally &tally)
             if (r.status == 201) {
                 ++tally.created;
                 booked.append({bookingIdOf(r), r.json().value(QStringLiteral("rider_token")).toString().toLatin1()});
+                const std::lock_guard lock(tally.mutex);
+                tally.answeredIds.insert(bookingIdOf(r));
             } else {
                 ++tally.other;
             }
@@ -153,8 +165,9 @@ void pipelineBookings(quint16 port, const std::atomic<bool> &stop, Tally &tally)
             ::close(fd);
             fd = -1;
         }
-        for (const auto &[id, token] : booked)
-            cancel(port, id, token, stop, tally);
+        if (cancels)
+            for (const auto &[id, token] : booked)
+                cancel(port, id, token, stop, tally);
     }
     if (fd >= 0)
         ::close(fd);
@@ -163,10 +176,10 @@ void pipelineBookings(quint16 port, const std::atomic<bool> &stop, Tally &tally)
 // The client threads, stopped and joined however the test ends.
 class Load {
 public:
-    Load(quint16 port, Tally &tally)
+    Load(quint16 port, bool cancels, Tally &tally)
     {
         for (int i = 0; i < kConnections; ++i)
-            m_clients.emplace_back(pipelineBookings, port, std::cref(m_stop), std::ref(tally));
+            m_clients.emplace_back(pipelineBookings, port, cancels, std::cref(m_stop), std::ref(tally));
     }
     ~Load() { stop(); }
     void stop()
@@ -184,14 +197,30 @@ private:
 
 } // namespace
 
-class ModeSwitchPipelinedTest : public QObject {
+class DrainPipelinedTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    void everyBookingRunIsAnswered();
+    void modeSwitchAnswersEveryBookingItRan();
+    void sigtermAnswersEveryBookingItRan_data();
+    void sigtermAnswersEveryBookingItRan();
 };
 
-void ModeSwitchPipelinedTest::everyBookingRunIsAnswered()
+namespace {
+
+QByteArray describe(const Tally &tally)
+{
+    return QStringLiteral("%1 bookings sent, %2 answered 201, %3 other answers, %4 unanswered")
+        .arg(tally.sent.load())
+        .arg(tally.created.load())
+        .arg(tally.other.load())
+        .arg(tally.unanswered.load())
+        .toUtf8();
+}
+
+} // namespace
+
+void DrainPipelinedTest::modeSwitchAnswersEveryBookingItRan()
 {
     ServerProcess server({QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--workers"),
                           QStringLiteral("2"), QStringLiteral("--cars"), QString::number(kCars),
@@ -204,20 +233,13 @@ void ModeSwitchPipelinedTest::everyBookingRunIsAnswered()
     QCOMPARE(before, kCars);
 
     Tally tally;
-    const auto progress = [&tally] {
-        return QStringLiteral("%1 bookings sent, %2 answered 201 (each cancelled), %3 other answers, %4 unanswered")
-            .arg(tally.sent.load())
-            .arg(tally.created.load())
-            .arg(tally.other.load())
-            .arg(tally.unanswered.load())
-            .toUtf8();
-    };
+    const auto progress = [&tally] { return describe(tally); };
     const auto flows = [&tally] {
         const int from = tally.created;
         return waitUntil([&] { return tally.created >= from + kBookingsPerStep; }, 20'000, 20);
     };
     {
-        Load load(server.port(), tally);
+        Load load(server.port(), true, tally);
         QVERIFY2(flows(), "no bookings answered before the first switch: " + progress());
         const HttpResponse toProcesses =
             putRuntime(server, {{QStringLiteral("mode"), QStringLiteral("processes")}, {QStringLiteral("workers"), 2}});
@@ -243,5 +265,51 @@ void ModeSwitchPipelinedTest::everyBookingRunIsAnswered()
     QCOMPARE(server.stop(), 0);
 }
 
-QTEST_GUILESS_MAIN(ModeSwitchPipelinedTest)
-#include "runtime_mode_switch_pipelined_test.moc"
+void DrainPipelinedTest::sigtermAnswersEveryBookingItRan_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("single") << QStringLiteral("single");
+    QTest::newRow("pool") << QStringLiteral("pool");
+    QTest::newRow("processes") << QStringLiteral("processes");
+}
+
+void DrainPipelinedTest::sigtermAnswersEveryBookingItRan()
+{
+    QFETCH(QString, mode);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("2"),
+                          QStringLiteral("--cars"), QString::number(kSigtermCars), QStringLiteral("--sim-speed"),
+                          QStringLiteral("0.001"), QStringLiteral("--data-dir"), dir.path()});
+    QString error;
+    QVERIFY2(startServing(server, mode, error), qPrintable(error));
+
+    Tally tally;
+    {
+        // No cancels: the rounds follow each other on their connections, so the drain finds
+        // bookings in flight (the cars last a few hundred of them).
+        Load load(server.port(), false, tally);
+        QVERIFY2(waitUntil([&] { return tally.created >= kPipelined; }, 20'000, 1),
+                 "no bookings answered: " + describe(tally));
+        QVERIFY(server.terminate());
+        QVERIFY2(server.waitForExit(20'000), "the server did not exit within 20 s of SIGTERM");
+    }
+    QCOMPARE(server.exitCode(), 0);
+    QCOMPARE(tally.misleadingCloses.load(), 0);
+
+    const QString ids =
+        ledgerValue(dir, QStringLiteral("SELECT coalesce(group_concat(id), '') FROM bookings")).toString();
+    QStringList unanswered;
+    for (const QString &id : ids.split(QLatin1Char(','), Qt::SkipEmptyParts))
+        if (!tally.answeredIds.contains(id.toLongLong()))
+            unanswered.append(id);
+    const QByteArray summary =
+        describe(tally) + "; " + QByteArray::number(unanswered.size()) + " bookings in the ledger never answered";
+    qInfo("%s", summary.constData());
+    QVERIFY2(!ids.isEmpty(), "no bookings in the ledger");
+    QVERIFY2(unanswered.isEmpty(),
+             "bookings run without an answer (" + unanswered.join(QLatin1Char(' ')).toUtf8() + "): " + summary);
+}
+
+QTEST_GUILESS_MAIN(DrainPipelinedTest)
+#include "runtime_drain_pipelined_test.moc"
