@@ -39,7 +39,8 @@ public:
         unsigned long long sequence = 0;
         RequestTraits traits;
     };
-    // False when the connection is unknown or refused: nothing is to be answered.
+    // False when the connection is unknown, refused, or reads nothing more (a request whose
+    // answer closes it was taken before): the request is neither run nor answered.
     bool beginRequest(QTcpSocket *socket, Ticket &ticket);
 
     // The direct path: a whole request at the front of a connection that Qt's parser holds no part

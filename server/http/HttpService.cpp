@@ -184,7 +184,7 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
     timer.start();
     ConnectionGuard::Ticket ticket;
     if (!m_guard.beginRequest(socket, ticket))
-        return true; // a connection the guard already refused
+        return true; // a connection the guard refused, or one that closes after a request before
     const QUrl url = request.url();
     dispatch(
         Incoming{socket, ticket, timer, toMethod(request.method()), url.path(QUrl::FullyDecoded).toUtf8(),
