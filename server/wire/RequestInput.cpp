@@ -124,8 +124,13 @@ LatLng queryPoint(const ApiRequest &request, const char *prefix)
 
 uint64_t pathId(const ApiRequest &request, int index, const char *what)
 {
+    // Decimal digits and nothing else, no leading zero: toULongLong alone also takes a sign, blanks
+    // around the number and stops at a NUL, so "/bookings/1%00" and "/bookings/%201" named booking 1.
+    const QByteArray text = index < request.params.size() ? request.params[index] : QByteArray();
+    const bool digitsOnly = !text.isEmpty() && text.front() != '0'
+                            && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
     bool ok = false;
-    const qulonglong id = index < request.params.size() ? request.params[index].toULongLong(&ok) : 0;
+    const qulonglong id = digitsOnly ? text.toULongLong(&ok) : 0;
     if (!ok || id == 0)
         throwApiError(400, "invalid_id",
                       QStringLiteral("%1 id must be a positive integer").arg(QLatin1StringView(what)));

@@ -304,6 +304,14 @@ void BookingFlowTest::nonNumericBookingIdIs400_data()
     QTest::newRow("GET 0") << QByteArray("GET") << QByteArray("/api/v1/bookings/0");
     QTest::newRow("GET -3") << QByteArray("GET") << QByteArray("/api/v1/bookings/-3");
     QTest::newRow("GET 1.5") << QByteArray("GET") << QByteArray("/api/v1/bookings/1.5");
+    // Only the id's own digits name it: the old parser took each of these for booking 1.
+    QTest::newRow("GET 1 NUL") << QByteArray("GET") << QByteArray("/api/v1/bookings/1%00");
+    QTest::newRow("GET +1") << QByteArray("GET") << QByteArray("/api/v1/bookings/%2B1");
+    QTest::newRow("GET space 1") << QByteArray("GET") << QByteArray("/api/v1/bookings/%201");
+    QTest::newRow("GET 1 space") << QByteArray("GET") << QByteArray("/api/v1/bookings/1%20");
+    QTest::newRow("GET 01") << QByteArray("GET") << QByteArray("/api/v1/bookings/01");
+    QTest::newRow("GET 2^64") << QByteArray("GET") << QByteArray("/api/v1/bookings/18446744073709551616");
+    QTest::newRow("cancel 1 tab") << QByteArray("POST") << QByteArray("/api/v1/bookings/1%09/cancel");
     QTest::newRow("pickup x") << QByteArray("POST") << QByteArray("/api/v1/bookings/x/pickup");
     QTest::newRow("complete x") << QByteArray("POST") << QByteArray("/api/v1/bookings/x/complete");
     QTest::newRow("cancel x") << QByteArray("POST") << QByteArray("/api/v1/bookings/x/cancel");
