@@ -60,18 +60,18 @@ QJsonObject tripJson(const TripRecord &t)
 
 using Span = std::pair<qint64, qint64>;
 
-ApiResponse tripsList(Span span, const LedgerQueries &reader, LedgerLookups &lookups)
+ApiResponse tripsList(Span span, int limit, const LedgerQueries &reader, LedgerLookups &lookups)
 {
     const auto [from, to] = span;
-    const std::vector<TripRecord> trips = lookups.readLedger([&] { return reader.trips(from, to); });
+    // One more than listed, read to tell whether there are more: never the whole span's trips.
+    const std::vector<TripRecord> trips = lookups.readLedger([&] { return reader.trips(from, to, limit + 1); });
     QJsonArray list;
-    for (const TripRecord &t : trips) {
-        if (list.size() >= kMaxTripsListed)
-            break;
-        list.append(tripJson(t));
-    }
-    return jsonResponse(
-        {{QStringLiteral("from_ms"), from}, {QStringLiteral("to_ms"), to}, {QStringLiteral("trips"), list}});
+    for (std::size_t i = 0; i < trips.size() && i < std::size_t(limit); ++i)
+        list.append(tripJson(trips[i]));
+    return jsonResponse({{QStringLiteral("from_ms"), from},
+                         {QStringLiteral("to_ms"), to},
+                         {QStringLiteral("trips"), list},
+                         {QStringLiteral("truncated"), trips.size() > std::size_t(limit)}});
 }
 
 ApiResponse operatorsReport(Span span, bool csvWanted, const LedgerQueries &reader, LedgerLookups &lookups)
@@ -107,8 +107,10 @@ void registerReportRoutes(RouteTable &router, const LedgerQueries &reader, Ledge
     // Every rider's trips (who rode when, which car, the fare): for operators, like the report.
     router.add(HttpMethod::Get, "/api/v1/trips", [&reader, &lookups](const ApiRequest &request) {
         requireOperator(request);
-        return lookups.defer(
-            request, [&reader, &lookups, span = readSpan(request)] { return tripsList(span, reader, lookups); });
+        const int limit = int(queryNumber(request, "limit", 1, kMaxTripsListed, kMaxTripsListed));
+        return lookups.defer(request, [&reader, &lookups, span = readSpan(request), limit] {
+            return tripsList(span, limit, reader, lookups);
+        });
     });
     router.add(HttpMethod::Get, "/admin/v1/report", [&reader, &lookups](const ApiRequest &request) {
         requireOperator(request);

@@ -19,8 +19,10 @@ public:
     // Bookings whose latest state is open (requested, assigned, arriving, on_trip), oldest first;
     // atMs is the time of that latest state. What a restarted server restores into the fleet.
     virtual LedgerResult<std::vector<BookingRecord>> openBookings() const = 0;
-    // Trips that ended in [fromMs, toMs), by end time.
-    virtual LedgerResult<std::vector<TripRecord>> trips(qint64 fromMs, qint64 toMs) const = 0;
+    // The first `limit` trips that ended in [fromMs, toMs), by end time.
+    virtual LedgerResult<std::vector<TripRecord>> trips(qint64 fromMs, qint64 toMs, int limit) const = 0;
+    // The report of every trip in the span, summed as the rows are read (no list of them is kept:
+    // a day of a busy city is millions of trips).
     virtual LedgerResult<LedgerReport> report(qint64 fromMs, qint64 toMs,
                                               const QTimeZone &zone = QTimeZone::utc()) const = 0;
     virtual LedgerResult<std::vector<EventRecord>> events(qint64 fromMs, qint64 toMs) const = 0;

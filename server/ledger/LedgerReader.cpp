@@ -37,7 +37,10 @@ const auto kTripOf =
 const auto kTrips =
     QStringLiteral("SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base,"
                    " fare_distance, fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
-                   " WHERE ended_ms >= ? AND ended_ms < ? ORDER BY ended_ms, booking_id");
+                   " WHERE ended_ms >= ? AND ended_ms < ? ORDER BY ended_ms, booking_id LIMIT ?");
+// What a report sums, no more (it reads every trip of the span).
+const auto kTripSums =
+    QStringLiteral("SELECT ended_ms, fare_total, currency FROM trips WHERE ended_ms >= ? AND ended_ms < ?");
 
 const auto kEvents =
     QStringLiteral("SELECT at_ms, kind, detail FROM events WHERE at_ms >= ? AND at_ms < ? ORDER BY at_ms, id");
@@ -174,18 +177,22 @@ LedgerResult<std::optional<StoredBooking>> LedgerReader::storedBooking(const QSt
     return result;
 }
 
-LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs) const
+LedgerResult<std::vector<TripRecord>> LedgerReader::trips(qint64 fromMs, qint64 toMs, int limit) const
 {
     LedgerResult<std::vector<TripRecord>> result;
-    result.error =
-        select(m_options, kTrips, {fromMs, toMs}, [&](const QSqlQuery &q) { result.value.push_back(tripAt(q)); });
+    result.error = select(m_options, kTrips, {fromMs, toMs, limit},
+                          [&](const QSqlQuery &q) { result.value.push_back(tripAt(q)); });
     return result;
 }
 
 LedgerResult<LedgerReport> LedgerReader::report(qint64 fromMs, qint64 toMs, const QTimeZone &zone) const
 {
-    const LedgerResult<std::vector<TripRecord>> found = trips(fromMs, toMs);
-    return {buildLedgerReport(found.value, fromMs, toMs, zone), found.error};
+    LedgerResult<LedgerReport> result{startLedgerReport(fromMs, toMs), {}};
+    result.error = select(m_options, kTripSums, {fromMs, toMs}, [&](const QSqlQuery &q) {
+        addToLedgerReport(result.value, q.value(0).toLongLong(), q.value(1).toDouble(), q.value(2).toString(), zone);
+    });
+    finishLedgerReport(result.value);
+    return result;
 }
 
 LedgerResult<std::vector<EventRecord>> LedgerReader::events(qint64 fromMs, qint64 toMs) const

@@ -28,26 +28,42 @@ QByteArray isoUtc(qint64 ms)
 
 } // namespace
 
-LedgerReport buildLedgerReport(const std::vector<TripRecord> &trips, qint64 fromMs, qint64 toMs, const QTimeZone &zone)
+LedgerReport startLedgerReport(qint64 fromMs, qint64 toMs)
 {
     LedgerReport report;
     report.fromMs = fromMs;
     report.toMs = toMs;
-    for (const TripRecord &trip : trips) {
-        if (trip.endedMs < fromMs || trip.endedMs >= toMs)
-            continue;
-        ++report.trips;
-        report.revenue += trip.fare.total;
-        const int hour = QDateTime::fromMSecsSinceEpoch(trip.endedMs, zone).time().hour();
-        LedgerHourBucket &bucket = report.byHour[std::size_t(std::clamp(hour, 0, 23))];
-        ++bucket.trips;
-        bucket.revenue += trip.fare.total;
-        if (report.currency.isEmpty())
-            report.currency = trip.fare.currency;
-        else if (report.currency != trip.fare.currency)
-            report.currency = QStringLiteral("mixed");
-    }
+    return report;
+}
+
+void addToLedgerReport(LedgerReport &report, qint64 endedMs, double fare, const QString &currency,
+                       const QTimeZone &zone)
+{
+    if (endedMs < report.fromMs || endedMs >= report.toMs)
+        return;
+    ++report.trips;
+    report.revenue += fare;
+    const int hour = QDateTime::fromMSecsSinceEpoch(endedMs, zone).time().hour();
+    LedgerHourBucket &bucket = report.byHour[std::size_t(std::clamp(hour, 0, 23))];
+    ++bucket.trips;
+    bucket.revenue += fare;
+    if (report.currency.isEmpty())
+        report.currency = currency;
+    else if (report.currency != currency)
+        report.currency = QStringLiteral("mixed");
+}
+
+void finishLedgerReport(LedgerReport &report)
+{
     report.averageFare = report.trips > 0 ? report.revenue / report.trips : 0;
+}
+
+LedgerReport buildLedgerReport(const std::vector<TripRecord> &trips, qint64 fromMs, qint64 toMs, const QTimeZone &zone)
+{
+    LedgerReport report = startLedgerReport(fromMs, toMs);
+    for (const TripRecord &trip : trips)
+        addToLedgerReport(report, trip.endedMs, trip.fare.total, trip.fare.currency, zone);
+    finishLedgerReport(report);
     return report;
 }
 

@@ -26,6 +26,12 @@ struct LedgerReport {
 };
 
 LedgerReport buildLedgerReport(const std::vector<TripRecord> &trips, qint64 fromMs, qint64 toMs, const QTimeZone &zone);
+// The same one trip at a time, as a ledger reads them: an empty report of the span, each trip
+// added (one outside the span is ignored), then finished (the average).
+LedgerReport startLedgerReport(qint64 fromMs, qint64 toMs);
+void addToLedgerReport(LedgerReport &report, qint64 endedMs, double fare, const QString &currency,
+                       const QTimeZone &zone);
+void finishLedgerReport(LedgerReport &report);
 // hour,trips,revenue,average_fare: 24 rows then a "total" row; amounts with 2 decimals.
 QByteArray ledgerReportCsv(const LedgerReport &report);
 // One row per trip, with its fare breakdown; times in ISO 8601 UTC.

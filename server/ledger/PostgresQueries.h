@@ -17,7 +17,7 @@ public:
     PostgresQueries(PostgresConnection::Settings settings, const PostgresNodeSlot *slot);
 
     LedgerResult<std::vector<BookingRecord>> openBookings() const override;
-    LedgerResult<std::vector<TripRecord>> trips(qint64 fromMs, qint64 toMs) const override;
+    LedgerResult<std::vector<TripRecord>> trips(qint64 fromMs, qint64 toMs, int limit) const override;
     LedgerResult<LedgerReport> report(qint64 fromMs, qint64 toMs,
                                       const QTimeZone &zone = QTimeZone::utc()) const override;
     LedgerResult<std::vector<EventRecord>> events(qint64 fromMs, qint64 toMs) const override;

@@ -238,7 +238,7 @@ void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown()
     t.fare.surge = 1.2;
     QVERIFY(ledger.appendAndWait(t));
     QVERIFY(ledger.reader().openBookings().value.empty());
-    auto trips = ledger.reader().trips(0, std::numeric_limits<qint64>::max());
+    auto trips = ledger.reader().trips(0, std::numeric_limits<qint64>::max(), 100);
     QVERIFY2(trips.ok(), qPrintable(trips.error));
     QCOMPARE(trips.value.size(), std::size_t(1));
     QCOMPARE(trips.value[0].fare.total, 140.5);

@@ -71,7 +71,7 @@ void LedgerMigrationTest::migratesFromEachEarlierVersion()
         QVERIFY2(open.ok(), qPrintable(open.error));
         QCOMPARE(open.value.size(), std::size_t(1));
         QCOMPARE(open.value[0].carId, 7);
-        const auto trips = opened.ledger->reader().trips(0, 2000);
+        const auto trips = opened.ledger->reader().trips(0, 2000, 10);
         QVERIFY2(trips.ok(), qPrintable(trips.error));
         QCOMPARE(trips.value.size(), std::size_t(1));
         QCOMPARE(trips.value[0].fare.total, 120.0);

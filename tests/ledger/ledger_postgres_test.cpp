@@ -191,9 +191,10 @@ void LedgerPostgresTest::everyRecordKindRoundTrips()
     QCOMPARE(ended.value->trip->fare.currency, QStringLiteral("SEK"));
     QVERIFY(!ledger->reader().booking(99).value);
 
-    const auto trips = ledger->reader().trips(0, 2'000'000'000'000);
+    const auto trips = ledger->reader().trips(0, 2'000'000'000'000, 100);
     QCOMPARE(trips.value.size(), std::size_t(1));
     QCOMPARE(trips.value.front().fare.distanceCharge, 40.5);
+    QCOMPARE(ledger->reader().trips(0, 2'000'000'000'000, 0).value.size(), std::size_t(0)); // at most `limit`
     const auto report = ledger->reader().report(0, 2'000'000'000'000);
     QCOMPARE(report.value.trips, 1);
     QCOMPARE(report.value.revenue, 187.25);

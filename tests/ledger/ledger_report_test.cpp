@@ -59,10 +59,15 @@ void LedgerReportTest::cleanup()
 
 void LedgerReportTest::reportSumsTripsInRange()
 {
-    const auto trips = m_ledger->reader().trips(kMidnight, kMidnight + 24 * kHour);
+    const auto trips = m_ledger->reader().trips(kMidnight, kMidnight + 24 * kHour, 10);
     QVERIFY2(trips.ok(), qPrintable(trips.error));
     QCOMPARE(trips.value.size(), std::size_t(3));
     QCOMPARE(trips.value.front().bookingId, quint64(1));
+    // At most `limit`, the first by their end.
+    const auto firstTwo = m_ledger->reader().trips(kMidnight, kMidnight + 24 * kHour, 2);
+    QCOMPARE(firstTwo.value.size(), std::size_t(2));
+    QCOMPARE(firstTwo.value.at(0).bookingId, trips.value.at(0).bookingId);
+    QCOMPARE(firstTwo.value.at(1).bookingId, trips.value.at(1).bookingId);
 
     const auto report = m_ledger->reader().report(kMidnight, kMidnight + 24 * kHour);
     QVERIFY2(report.ok(), qPrintable(report.error));
@@ -110,7 +115,7 @@ void LedgerReportTest::reportCsvHasHoursAndTotal()
 
 void LedgerReportTest::tripsCsvQuotesAndBreaksDownFares()
 {
-    std::vector<TripRecord> trips = m_ledger->reader().trips(kMidnight, kMidnight + 11 * kHour).value;
+    std::vector<TripRecord> trips = m_ledger->reader().trips(kMidnight, kMidnight + 11 * kHour, 10).value;
     QCOMPARE(trips.size(), std::size_t(2));
     trips[0].riderId = QStringLiteral("Smith, \"J\"");
     const QList<QByteArray> lines = ledgerTripsCsv(trips).trimmed().split('\n');

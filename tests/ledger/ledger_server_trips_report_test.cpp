@@ -1,6 +1,7 @@
 // Completed trips reach the ledger and its reports (issue 8): three trips driven through the API,
-// then GET /api/v1/trips lists them with the receipts' fares and /admin/v1/report sums them, in
-// JSON and in CSV; after a graceful restart and after a kill -9 the trips are still there.
+// then GET /api/v1/trips lists them with the receipts' fares (at most `limit`, saying when there are
+// more) and /admin/v1/report sums them, in JSON and in CSV; after a graceful restart and after a kill -9 the trips are
+// still there.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -80,6 +81,20 @@ void ServerTripsReportTest::checkTrips(HttpClient &http, const std::map<qint64, 
         QVERIFY2(std::abs(t.value("distance_m").toDouble() - 1000) <= 5, trips.body.constData());
         QVERIFY2(t.value("ended_ms").toInteger() >= t.value("started_ms").toInteger(), trips.body.constData());
     }
+    QCOMPARE(trips.json().value("truncated").toBool(true), false);
+    // At most `limit` of them, the first by their end, and a word that there are more.
+    const HttpResponse firstTwo = http.get("/api/v1/trips?limit=2");
+    TC_VERIFY_STATUS(firstTwo, 200);
+    const QJsonArray two = firstTwo.json().value("trips").toArray();
+    QCOMPARE(two.size(), 2);
+    QCOMPARE(two.at(0).toObject().value("booking_id"), list.at(0).toObject().value("booking_id"));
+    QCOMPARE(two.at(1).toObject().value("booking_id"), list.at(1).toObject().value("booking_id"));
+    QCOMPARE(firstTwo.json().value("truncated").toBool(false), true);
+    const HttpResponse allThree = http.get("/api/v1/trips?limit=3");
+    QCOMPARE(allThree.json().value("trips").toArray().size(), 3);
+    QCOMPARE(allThree.json().value("truncated").toBool(true), false);
+    TC_VERIFY_ERROR(http.get("/api/v1/trips?limit=0"), 400, "out_of_range");
+    TC_VERIFY_ERROR(http.get("/api/v1/trips?limit=10001"), 400, "out_of_range");
     // A window that ended before the trips holds none of them.
     const HttpResponse old = http.get("/api/v1/trips?from=0&to=1000");
     TC_VERIFY_STATUS(old, 200);

@@ -7,6 +7,7 @@
 #include <QSaveFile>
 #include <QTimeZone>
 #include <QtConcurrent/QtConcurrentRun>
+#include <limits>
 
 namespace {
 constexpr int kWeekDays = 7;
@@ -131,7 +132,7 @@ void TripReport::refresh()
         return;
     }
     m_watcher.setFuture(QtConcurrent::run([reader = *reader, from = from, to = to] {
-        return Reading{from, to, reader.trips(from, to), reader.events(from, to)};
+        return Reading{from, to, reader.trips(from, to, std::numeric_limits<int>::max()), reader.events(from, to)};
     }));
     m_loading = true;
     Q_EMIT loadingChanged();
