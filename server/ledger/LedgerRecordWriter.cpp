@@ -12,9 +12,10 @@ namespace taxicore {
 
 namespace {
 
-// The booking row takes the new state only when it is further along the state machine. A new
-// booking whose id already exists with another creation time replaces it (an id reused after a
-// restart must never hide an open booking behind an old closed one).
+// The booking row takes the new state only when it is further along the state machine. Only ever
+// over the same booking: one under an id that holds another booking was refused before
+// (kAnotherBooking), so an id handed out twice never lets the second booking replace the first,
+// acknowledged one. The row a move of the booking made first is filled in.
 const auto kUpsertBooking =
     QStringLiteral("INSERT INTO bookings (id, rider_id, car_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,"
                    " state, state_rank, created_ms, updated_ms, rider_token_hash, surge, quote_total, quote_base,"
@@ -29,18 +30,19 @@ const auto kUpsertBooking =
                    " pickup_lat = excluded.pickup_lat, pickup_lng = excluded.pickup_lng,"
                    " dropoff_lat = coalesce(excluded.dropoff_lat, dropoff_lat),"
                    " dropoff_lng = coalesce(excluded.dropoff_lng, dropoff_lng),"
-                   " car_id = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
-                   "excluded.created_ms, 0)"
-                   "   THEN excluded.car_id ELSE car_id END,"
-                   " state = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
-                   "excluded.created_ms, 0)"
-                   "   THEN excluded.state ELSE state END,"
-                   " updated_ms = CASE WHEN excluded.state_rank > state_rank OR ifnull(created_ms <> "
-                   "excluded.created_ms, 0)"
-                   "   THEN excluded.updated_ms ELSE updated_ms END,"
-                   " state_rank = CASE WHEN ifnull(created_ms <> excluded.created_ms, 0) THEN excluded.state_rank"
-                   "   ELSE max(state_rank, excluded.state_rank) END,"
+                   " car_id = CASE WHEN excluded.state_rank > state_rank THEN excluded.car_id ELSE car_id END,"
+                   " state = CASE WHEN excluded.state_rank > state_rank THEN excluded.state ELSE state END,"
+                   " updated_ms = CASE WHEN excluded.state_rank > state_rank THEN excluded.updated_ms"
+                   "   ELSE updated_ms END,"
+                   " state_rank = max(state_rank, excluded.state_rank),"
                    " created_ms = excluded.created_ms");
+
+// Does the id hold another booking? As PostgreSQL decides (TAXICORE_ANOTHER_BOOKING in
+// PostgresSchema.cpp): a row with its own creation time, rider or rider token. A row a move made
+// first (no created_ms yet) is this booking's. IS NOT: NULL-safe "is distinct from".
+const auto kAnotherBooking =
+    QStringLiteral("SELECT 1 FROM bookings WHERE id = ? AND created_ms IS NOT NULL"
+                   " AND (created_ms IS NOT ? OR rider_id IS NOT ? OR rider_token_hash IS NOT ?)");
 
 // A transition for a booking whose row is not committed yet creates it; the booking fills it in.
 // A move applies when it is further along the state machine, except an arrival of a car that is no
@@ -132,6 +134,7 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
     , m_progress(connection.database())
     , m_keyOwner(connection.database())
     , m_claimKey(connection.database())
+    , m_anotherBooking(connection.database())
     , m_pid(QCoreApplication::applicationPid())
 {
 }
@@ -139,9 +142,11 @@ LedgerRecordWriter::LedgerRecordWriter(LedgerConnection &connection)
 QString LedgerRecordWriter::prepare()
 {
     const std::pair<QSqlQuery *, QString> statements[] = {
-        {&m_booking, kUpsertBooking}, {&m_state, kMoveState},   {&m_transition, kInsertTransition},
-        {&m_trip, kInsertTrip},       {&m_event, kInsertEvent}, {&m_reassign, kReassign},
-        {&m_progress, kProgress},     {&m_keyOwner, kKeyOwner}, {&m_claimKey, kClaimKey},
+        {&m_booking, kUpsertBooking},       {&m_state, kMoveState},
+        {&m_transition, kInsertTransition}, {&m_trip, kInsertTrip},
+        {&m_event, kInsertEvent},           {&m_reassign, kReassign},
+        {&m_progress, kProgress},           {&m_keyOwner, kKeyOwner},
+        {&m_claimKey, kClaimKey},           {&m_anotherBooking, kAnotherBooking},
     };
     for (const auto &[query, sql] : statements) {
         if (!query->prepare(sql))
@@ -172,6 +177,9 @@ QString LedgerRecordWriter::write(const LedgerRecord &record)
 QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
 {
     if (QString error = checkBooking(b.bookingId, b.state); !error.isEmpty())
+        return error;
+    // Before anything of it is written (its key too): a refusal leaves the batch's others to commit.
+    if (QString error = refuseAnotherBooking(b); !error.isEmpty())
         return error;
     if (b.keyed)
         if (QString error = claimKey(b.bookingId, b.riderTokenHash); !error.isEmpty())
@@ -205,6 +213,27 @@ QString LedgerRecordWriter::writeBooking(const BookingRecord &b)
     m_transition.bindValue(2, b.carId);
     m_transition.bindValue(3, b.atMs);
     return run(m_transition, QStringLiteral("writing a transition"));
+}
+
+QString LedgerRecordWriter::refuseAnotherBooking(const BookingRecord &b)
+{
+    m_anotherBooking.bindValue(0, qint64(b.bookingId));
+    m_anotherBooking.bindValue(1, b.createdMs);
+    m_anotherBooking.bindValue(2, b.riderId);
+    m_anotherBooking.bindValue(3, b.riderTokenHash.isEmpty() ? QVariant() : QVariant(b.riderTokenHash));
+    if (!m_anotherBooking.exec()) {
+        const QString error =
+            m_connection.describe(m_anotherBooking.lastError(), QStringLiteral("reading a booking's id"));
+        m_anotherBooking.finish();
+        return error;
+    }
+    const bool taken = m_anotherBooking.next();
+    m_anotherBooking.finish();
+    if (!taken)
+        return {};
+    return QStringLiteral("%1: booking %2 is another booking already")
+        .arg(QLatin1StringView(kLedgerBookingIdTaken))
+        .arg(b.bookingId);
 }
 
 QString LedgerRecordWriter::claimKey(quint64 bookingId, const QByteArray &tokenHash)

@@ -21,6 +21,9 @@ public:
 
 private:
     QString writeBooking(const BookingRecord &booking);
+    // kLedgerBookingIdTaken when the booking's id holds another booking (its own created_ms,
+    // rider_id or rider_token_hash; a row only a move made is none), else empty.
+    QString refuseAnotherBooking(const BookingRecord &booking);
     // Records that the booking's Idempotency-Key made it; kLedgerBookingKeyTaken when the key made
     // another booking.
     QString claimKey(quint64 bookingId, const QByteArray &tokenHash);
@@ -43,6 +46,7 @@ private:
     QSqlQuery m_progress;
     QSqlQuery m_keyOwner;
     QSqlQuery m_claimKey;
+    QSqlQuery m_anotherBooking;
     qint64 m_pid = 0;
 };
 

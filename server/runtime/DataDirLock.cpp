@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace taxicore {
@@ -25,6 +27,35 @@ QString ownerPid(int fd)
     char buffer[32] = {};
     const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
     return n > 0 ? QString::fromLatin1(buffer, int(n)).trimmed() : QString();
+}
+
+// The pid of the process holding the flock on the file `fd` is open on, from /proc/locks ("" when
+// not found): the directory's lock holds no pid, and server.lock may be gone.
+QString lockHolderPid(int fd)
+{
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        return {};
+    // "1: FLOCK  ADVISORY  WRITE 4711 08:01:1234 0 EOF"; waiters read "1: -> FLOCK ...".
+    const QByteArray file = QByteArray::number(major(st.st_dev), 16).rightJustified(2, '0') + ':'
+                            + QByteArray::number(minor(st.st_dev), 16).rightJustified(2, '0') + ':'
+                            + QByteArray::number(quint64(st.st_ino));
+    QFile locks(QStringLiteral("/proc/locks"));
+    if (!locks.open(QIODevice::ReadOnly | QIODevice::Text))
+        return {};
+    for (QByteArray line = locks.readLine(); !line.isEmpty(); line = locks.readLine()) {
+        const QList<QByteArray> fields = line.simplified().split(' ');
+        if (fields.size() >= 6 && fields.at(1) == "FLOCK" && fields.at(5) == file)
+            return QString::fromLatin1(fields.at(4));
+    }
+    return {};
+}
+
+QString inUse(const QString &dataDir, const QString &pid)
+{
+    return QStringLiteral("the data directory %1 is in use by another TaxiCore server (pid %2); "
+                          "stop it or pass another --data-dir")
+        .arg(dataDir, pid.isEmpty() ? QStringLiteral("unknown") : pid);
 }
 
 // The message when `dataDir`, or the nearest part of its path that exists, is not a directory (an
@@ -59,11 +90,38 @@ std::unique_ptr<DataDirLock> DataDirLock::acquire(const QString &dataDir, QStrin
         error = QStringLiteral("cannot create the data directory %1").arg(dataDir);
         return nullptr;
     }
+    // The directory itself first: server.lock looks like a stale pidfile, and a second server
+    // that found it deleted would lock a new one and share the ledger. Close-on-exec, as the
+    // file's: worker processes and taxicore-bench must not keep the lock after we exit.
+    const QByteArray dirPath = QFile::encodeName(dataDir);
+    const int dirFd = ::open(dirPath.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirFd < 0) {
+        error = QStringLiteral("cannot open the data directory %1: %2").arg(dataDir, systemError());
+        return nullptr;
+    }
+    if (::flock(dirFd, LOCK_EX | LOCK_NB) != 0) {
+        const bool held = errno == EWOULDBLOCK;
+        const QString why = systemError();
+        QString pid;
+        if (held) {
+            pid = lockHolderPid(dirFd);
+            if (pid.isEmpty()) { // /proc unreadable: the pid the owner wrote, if its file is still there
+                const QByteArray file = QFile::encodeName(QDir(dataDir).filePath(QStringLiteral("server.lock")));
+                if (const int fd = ::open(file.constData(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+                    pid = ownerPid(fd);
+                    ::close(fd);
+                }
+            }
+        }
+        ::close(dirFd);
+        error = held ? inUse(dataDir, pid) : QStringLiteral("cannot lock the data directory %1: %2").arg(dataDir, why);
+        return nullptr;
+    }
     const QByteArray path = QFile::encodeName(QDir(dataDir).filePath(QStringLiteral("server.lock")));
-    // Close-on-exec: worker processes and taxicore-bench must not keep the lock after we exit.
     const int fd = ::open(path.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         error = QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(path), systemError());
+        ::close(dirFd);
         return nullptr;
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -71,27 +129,28 @@ std::unique_ptr<DataDirLock> DataDirLock::acquire(const QString &dataDir, QStrin
         const QString why = systemError();
         const QString pid = held ? ownerPid(fd) : QString();
         ::close(fd);
+        ::close(dirFd);
         if (!held)
             error = QStringLiteral("cannot lock %1: %2").arg(QFile::decodeName(path), why);
         else
-            error = QStringLiteral("the data directory %1 is in use by another TaxiCore server (pid %2); "
-                                   "stop it or pass another --data-dir")
-                        .arg(dataDir, pid.isEmpty() ? QStringLiteral("unknown") : pid);
+            error = inUse(dataDir, pid);
         return nullptr;
     }
     const QByteArray pid = QByteArray::number(qint64(::getpid())) + '\n';
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.constData(), size_t(pid.size()), 0) != pid.size()) {
         error = QStringLiteral("cannot write %1: %2").arg(QFile::decodeName(path), systemError());
         ::close(fd);
+        ::close(dirFd);
         return nullptr;
     }
-    return std::unique_ptr<DataDirLock>(new DataDirLock(fd));
+    return std::unique_ptr<DataDirLock>(new DataDirLock(fd, dirFd));
 }
 
 DataDirLock::~DataDirLock()
 {
     // The file stays: removing it would race with a server that just opened it to lock it.
     ::close(m_fd);
+    ::close(m_dirFd);
 }
 
 } // namespace taxicore

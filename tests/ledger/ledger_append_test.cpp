@@ -1,6 +1,7 @@
 // Appending: a callback reports a commit only once the row is durable for other connections;
 // many appends share few transactions; records commit in order; states only move forward.
 #include "LedgerTestSupport.h"
+#include "ledger/LedgerErrors.h"
 #include "Wait.h"
 
 #include <QFileInfo>
@@ -8,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <array>
 #include <atomic>
 
 using namespace taxicore;
@@ -26,6 +28,8 @@ private slots:
     void lateOlderTransitionNeverMovesBookingBack();
     void aRowOnlyAMoveMadeIsNoBooking();
     void arrivalOlderThanAReassignKeepsTheNewCar();
+    void aBookingNeverReplacesAnotherUnderItsId();
+    void aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking();
     void tripCompletesBookingAndKeepsFareBreakdown();
     void eventsRoundTrip();
     void closingCommitsEverythingQueued();
@@ -223,6 +227,84 @@ void LedgerAppendTest::arrivalOlderThanAReassignKeepsTheNewCar()
     QVERIFY2(open.ok(), qPrintable(open.error));
     QCOMPARE(open.value[0].state, QStringLiteral("arriving"));
     QCOMPARE(open.value[0].carId, 42);
+}
+
+// An id handed out twice (two servers on one data directory, or any other way): the second
+// booking under it is refused (booking_id_taken) and nothing of it is written; the first, which
+// its rider was told about, stays. The same booking written again is still accepted, and a record
+// refused in a batch leaves the others of the batch to commit. Before, the create was an upsert
+// and the second booking replaced the first whenever its created_ms differed.
+void LedgerAppendTest::aBookingNeverReplacesAnotherUnderItsId()
+{
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    const BookingRecord first = booking(21, QStringLiteral("assigned"), 1000);
+    QVERIFY(ledger.appendAndWait(first));
+    QVERIFY(ledger.appendAndWait(first)); // the same booking again
+
+    BookingRecord later = booking(21, QStringLiteral("assigned"), 1005); // another rider, a moment later
+    later.riderId = QStringLiteral("rider-other");
+    later.carId = 2;
+    BookingRecord sameMs = booking(21, QStringLiteral("assigned"), 1000); // the same ms, another token
+    sameMs.carId = 3;
+    sameMs.riderTokenHash = QByteArray::fromHex("0102030405060708");
+    BookingRecord sameRiderLater = booking(21, QStringLiteral("on_trip"), 1009); // another creation time
+    QSemaphore done;
+    QStringList errors(4);
+    std::array<bool, 4> committed{};
+    const BookingRecord records[] = {later, booking(22, QStringLiteral("assigned"), 1001), sameMs, sameRiderLater};
+    for (int i = 0; i < 4; ++i)
+        ledger.append(records[i], [&, i](bool ok, const QString &error) {
+            committed[std::size_t(i)] = ok;
+            errors[i] = error;
+            done.release();
+        });
+    QVERIFY(done.tryAcquire(4, 10000));
+    for (int i : {0, 2, 3}) {
+        QVERIFY2(!committed[std::size_t(i)], qPrintable(QString::number(i)));
+        QVERIFY2(errors[i].startsWith(QLatin1String(kLedgerBookingIdTaken)), qPrintable(errors[i]));
+        QVERIFY2(isLedgerRefusal(errors[i]), qPrintable(errors[i]));
+    }
+    QCOMPARE(errors[0], QStringLiteral("booking_id_taken: booking 21 is another booking already"));
+    QVERIFY2(committed[1], qPrintable(errors[1])); // in the same batch: written
+
+    const auto stored = ledger.reader().booking(21);
+    QVERIFY2(stored.ok() && stored.value, qPrintable(stored.error));
+    QCOMPARE(stored.value->booking.riderId, QStringLiteral("rider-21"));
+    QCOMPARE(stored.value->booking.createdMs, 1000);
+    QCOMPARE(stored.value->booking.carId, first.carId);
+    QCOMPARE(stored.value->booking.state, QStringLiteral("assigned"));
+    RawConnection raw(ledgerFilePath(dir.path()));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 21")), 2);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT rider_token_hash IS NULL FROM bookings WHERE id = 21")), 1);
+    QVERIFY(ledger.reader().booking(22).value.has_value());
+}
+
+// A keyed booking X; a booking under X's id and key but made later (an id handed out twice): the
+// ledger refuses it for the id before claiming the key, so the key still names X.
+void LedgerAppendTest::aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking()
+{
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    BookingRecord first = booking(31, QStringLiteral("assigned"), 1000);
+    first.riderTokenHash = QByteArray::fromHex("a1a2a3a4a5a6a7a8a9aaabacadaeafb0");
+    first.keyed = true;
+    QVERIFY(ledger.appendAndWait(first));
+    BookingRecord retry = booking(31, QStringLiteral("assigned"), 1007);
+    retry.carId = 6;
+    retry.riderTokenHash = first.riderTokenHash;
+    retry.keyed = true;
+    QString error;
+    QVERIFY(!ledger.appendAndWait(retry, &error));
+    QVERIFY2(error.startsWith(QLatin1String(kLedgerBookingIdTaken)), qPrintable(error));
+    const auto stored = ledger.reader().bookingByKey(first.riderTokenHash);
+    QVERIFY2(stored.ok() && stored.value, qPrintable(stored.error));
+    QCOMPARE(stored.value->booking.createdMs, 1000);
+    QCOMPARE(stored.value->booking.carId, first.carId);
 }
 
 void LedgerAppendTest::tripCompletesBookingAndKeepsFareBreakdown()

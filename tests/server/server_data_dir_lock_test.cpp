@@ -1,7 +1,9 @@
 // One server per data directory (issue 15 item 2): a second server started on a directory that
 // a running server owns exits 1 at once, naming the directory and the owner's pid, and the owner
 // keeps serving its ledger; the lock goes with its owner, even when it is killed with SIGKILL. A
-// --data-dir that cannot be a directory (a file, or under one) is named as such.
+// --data-dir that cannot be a directory (a file, or under one) is named as such. Deleting
+// server.lock (it looks like a stale pidfile) does not let a second server in: the directory
+// itself is locked too.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -41,6 +43,8 @@ class DataDirLockTest : public QObject {
 private Q_SLOTS:
     void secondServerOnTheSameDirectoryExitsNamingTheOwner_data();
     void secondServerOnTheSameDirectoryExitsNamingTheOwner();
+    void deletingTheLockFileLetsNoSecondServerIn_data();
+    void deletingTheLockFileLetsNoSecondServerIn();
     void lockGoesWithItsOwnerEvenAfterSigkill();
     void otherDirectoriesAreIndependent();
     void dataDirThatIsNoDirectoryIsNamedAsSuch_data();
@@ -81,6 +85,45 @@ void DataDirLockTest::secondServerOnTheSameDirectoryExitsNamingTheOwner()
     TC_VERIFY_STATUS(next, 201);
     QVERIFY(next.json().value("booking_id").toDouble() > first.json().value("booking_id").toDouble());
     QCOMPARE(owner.stop(), 0);
+}
+
+void DataDirLockTest::deletingTheLockFileLetsNoSecondServerIn_data()
+{
+    secondServerOnTheSameDirectoryExitsNamingTheOwner_data();
+}
+
+// server.lock stays behind after every stop with a pid in it: an operator may take it for a stale
+// pidfile and delete it. Before, a second server then locked a new file, both handed out booking
+// ids 1, 2, 3… and the second one's bookings replaced the first one's acknowledged ones.
+void DataDirLockTest::deletingTheLockFileLetsNoSecondServerIn()
+{
+    QFETCH(QString, mode);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ServerProcess owner(serverArgs(dir.path(), mode));
+    QVERIFY2(owner.start(kStartMs), qPrintable(owner.error()));
+    const HttpResponse first = book(owner, QStringLiteral("rider-first"));
+    TC_VERIFY_STATUS(first, 201);
+    QVERIFY(QFile::remove(dir.filePath(QStringLiteral("server.lock"))));
+
+    const ServerProcess::RunResult second = ServerProcess::run(
+        QStringList{QStringLiteral("--port"), QStringLiteral("0")} + serverArgs(dir.path(), mode), kRefusalMs);
+    QVERIFY2(second.finished, ("the second server kept running; stdout: " + second.out).constData());
+    QCOMPARE(second.exitCode, 1);
+    QVERIFY2(second.out.isEmpty(), second.out.constData()); // never claimed to listen
+    const QString err = QString::fromLocal8Bit(second.err);
+    QVERIFY2(err.contains(QStringLiteral("the data directory %1 is in use by another TaxiCore server").arg(dir.path())),
+             qPrintable(err));
+    QVERIFY2(err.contains(QStringLiteral("pid %1").arg(owner.pid())), qPrintable(err));
+
+    // The owner was not disturbed, and once it stopped the directory is free again.
+    const HttpResponse next = book(owner, QStringLiteral("rider-next"));
+    TC_VERIFY_STATUS(next, 201);
+    QVERIFY(next.json().value("booking_id").toDouble() > first.json().value("booking_id").toDouble());
+    QCOMPARE(owner.stop(), 0);
+    ServerProcess again(serverArgs(dir.path(), mode));
+    QVERIFY2(again.start(kStartMs), qPrintable(again.error()));
+    QCOMPARE(again.stop(), 0);
 }
 
 void DataDirLockTest::lockGoesWithItsOwnerEvenAfterSigkill()
