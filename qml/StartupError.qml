@@ -30,6 +30,7 @@ ApplicationWindow {
             readOnly: true
             selectByMouse: true
             wrapMode: Text.Wrap
+            textFormat: TextEdit.PlainText // paths and the server's words, never markup
             text: ConsoleBackend.errorString
         }
         Label {

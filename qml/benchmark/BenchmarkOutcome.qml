@@ -67,6 +67,7 @@ Rectangle {
             Layout.fillWidth: true
             visible: text !== ""
             wrapMode: Text.Wrap
+            textFormat: Text.PlainText // taxicore-bench's words (a target's answer), never markup
             text: outcome.result ? outcome.summary(outcome.result) : outcome.detail
         }
     }

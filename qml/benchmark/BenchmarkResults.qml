@@ -75,6 +75,7 @@ ColumnLayout {
                     width: modelData.width
                     font.pixelSize: 12
                     elide: Text.ElideRight
+                    textFormat: Text.PlainText // the target URL among them
                     text: table.cell(resultRow.modelData, modelData.key)
                 }
             }

@@ -96,6 +96,7 @@ Pane {
                     }
                     Label {
                         Layout.fillWidth: true
+                        textFormat: Text.PlainText
                         text: row.alertText
                         color: list.colourOf(row.kind)
                         elide: Text.ElideRight

@@ -71,6 +71,7 @@ Pane {
                 Layout.fillWidth: true
                 Layout.maximumWidth: bar.maxWidth - bar.leftPadding - bar.rightPadding - 40
                 wrapMode: Text.Wrap
+                textFormat: Text.PlainText // the server's answer, never markup
                 text: bar.dispatch.message
                 color: bar.dispatch.failed ? (bar.dark ? "#ff8a80" : "#c62828") : (bar.dark ? "#8fd19e" : "#1b7a36")
             }

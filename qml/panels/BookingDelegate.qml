@@ -66,7 +66,7 @@ ItemDelegate {
             spacing: 0
             RowLayout {
                 Label { text: "#" + delegate.bookingId; font.bold: true }
-                Label { objectName: "stateLabel"; text: delegate.bookingState.replace("_", " ") }
+                Label { objectName: "stateLabel"; textFormat: Text.PlainText; text: delegate.bookingState.replace("_", " ") }
                 Item { Layout.fillWidth: true }
                 Label { objectName: "noteLabel"; text: delegate.note() }
             }
@@ -74,6 +74,8 @@ ItemDelegate {
                 Layout.fillWidth: true
                 elide: Text.ElideRight
                 opacity: 0.75
+                // The rider id is whatever the rider sent: never rich text (an <img> would be fetched).
+                textFormat: Text.PlainText
                 text: qsTr("%1 · car #%2").arg(delegate.rider).arg(delegate.carId)
             }
         }

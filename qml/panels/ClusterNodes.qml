@@ -42,6 +42,7 @@ ColumnLayout {
         visible: section.model.inCluster && section.model.directoryError !== ""
         wrapMode: Text.Wrap
         color: section.staleColour
+        textFormat: Text.PlainText
         text: qsTr("The node list could not be read: %1").arg(section.model.directoryError)
     }
     Repeater {
@@ -81,6 +82,7 @@ ColumnLayout {
                 font.pixelSize: 12
                 font.bold: row.leader
                 elide: Text.ElideRight
+                textFormat: Text.PlainText // each node names itself in the shared directory
                 text: row.name
                 ToolTip.visible: nameArea.containsMouse
                 ToolTip.text: row.url

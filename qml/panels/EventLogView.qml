@@ -25,6 +25,7 @@ ColumnLayout {
             required property var modelData
             width: ListView.view.width
             wrapMode: Text.Wrap // a mode switch names mode, workers, threads and policy: all of it shows
+            textFormat: Text.PlainText // the server's words, never markup
             font.pixelSize: 12
             text: "%1  %2  %3".arg(new Date(modelData.time_ms).toLocaleTimeString(Qt.locale(), "HH:mm:ss"))
                               .arg(modelData.kind).arg(modelData.text)

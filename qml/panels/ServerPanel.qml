@@ -102,6 +102,7 @@ ColumnLayout {
         Layout.fillWidth: true
         visible: text !== ""
         wrapMode: Text.Wrap
+        textFormat: Text.PlainText // the server's answer, never markup
         text: panel.lastResult
     }
     RowLayout {

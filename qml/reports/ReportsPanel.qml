@@ -209,6 +209,7 @@ ColumnLayout {
                         Label {
                             required property var modelData
                             width: modelData[1]
+                            textFormat: Text.PlainText // the rider column is what the rider sent
                             text: modelData[0]
                             elide: Text.ElideRight
                             font.pixelSize: 12
@@ -232,6 +233,7 @@ ColumnLayout {
                 required property var modelData
                 width: ListView.view.width
                 wrapMode: Text.Wrap
+                textFormat: Text.PlainText // the run's target is a URL typed in, kept in the ledger
                 font.pixelSize: 12
                 text: qsTr("%1  %2 %3, %4 connections, %5 s: %6 req/s, p50 %7 ms, p99 %8 ms, %9 errors")
                       .arg(new Date(modelData.atMs).toLocaleString(Qt.locale(), "yyyy-MM-dd HH:mm"))
