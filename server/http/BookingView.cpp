@@ -1,5 +1,6 @@
 #include "http/BookingView.h"
 
+#include "fleet/BookingState.h"
 #include "fleet/FleetStore.h"
 #include "http/JsonViews.h"
 #include "pricing/PricedRide.h"
@@ -15,7 +16,13 @@ namespace taxicore {
 QJsonObject bookingView(const FleetStore &fleet, const TripEstimator &estimator, const BookingSnapshot &b)
 {
     QJsonObject out = bookingJson(b);
-    const auto car = fleet.car(b.carId);
+    // The car's live view (where it is, what it does, which booking it serves) is this booking's
+    // only while the car serves it: once the booking ended (or the car was reassigned away), the
+    // car drives someone else, and its former rider must not follow it to their pickup. car_id
+    // still says which car it was.
+    auto car = isOpen(b.state) ? fleet.car(b.carId) : std::nullopt;
+    if (car && car->bookingId != b.id)
+        car.reset();
     if (car)
         out.insert(QStringLiteral("car"), carJson(*car));
     // Live while the car comes; once it is at the pickup there is nothing left to wait for it.

@@ -1,7 +1,8 @@
 // A booking's details are for its rider only: GET /api/v1/bookings/{id} needs the booking's rider
 // token (or the admin token), also when the ledger answers it after a restart, and the live feed
 // follows a booking only for a subscribe that carries that token. Booking ids are sequential, so
-// without this anyone could walk them and read every rider's pickup, car and fare. Real
+// without this anyone could walk them and read every rider's pickup, car and fare. An ended
+// booking no longer shows its former car live (it may be driving to another rider). Real
 // taxicore-server children over loopback.
 
 #include "ApiAssert.h"
@@ -29,6 +30,8 @@ constexpr double kLng = 11.9675;
 constexpr int kMessagePollMs = 20;
 // Longer than two feed updates (500 ms apart): a booking the feed would show has shown by then.
 constexpr int kNoLeakWindowMs = 1500;
+// A car reaching its pickup anywhere in the city at --sim-speed 200.
+constexpr int kArrivalMs = 30'000;
 
 // `token` empty: no Authorization header at all. Each request on its own connection.
 HttpResponse send(const ServerProcess &server, const QByteArray &method, const QByteArray &path,
@@ -163,6 +166,66 @@ private Q_SLOTS:
         // The open one was restored into the fleet: the same rules there.
         verifyOnlyTheRiderReads(again, idOf(theirs), riderToken(theirs), riderToken(mine), false);
         QCOMPARE(again.stop(), 0);
+    }
+
+    // Review finding F5: an ended booking's GET showed its former car live, and the car shows
+    // the booking it serves now: alice, who cancelled, could follow the car to bob's pickup. The
+    // car's live view (position, state, booking) is the booking's only while the car serves it.
+    void anEndedBookingShowsNotItsFormerCarsNextRide_data()
+    {
+        QTest::addColumn<QByteArray>("end");
+        QTest::newRow("cancelled") << QByteArrayLiteral("cancel");
+        QTest::newRow("completed") << QByteArrayLiteral("complete");
+    }
+    void anEndedBookingShowsNotItsFormerCarsNextRide()
+    {
+        QFETCH(QByteArray, end);
+        QTemporaryDir data;
+        // One car: the next booking gets the car the first one had. Fast enough to reach a pickup
+        // within seconds (a completed ride needs the car there first); a week to board, so the
+        // booking never expires meanwhile (600 simulated seconds are 3 s here).
+        ServerProcess server(
+            {"--cars", "1", "--sim-speed", "200", "--pickup-timeout", "604800", "--data-dir", data.path()});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        const QJsonObject alice = book(server, QStringLiteral("alice"), kLat, kLng);
+        QVERIFY(idOf(alice) > 0);
+        const int carId = alice.value(QStringLiteral("car_id")).toInt();
+        const HttpResponse open = send(server, "GET", bookingPath(idOf(alice)), riderToken(alice));
+        TC_VERIFY_STATUS(open, 200);
+        // While it is alice's ride, she sees her car coming.
+        QCOMPARE(open.json().value(QStringLiteral("car")).toObject().value(QStringLiteral("booking_id")).toInteger(),
+                 idOf(alice));
+        HttpClient http(server.host(), server.port());
+        if (end == "complete") {
+            const auto stateOf = [&] {
+                return readBooking(http, idOf(alice), riderToken(alice)).json().value(QStringLiteral("state"));
+            };
+            QTRY_COMPARE_WITH_TIMEOUT(stateOf().toString(), QStringLiteral("arriving"), kArrivalMs);
+            TC_VERIFY_STATUS(moveBooking(http, idOf(alice), "pickup", riderToken(alice)), 200);
+        }
+        TC_VERIFY_STATUS(moveBooking(http, idOf(alice), end, riderToken(alice)), 200);
+
+        const QJsonObject bob = book(server, QStringLiteral("bob"), kLat + 0.0005, kLng);
+        QVERIFY(idOf(bob) > idOf(alice));
+        QCOMPARE(bob.value(QStringLiteral("car_id")).toInt(), carId);
+
+        const HttpResponse ended = send(server, "GET", bookingPath(idOf(alice)), riderToken(alice));
+        TC_VERIFY_STATUS(ended, 200);
+        const QJsonObject view = ended.json();
+        QCOMPARE(view.value(QStringLiteral("state")).toString(),
+                 end == "cancel" ? QStringLiteral("cancelled") : QStringLiteral("completed"));
+        QCOMPARE(view.value(QStringLiteral("car_id")).toInt(), carId); // which car it was stays
+        QVERIFY2(!view.contains(QStringLiteral("car")), ended.body.constData());
+        QVERIFY2(!ended.body.contains("to_pickup"), ended.body.constData());
+        QCOMPARE(view.value(QStringLiteral("eta_s")).toDouble(), 0.0);
+
+        // Bob, whose ride it is now, still sees the car.
+        const HttpResponse bobs = send(server, "GET", bookingPath(idOf(bob)), riderToken(bob));
+        TC_VERIFY_STATUS(bobs, 200);
+        const QJsonObject bobsCar = bobs.json().value(QStringLiteral("car")).toObject();
+        QCOMPARE(bobsCar.value(QStringLiteral("booking_id")).toInteger(), idOf(bob));
+        QVERIFY(bobsCar.contains(QStringLiteral("lat")));
+        QCOMPARE(server.stop(), 0);
     }
 
     void unknownBookingsNeedATokenToAskAbout()
