@@ -104,6 +104,19 @@ inline qint64 rssKiB(qint64 pid)
     return 0;
 }
 
+// Whether `pid` has a handler of its own for `signalNumber` (SigCgt in /proc/PID/status): until
+// then the signal takes its default action. False when the process is gone.
+inline bool catchesSignal(qint64 pid, int signalNumber)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return false;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("SigCgt:"))
+            return (line.mid(7).trimmed().toULongLong(nullptr, 16) >> (signalNumber - 1)) & 1;
+    return false;
+}
+
 // The parent pid of `pid` from /proc/PID/stat (field 4, after the parenthesised name).
 inline qint64 parentOf(const QString &pid)
 {
