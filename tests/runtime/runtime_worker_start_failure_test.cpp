@@ -112,10 +112,13 @@ void WorkerStartFailureTest::workerThatCannotStartIsRespawnedWhenDescriptorsAreB
         10'000, 100);
     qInfo("worker 1 (pid %lld) killed; descriptors back after %lld ms; after %lld ms worker 1 is %s (pid %lld)",
           victim.pid, starvedMs, clock.elapsed(), qPrintable(replacement.state), replacement.pid);
-    QVERIFY2(back, qPrintable(QStringLiteral("worker 1 not serving again within 10 s (state %1, pid %2); events: %3")
+    QVERIFY2(back, qPrintable(QStringLiteral("worker 1 not serving again within 10 s (state %1, pid %2); events: %3%4")
                                   .arg(replacement.state)
                                   .arg(replacement.pid)
-                                  .arg(describeEvents(server))));
+                                  .arg(describeEvents(server))
+                                  .arg(server.isRunning() ? QString()
+                                                          : QStringLiteral("; the server died: ")
+                                                                + QString::fromLocal8Bit(server.stderrText()))));
 
     // One event per failed attempt, each naming the reason; nothing keeps logging once it serves.
     const QStringList failures = startFailures(server);
