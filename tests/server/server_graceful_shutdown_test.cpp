@@ -235,40 +235,76 @@ void GracefulShutdownTest::signalToTheProcessGroupDrainsTheWorkersToo_data()
 }
 
 // A terminal signals its whole foreground process group, the worker processes with the primary:
-// the request a worker is computing must still be answered, and the server exit 0.
+// the request a worker is computing must still be answered, and the server exit 0. The request
+// must still be computing when the signal comes and be done within the grace period; on a loaded
+// machine (make test-asan) the n sized before may miss either way, and withSlowFib signals a new
+// server with a slower or faster request.
 void GracefulShutdownTest::signalToTheProcessGroupDrainsTheWorkersToo()
 {
     QFETCH(int, signalNumber);
-    ServerProcess server({QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
-                          QStringLiteral("2"), QStringLiteral("--cars"), QStringLiteral("10")});
-    server.setChildModifier([] { ::setpgid(0, 0); }); // its own group, as a shell's job
-    QVERIFY2(server.start(), qPrintable(server.error()));
-    HttpClient admin(server.host(), server.port(), 5000);
-    QVERIFY2(waitUntil(
-                 [&] {
-                     int serving = 0;
-                     for (const QJsonValue &worker : admin.get("/admin/v1/workers").json().value("workers").toArray())
-                         serving += worker.toObject().value("state").toString() == QStringLiteral("serving");
-                     return serving == 2;
-                 },
-                 10'000, 50),
-             "the workers did not start serving");
+    std::unique_ptr<ServerProcess> server;
+    const auto startServer = [&] {
+        server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--mode"), QStringLiteral("processes"),
+                                                             QStringLiteral("--workers"), QStringLiteral("2"),
+                                                             QStringLiteral("--cars"), QStringLiteral("10")});
+        server->setChildModifier([] { ::setpgid(0, 0); }); // its own group, as a shell's job
+        QVERIFY2(server->start(), qPrintable(server->error()));
+        HttpClient admin(server->host(), server->port(), 5000);
+        QVERIFY2(waitUntil(
+                     [&] {
+                         int serving = 0;
+                         for (const QJsonValue &worker :
+                              admin.get("/admin/v1/workers").json().value("workers").toArray())
+                             serving += worker.toObject().value("state").toString() == QStringLiteral("serving");
+                         return serving == 2;
+                     },
+                     10'000, 50),
+                 "the workers did not start serving");
+    };
+    startServer();
+    if (QTest::currentTestFailed())
+        return;
     // About 2 s: still computing when the signal comes, done well within the grace period.
-    const int n = fibTaking(server, kGraceMs / 2 - 500);
-    HttpClient slow(server.host(), server.port(), kGraceMs + 5000);
-    QVERIFY(slow.connectToServer());
-    const qint64 cpuBefore = treeCpuMs(server.pid());
-    QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(n) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
-    QVERIFY2(waitForCpu(server.pid(), cpuBefore, kComputingCpuMs, 5000), "the slow request is not being computed");
-    QVERIFY2(!answered(*slow.socket()), "the slow request finished before the signal; make it slower");
-    QCOMPARE(::kill(-pid_t(server.pid()), signalNumber), 0);
+    withSlowFib(fibTaking(*server, kGraceMs / 2 - 500), [&](int n, SlowFibMiss &miss) {
+        if (!server) { // each attempt after the first signals a new server
+            startServer();
+            if (QTest::currentTestFailed())
+                return;
+        }
+        const auto done = qScopeGuard([&] { server.reset(); });
+        HttpClient slow(server->host(), server->port(), kGraceMs + 5000);
+        QVERIFY(slow.connectToServer());
+        const qint64 cpuBefore = treeCpuMs(server->pid());
+        QVERIFY(slow.sendRaw("GET /fib?n=" + QByteArray::number(n) + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+        QVERIFY2(waitForCpu(server->pid(), cpuBefore, kComputingCpuMs, 5000), "the slow request is not being computed");
+        if (answered(*slow.socket())) {
+            miss.answeredBefore = QStringLiteral("the signal");
+            return;
+        }
+        QCOMPARE(::kill(-pid_t(server->pid()), signalNumber), 0);
+        QElapsedTimer sinceSignal;
+        sinceSignal.start();
 
-    const QList<HttpResponse> answer = slow.readResponses(1);
-    TC_VERIFY_STATUS(answer.value(0), 200);
-    QVERIFY2(answer[0].body.contains("\"fib\""), answer[0].body.constData());
-    QVERIFY2(server.waitForExit(kGraceMs + 2000), "the server did not exit");
-    QCOMPARE(server.exitStatus(), QProcess::NormalExit);
-    QVERIFY2(server.exitCode() == 0, server.stderrText().constData());
+        const QList<HttpResponse> answer = slow.readResponses(1);
+        // Closed unanswered once the grace ended: cut, as the server should (HttpClient's wording).
+        if (!(answer.size() == 1 && answer[0].complete) && sinceSignal.elapsed() >= kGraceMs
+            && answer.value(0).error.startsWith(QStringLiteral("connection closed"))) {
+            miss.unansweredBy = QStringLiteral("the %1 ms grace ended").arg(kGraceMs);
+            return;
+        }
+        QVERIFY2(answer.size() == 1 && answer[0].complete,
+                 qPrintable(QStringLiteral("the request a worker was computing (n=%1) got no answer (%2), %3 ms after "
+                                           "the signal; server stderr: %4")
+                                .arg(n)
+                                .arg(answer.value(0).error)
+                                .arg(sinceSignal.elapsed())
+                                .arg(QString::fromLocal8Bit(server->stderrText().right(1500)))));
+        TC_VERIFY_STATUS(answer.value(0), 200);
+        QVERIFY2(answer[0].body.contains("\"fib\""), answer[0].body.constData());
+        QVERIFY2(server->waitForExit(kGraceMs + 2000), "the server did not exit");
+        QCOMPARE(server->exitStatus(), QProcess::NormalExit);
+        QVERIFY2(server->exitCode() == 0, server->stderrText().constData());
+    });
 }
 
 // `nohup taxicore-server ...`: the operator asked for the server to outlive its terminal.
