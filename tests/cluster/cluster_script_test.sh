@@ -19,10 +19,23 @@ failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 step() { echo "--- $*"; }
 pids=()
+starts=() # each pid's start time: once a process is gone, the system may give its pid to another
+start_time() { # PID → its start time (field 22 of /proc/PID/stat), nothing once it is gone
+    local stat fields
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    read -r -a fields <<<"${stat##*) }" # the fields after the command name (which may hold spaces)
+    echo "${fields[19]}"
+}
+still_runs() { # INDEX → whether the cluster's process pids[INDEX] (the same one, not its pid reused) runs
+    local pid=${pids[$1]}
+    [[ -n ${starts[$1]} && $(start_time "$pid") == "${starts[$1]}" ]] && ! grep -qs '^State:.*Z' "/proc/$pid/status"
+}
 cleanup() {
     "$script" down --state-dir "$state" >/dev/null 2>&1 || true
-    local pid
-    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    local i
+    for i in "${!pids[@]}"; do
+        if still_runs "$i"; then kill -KILL "${pids[$i]}" 2>/dev/null || true; fi
+    done
     rm -rf "$state"
 }
 trap cleanup EXIT
@@ -58,6 +71,7 @@ url=$(sed -n 's|^url: ||p' <<<"$out" | tail -1)
 [[ $url =~ ^http://127\.0\.0\.1:([0-9]+)$ ]] || { fail "no url line in the output of up"; exit 1; }
 port=${BASH_REMATCH[1]}
 mapfile -t pids < <(cat "$state"/run/*.pid)
+for i in "${!pids[@]}"; do starts[i]=$(start_time "${pids[$i]}"); done
 ((${#pids[@]} == 5)) || fail "expected 5 PID files (postgres, redis, 2 nodes, nginx), got ${#pids[@]}"
 
 step "GET /hello through nginx"
@@ -94,15 +108,13 @@ if again=$("$script" up 2 --port 0 --state-dir "$state" 2>&1); then
     fail "a second up succeeded: $again"
 fi
 grep -q "already runs" <<<"$again" || fail "the refusal does not say a cluster runs: $again"
-for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || fail "pid $pid died after the refused up"; done
+for i in "${!pids[@]}"; do still_runs "$i" || fail "pid ${pids[$i]} died after the refused up"; done
 [[ $(http_status "$port" /hello) == 200 ]] || fail "/hello no longer answers after the refused up"
 
 step "down"
 "$script" down --state-dir "$state"
-for pid in "${pids[@]}"; do
-    if kill -0 "$pid" 2>/dev/null && ! grep -qs '^State:.*Z' "/proc/$pid/status"; then
-        fail "pid $pid is still alive after down"
-    fi
+for i in "${!pids[@]}"; do
+    if still_runs "$i"; then fail "pid ${pids[$i]} is still alive after down"; fi
 done
 [[ -z $(http_status "$port" /hello) ]] || fail "something still answers on $url after down"
 step "down again (idempotent)"
