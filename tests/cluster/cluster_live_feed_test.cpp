@@ -18,6 +18,7 @@
 #include "HttpClient.h"
 #include "PostgresKit.h"
 #include "RedisKit.h"
+#include "SanitizerTiming.h"
 #include "RequireTool.h"
 #include "ServerProcess.h"
 #include "Wait.h"
@@ -47,7 +48,10 @@ constexpr int kRounds = 3;
 // machine, and the median's is below what a 10 ms flush or follow tick gives.
 constexpr double kTargetP99Ms = 5;
 constexpr double kMaxP50Ms = 5;
-constexpr double kMaxP99Ms = 40;
+// The p99's bound, twice as wide in the asan build (55 ms there once, under the suite's load):
+// still far under the ~490 ms of the old 500 ms ticks. The median's stays: it tells the 10 ms
+// flush apart from event-driven, and held under ASan too.
+constexpr double kMaxP99Ms = 40 * kSanitizerSlowdown;
 // A report not seen on C within this is counted as lost.
 constexpr int kSeenTimeoutMs = 3000;
 const QByteArray kDeviceToken = "cluster-live-feed-device-token-0123456789";
