@@ -96,6 +96,30 @@ CarSlot &carSlotIn(SharedRegion &region, int id)
     return reinterpret_cast<CarSlot *>(region.base() + RegionOffsets::cars)[id - 1];
 }
 
+// A real SQLite ledger in a temporary directory and a fleet of `cars` in a fresh region: what the
+// primary settles a dead process's work with. Empty `error` when both opened.
+struct FleetOnLedger {
+    explicit FleetOnLedger(int cars)
+    {
+        LedgerOptions options;
+        options.dataDir = dir.path();
+        Ledger::Opened opened = Ledger::open(options);
+        error = opened.error;
+        ledger = std::move(opened.ledger);
+        if (ledger)
+            region = SharedRegion::create(error);
+        if (region) {
+            fleet = std::make_unique<SharedMemoryFleet>(*region);
+            fleet->initialiseCars(cars, placeNorth);
+        }
+    }
+    QTemporaryDir dir;
+    QString error;
+    std::unique_ptr<Ledger> ledger;
+    std::unique_ptr<SharedRegion> region;
+    std::unique_ptr<SharedMemoryFleet> fleet;
+};
+
 // Runs `move` in a forked child that then dies without settling it (as a worker killed between
 // its commit and its settle, or before its commit); returns the child's pid once it is gone.
 template <typename Move> pid_t dieAfter(Move move)
@@ -240,17 +264,11 @@ void WorkerKilledMidMoveTest::aKilledWorkersUncommittedBookingIsWithdrawn()
 
 void WorkerKilledMidMoveTest::aDeadProcessesCommittedMovesAreApplied()
 {
-    QTemporaryDir dir;
-    LedgerOptions options;
-    options.dataDir = dir.path();
-    auto opened = Ledger::open(options);
-    QVERIFY2(opened.ledger, qPrintable(opened.error));
-    Ledger &ledger = *opened.ledger;
+    FleetOnLedger bench(10);
+    QVERIFY2(bench.fleet, qPrintable(bench.error));
+    Ledger &ledger = *bench.ledger;
+    SharedMemoryFleet &fleet = *bench.fleet;
     QString error;
-    auto region = SharedRegion::create(error);
-    QVERIFY2(region, qPrintable(error));
-    SharedMemoryFleet fleet(*region);
-    fleet.initialiseCars(10, placeNorth);
 
     // Two bookings in the ledger; one will be cancelled, one reassigned, each by a process that
     // commits its move and dies before it settles it.
@@ -297,27 +315,22 @@ void WorkerKilledMidMoveTest::aDeadProcessesCommittedMovesAreApplied()
 
 void WorkerKilledMidMoveTest::aDeadProcessesUncommittedMovesAreLetGo()
 {
-    QTemporaryDir dir;
-    LedgerOptions options;
-    options.dataDir = dir.path();
-    auto opened = Ledger::open(options);
-    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    FleetOnLedger bench(10);
+    QVERIFY2(bench.fleet, qPrintable(bench.error));
+    Ledger &ledger = *bench.ledger;
+    SharedMemoryFleet &fleet = *bench.fleet;
     QString error;
-    auto region = SharedRegion::create(error);
-    QVERIFY2(region, qPrintable(error));
-    SharedMemoryFleet fleet(*region);
-    fleet.initialiseCars(10, placeNorth);
     const auto booked = fleet.book(QStringLiteral("a"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
-    QVERIFY(opened.ledger->appendAndWait(bookingRecord(booked.booking, {}), &error));
+    QVERIFY(ledger.appendAndWait(bookingRecord(booked.booking, {}), &error));
 
     const pid_t canceller = dieAfter([&] { fleet.beginCancel(booked.booking.id); });
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), canceller), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), canceller), 0);
     QCOMPARE(fleet.booking(booked.booking.id)->state, BookingState::Assigned);
     QCOMPARE(fleet.car(booked.booking.carId)->state, CarState::ToPickup);
 
     const pid_t reassigner = dieAfter([&] { fleet.beginReassign(booked.booking.id, 9, kRadiusM, etaBySpeed); });
     QCOMPARE(fleet.car(9)->state, CarState::ToPickup);
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), reassigner), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), reassigner), 0);
     QCOMPARE(fleet.booking(booked.booking.id)->carId, booked.booking.carId);
     QCOMPARE(fleet.car(9)->state, CarState::Available);
     QCOMPARE(fleet.car(9)->bookingId, 0u);
@@ -331,8 +344,8 @@ void WorkerKilledMidMoveTest::aDeadProcessesUncommittedMovesAreLetGo()
     QCOMPARE(made.size(), 2u);
     const auto lostBooking = fleet.booking(std::min(made[0], made[1]));
     const auto keptBooking = fleet.booking(std::max(made[0], made[1]));
-    QVERIFY(opened.ledger->appendAndWait(bookingRecord(*keptBooking, {}), &error));
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), booker), 0);
+    QVERIFY(ledger.appendAndWait(bookingRecord(*keptBooking, {}), &error));
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), booker), 0);
     QVERIFY(!isOpen(fleet.booking(lostBooking->id)->state));
     QCOMPARE(fleet.car(lostBooking->carId)->state, CarState::Available);
     QCOMPARE(fleet.booking(keptBooking->id)->state, BookingState::Assigned);
@@ -341,24 +354,19 @@ void WorkerKilledMidMoveTest::aDeadProcessesUncommittedMovesAreLetGo()
     // A live process's moves are not another's: settling for some other pid changes nothing.
     const auto begun = fleet.beginCancel(booked.booking.id);
     QCOMPARE(begun.result, FleetStore::TransitionResult::Done);
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), canceller), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), canceller), 0);
     QCOMPARE(fleet.beginPickup(booked.booking.id).result, FleetStore::TransitionResult::MoveInProgress);
     QCOMPARE(fleet.settle(begun, true).booking.state, BookingState::Cancelled);
 }
 
 void WorkerKilledMidMoveTest::aDeadProcessesCarTakenForABookingInFlightIsFreed()
 {
-    QTemporaryDir dir;
-    LedgerOptions options;
-    options.dataDir = dir.path();
-    auto opened = Ledger::open(options);
-    QVERIFY2(opened.ledger, qPrintable(opened.error));
-    QString error;
-    auto region = SharedRegion::create(error);
-    QVERIFY2(region, qPrintable(error));
-    SharedMemoryFleet fleet(*region);
     constexpr int kCars = 10;
-    fleet.initialiseCars(kCars, placeNorth);
+    FleetOnLedger bench(kCars);
+    QVERIFY2(bench.fleet, qPrintable(bench.error));
+    Ledger &ledger = *bench.ledger;
+    SharedMemoryFleet &fleet = *bench.fleet;
+    QString error;
 
     // Dies inside book(): its car (the nearest, 1) is taken, its booking id still being fetched
     // (a cluster's ids come from PostgreSQL, one round trip per block).
@@ -372,7 +380,7 @@ void WorkerKilledMidMoveTest::aDeadProcessesCarTakenForABookingInFlightIsFreed()
     // Dies inside beginReassign(): the wanted car (7) is taken while its ETA is ranked by road.
     const auto booked = fleet.book(QStringLiteral("a"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
     QCOMPARE(booked.booking.carId, 2);
-    QVERIFY(opened.ledger->appendAndWait(bookingRecord(booked.booking, {}), &error));
+    QVERIFY(ledger.appendAndWait(bookingRecord(booked.booking, {}), &error));
     const pid_t reassigner = dieAfter([&] {
         fleet.beginReassign(booked.booking.id, 7, kRadiusM,
                             [](LatLng, const std::vector<LatLng> &) -> std::vector<double> { ::_exit(0); });
@@ -380,12 +388,12 @@ void WorkerKilledMidMoveTest::aDeadProcessesCarTakenForABookingInFlightIsFreed()
     QCOMPARE(fleet.car(7)->state, CarState::ToPickup);
 
     // Another process's cleanup frees neither.
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), ::getpid()), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), ::getpid()), 0);
     QCOMPARE(fleet.car(1)->state, CarState::ToPickup);
     QCOMPARE(fleet.car(7)->state, CarState::ToPickup);
 
     // Before the fix both stayed out of service until a restart: no booking names them.
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), booker), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), booker), 0);
     QCOMPARE(settleAbandonedMoves(fleet, nullptr, reassigner), 0); // without a ledger as well
     QCOMPARE(fleet.car(1)->state, CarState::Available);
     QCOMPARE(fleet.car(7)->state, CarState::Available);
@@ -405,10 +413,10 @@ void WorkerKilledMidMoveTest::aDeadProcessesCarTakenForABookingInFlightIsFreed()
     const std::vector<uint64_t> written = fleet.openBookingsMadeBy(writer);
     QCOMPARE(written.size(), 1u);
     const auto writtenBooking = fleet.booking(written.front());
-    QVERIFY(opened.ledger->appendAndWait(bookingRecord(*writtenBooking, {}), &error));
-    carSlotIn(*region, writtenBooking->carId).bookingId.store(carClaim(writer));
+    QVERIFY(ledger.appendAndWait(bookingRecord(*writtenBooking, {}), &error));
+    carSlotIn(*bench.region, writtenBooking->carId).bookingId.store(carClaim(writer));
     QCOMPARE(fleet.car(writtenBooking->carId)->bookingId, 0u);
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), writer), 0);
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), writer), 0);
     QCOMPARE(fleet.booking(writtenBooking->id)->state, BookingState::Assigned);
     QCOMPARE(fleet.car(writtenBooking->carId)->state, CarState::ToPickup);
     QCOMPARE(fleet.car(writtenBooking->carId)->bookingId, writtenBooking->id);
@@ -416,11 +424,11 @@ void WorkerKilledMidMoveTest::aDeadProcessesCarTakenForABookingInFlightIsFreed()
     // Likewise a reassign whose move was reserved and whose new car did not name the booking yet;
     // the ledger holds the reassign: the booking moves to that car.
     const pid_t mover = dieAfter([&] { fleet.beginReassign(writtenBooking->id, 9, kRadiusM, etaBySpeed); });
-    carSlotIn(*region, 9).bookingId.store(carClaim(mover));
+    carSlotIn(*bench.region, 9).bookingId.store(carClaim(mover));
     BookingSnapshot reassigned = *fleet.booking(writtenBooking->id);
     reassigned.carId = 9;
-    QVERIFY(opened.ledger->appendAndWait(transitionRecord(reassigned), &error));
-    QCOMPARE(settleAbandonedMoves(fleet, &opened.ledger->reader(), mover), 0);
+    QVERIFY(ledger.appendAndWait(transitionRecord(reassigned), &error));
+    QCOMPARE(settleAbandonedMoves(fleet, &ledger.reader(), mover), 0);
     QCOMPARE(fleet.booking(writtenBooking->id)->carId, 9);
     QCOMPARE(fleet.car(9)->bookingId, writtenBooking->id);
     QCOMPARE(fleet.car(9)->state, CarState::ToPickup);
