@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # `make test-asan`: build the `asan` preset (build-asan: Debug, ASan + UBSan, a UBSan finding
 # aborts) and run the whole ctest suite under it. Findings in third-party libraries (Mesa,
-# fontconfig, Qt's own caches) are suppressed by the files next to this script; ours never are
-# (one test runs without UBSan's vptr check, which needs a descriptor: ubsan-out-of-descriptors.supp).
+# fontconfig, Qt's own caches) are suppressed by the files next to this script; ours never are.
 #   JOBS=N (default: cores) for the build and for ctest; extra arguments go to ctest (-R, -L, ...)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
