@@ -2,6 +2,7 @@
 
 #include "dispatch/FleetLedger.h"
 #include "ledger/Ledger.h"
+#include "ledger/LedgerErrors.h"
 #include "pricing/TripEstimator.h"
 
 namespace taxicore {
@@ -33,6 +34,10 @@ FleetStore::Reassignment BookingReassign::operator()(uint64_t bookingId, int car
     m_ledger->append(transitionRecord(begun.booking),
                      [fleet = &m_fleet, begun, recorded = std::move(recorded)](bool committed, const QString &error) {
                          const FleetStore::Reassignment settled = fleet->settleReassign(begun, committed);
+                         // Another node's booking holds the new car: a cluster's copy holds it too,
+                         // so the next reassign offers another (as a booking does).
+                         if (!committed && error.startsWith(QLatin1StringView(kLedgerCarTaken)))
+                             fleet->carTakenElsewhere(begun.car.id);
                          if (recorded)
                              recorded(committed ? settled : begun, committed, error);
                      });

@@ -7,6 +7,7 @@
 #include "http/OperatorAccess.h"
 #include "wire/RequestInput.h"
 #include "http/RouteTable.h"
+#include "ledger/LedgerErrors.h"
 #include "control/EventLog.h"
 #include "metrics/ProcessStats.h"
 #include "region/WorkerProtocol.h"
@@ -80,6 +81,35 @@ ApiResponse clusterNodes(const ApiRequest &request, const FleetStore &fleet)
     return jsonResponse(nodes);
 }
 
+// A reassign the ledger did not record. A refusal is its verdict on this move, decided by
+// another node first (a cluster's database: that node's booking took the car, or ended this
+// booking): a conflict, nothing moved. Anything else is a failing ledger. Operators read the
+// ledger's own words (its location included); riders never see this route.
+ApiResponse reassignNotRecorded(const FleetStore::Reassignment &asked, const QString &error)
+{
+    const auto refusedFor = [&error](const char *refusal) { return error.startsWith(QLatin1StringView(refusal)); };
+    const uint64_t id = asked.booking.id;
+    if (refusedFor(kLedgerCarTaken))
+        return errorResponse(409, "car_not_available",
+                             QStringLiteral("car %1 is taken by a booking of another node; booking %2 keeps car %3")
+                                 .arg(asked.car.id)
+                                 .arg(id)
+                                 .arg(asked.previousCarId),
+                             {{QStringLiteral("ledger"), error}});
+    if (refusedFor(kLedgerBookingMoved))
+        return errorResponse(409, "booking_moved",
+                             QStringLiteral("another node moved booking %1 meanwhile; nothing moved").arg(id),
+                             {{QStringLiteral("ledger"), error}});
+    if (refusedFor(kLedgerBookingUnknown))
+        return errorResponse(409, "booking_not_recorded",
+                             QStringLiteral("booking %1 has no record in the ledger (it was never acknowledged); "
+                                            "nothing moved")
+                                 .arg(id),
+                             {{QStringLiteral("ledger"), error}});
+    return errorResponse(503, "ledger_unavailable",
+                         QStringLiteral("the reassignment could not be recorded durably: %1").arg(error));
+}
+
 // POST /admin/v1/bookings/{id}/reassign {"car_id"?}: answered after the ledger has the move.
 ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const BookingReassign &reassign)
 {
@@ -106,9 +136,7 @@ ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const 
     const auto move =
         reassign(id, carId, [reply](const FleetStore::Reassignment &done, bool committed, const QString &error) {
             if (!committed) {
-                (*reply)(
-                    errorResponse(503, "ledger_unavailable",
-                                  QStringLiteral("the reassignment could not be recorded durably: %1").arg(error)));
+                (*reply)(reassignNotRecorded(done, error));
                 return;
             }
             QJsonObject out = bookingJson(done.booking);

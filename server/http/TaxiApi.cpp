@@ -18,6 +18,7 @@
 #include "pricing/PricingBoard.h"
 #include "pricing/TripEstimator.h"
 
+#include <QDebug>
 #include <QJsonArray>
 #include <algorithm>
 #include <cmath>
@@ -209,15 +210,33 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 }
 
 ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &reply,
-                                  const std::shared_ptr<const PendingBooking> &pending, int idTries) const
+                                  const std::shared_ptr<const PendingBooking> &pending, int idTries,
+                                  int refusedCar) const
 {
     const BookingOrder &order = pending->order;
     const auto booked = m_fleet.book(
         order.riderId, order.pickup, order.dropoff, kBookingSearchRadiusM,
         [this](LatLng target, const std::vector<LatLng> &cars) { return m_estimator.etasTo(target, cars); },
         tokenHash(pending->riderToken));
-    if (booked.result != FleetStore::BookResult::Booked) {
-        const ApiResponse refused = bookingRefusal(booked.result);
+    // A cluster's fleet holds a car the ledger gave another node (carTakenElsewhere), so the next
+    // try takes another. A fleet that cannot (nodes sharing a PostgreSQL ledger without a shared
+    // --fleet) offers the same car again: tried again, it was refused for ever, the rider's request
+    // hanging and the database hammered. The booking ends here instead, and the operator is told why.
+    const bool sameCarAgain = booked.result == FleetStore::BookResult::Booked && booked.booking.carId == refusedCar;
+    if (sameCarAgain) {
+        m_fleet.withdraw(booked.booking.id);
+        qWarning().noquote() << QStringLiteral(
+                                    "booking: the ledger gave car %1 to a booking this node cannot see (another node "
+                                    "on this ledger?); nodes sharing one ledger need a shared fleet (--fleet redis://)")
+                                    .arg(refusedCar);
+    }
+    if (booked.result != FleetStore::BookResult::Booked || sameCarAgain) {
+        const ApiResponse refused =
+            sameCarAgain ? errorResponse(409, "no_car_available",
+                                         QStringLiteral("car %1, the nearest, is taken by a booking this server does "
+                                                        "not know of; try again shortly")
+                                             .arg(refusedCar))
+                         : bookingRefusal(booked.result);
         // A retry finds no car because its first try has it: the key's booking is the answer.
         if (!pending->keyed)
             throw ApiException{refused};
@@ -262,6 +281,7 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
             return;
         }
         int idTriesLeft = idTries;
+        int refusedCarId = 0;
         if (error.startsWith(QLatin1String(kLedgerBookingIdTaken))) {
             m_fleet.bookingIdTaken();
             if (--idTriesLeft <= 0) {
@@ -271,6 +291,7 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
             }
         } else if (error.startsWith(QLatin1String(kLedgerCarTaken))) {
             m_fleet.carTakenElsewhere(carId);
+            refusedCarId = carId;
         } else {
             (*reply)(errorResponse(503, "ledger_unavailable",
                                    QStringLiteral("the booking could not be recorded durably: %1")
@@ -278,7 +299,7 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
             return;
         }
         try {
-            const ApiResponse again = placeBooking(reply, pending, idTriesLeft);
+            const ApiResponse again = placeBooking(reply, pending, idTriesLeft, refusedCarId);
             if (again.status != ApiResponse::kDeferred)
                 (*reply)(again);
         } catch (const ApiException &refused) {

@@ -45,9 +45,12 @@ private:
         bool keyed = false; // the token derives from an Idempotency-Key (http/IdempotencyKey.h)
     };
     // Books a car and answers once the ledger committed it; `idTries`: how many more times a
-    // booking refused for a taken id is tried under a fresh one (kBookingIdTries).
+    // booking refused for a taken id is tried under a fresh one (kBookingIdTries). `refusedCar`:
+    // the car the ledger just refused this booking (another node's booking holds it), 0 on the
+    // first try; chosen again, this node cannot see that node's bookings and the booking ends.
     ApiResponse placeBooking(const std::shared_ptr<const DeferredReply> &reply,
-                             const std::shared_ptr<const PendingBooking> &pending, int idTries) const;
+                             const std::shared_ptr<const PendingBooking> &pending, int idTries,
+                             int refusedCar = 0) const;
     // The booking an Idempotency-Key made, answered again (201, Idempotent-Replayed: true), as the
     // ledger has it, on the lookup thread; none when the key made none. 409 idempotency_key_reused
     // when that booking was made for another order.

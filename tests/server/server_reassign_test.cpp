@@ -89,6 +89,7 @@ private Q_SLOTS:
     void restartAfterKillRestoresTheNewCar();
     void reassignAfterTheClockSteppedBackIsKept_data();
     void reassignAfterTheClockSteppedBackIsKept();
+    void aCarTheLedgerGaveAnotherNodeIsAConflictNotAnOutage();
 
 private:
     std::unique_ptr<SharedRegion> m_region;
@@ -468,6 +469,71 @@ void ReassignTest::reassignAfterTheClockSteppedBackIsKept()
     TC_VERIFY_STATUS(restored, 200);
     QCOMPARE(restored.json().value("car_id").toInt(), newCar);
     QCOMPARE(restored.json().value("state").toString(), QStringLiteral("assigned"));
+}
+
+// Two nodes on one PostgreSQL ledger and no shared fleet (no --fleet): a node cannot see the
+// other's bookings, so it offers a car the ledger gave the other node. Its rider's booking is
+// refused by the ledger (car_taken) and, offered the same car again, ends in a 409 instead of
+// being tried for ever (it hung, the database hammered); its operator's reassign to such a car is
+// a 409 conflict with nothing moved, not a 503 saying the ledger is down.
+void ReassignTest::aCarTheLedgerGaveAnotherNodeIsAConflictNotAnOutage()
+{
+    TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL (initdb) is not installed");
+    PostgresKit pg;
+    QVERIFY2(pg.start(), qPrintable(pg.error()));
+    QTemporaryDir dataA;
+    QTemporaryDir dataB;
+    QVERIFY(dataA.isValid() && dataB.isValid());
+    const QStringList common{QStringLiteral("--cars"), QStringLiteral("30"),       QStringLiteral("--sim-speed"),
+                             QStringLiteral("0.001"),  QStringLiteral("--ledger"), pg.url()};
+    ServerProcess nodeA(common + QStringList{QStringLiteral("--data-dir"), dataA.path()});
+    QVERIFY2(nodeA.start(), qPrintable(nodeA.error()));
+    ServerProcess nodeB(common + QStringList{QStringLiteral("--data-dir"), dataB.path()});
+    QVERIFY2(nodeB.start(), qPrintable(nodeB.error()));
+    HttpClient httpA(nodeA.host(), nodeA.port());
+    HttpClient httpB(nodeB.host(), nodeB.port());
+
+    const HttpResponse onB = httpB.postJson("/api/v1/bookings", {{"rider_id", "bea"}, {"pickup", kPickup}});
+    TC_VERIFY_STATUS(onB, 201);
+    const qint64 idB = onB.json().value("booking_id").toInteger();
+    const int carOfB = onB.json().value("car_id").toInt();
+
+    // A offers B's car (the same fleet, the same pickup): refused by the ledger, then a 409.
+    const HttpResponse lost = httpA.postJson("/api/v1/bookings", {{"rider_id", "ada"}, {"pickup", kPickup}});
+    TC_VERIFY_ERROR(lost, 409, "no_car_available");
+    QVERIFY2(lost.json().value("message").toString().contains(QString::number(carOfB)), lost.body.constData());
+    QCOMPARE(pg.psql(QStringLiteral("SELECT count(*) FROM bookings")), QStringLiteral("1"));
+    QTRY_VERIFY_WITH_TIMEOUT(nodeA.stderrText().contains("nodes sharing one ledger need a shared fleet"), 5'000);
+
+    // A books elsewhere, a car B does not know is taken.
+    HttpResponse onA;
+    for (const QJsonObject &pickup :
+         {QJsonObject{{"lat", 57.6985}, {"lng", 11.9790}}, QJsonObject{{"lat", 57.7090}, {"lng", 11.9500}}}) {
+        onA = httpA.postJson("/api/v1/bookings", {{"rider_id", "ada"}, {"pickup", pickup}});
+        if (onA.status == 201)
+            break;
+    }
+    TC_VERIFY_STATUS(onA, 201);
+    const int carX = onA.json().value("car_id").toInt();
+    QVERIFY(carX != carOfB);
+
+    const HttpResponse refused = httpB.postJson(reassignPath(idB), {{"car_id", carX}});
+    TC_VERIFY_ERROR(refused, 409, "car_not_available");
+    QVERIFY2(refused.json().value("message").toString().contains(QString::number(carX)), refused.body.constData());
+    // Nothing moved: the booking keeps its car in B's view and in the ledger, and X stays A's.
+    const HttpResponse kept = readBooking(httpB, idB, riderToken(onB.json()));
+    QCOMPARE(kept.json().value("car_id").toInt(), carOfB);
+    QCOMPARE(kept.json().value("state").toString(), QStringLiteral("assigned"));
+    QCOMPARE(pg.psql(QStringLiteral("SELECT car_id FROM bookings WHERE id = %1").arg(idB)), QString::number(carOfB));
+    QCOMPARE(pg.psql(QStringLiteral("SELECT booking_id FROM cars WHERE id = %1").arg(carX)),
+             QString::number(onA.json().value("booking_id").toInteger()));
+    // The refused move reserved nothing: the booking moves to a car no one holds.
+    int freeCar = 1;
+    while (freeCar == carX || freeCar == carOfB)
+        ++freeCar;
+    const HttpResponse moved = httpB.postJson(reassignPath(idB), {{"car_id", freeCar}});
+    TC_VERIFY_STATUS(moved, 200);
+    QCOMPARE(moved.json().value("car_id").toInt(), freeCar);
 }
 
 QTEST_GUILESS_MAIN(ReassignTest)
