@@ -4,6 +4,7 @@
 #include "wire/ApiError.h"
 #include "http/BookingOwnership.h"
 #include "http/BookingView.h"
+#include "http/ClientAddress.h"
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
 #include "http/RouteTable.h"
@@ -106,6 +107,7 @@ bool sameCar(const CarSnapshot &a, const CarSnapshot &b)
 
 struct LiveFeed::Client {
     QWebSocket *socket = nullptr;
+    QHostAddress address; // counted toward m_maxClientsPerAddress; null for loopback
     bool subscribed = false;
     LatLng centre;
     double radiusM = kDefaultRadiusM;
@@ -178,6 +180,7 @@ LiveFeed::~LiveFeed()
     // The sockets are our children; closing them here sends a "going away" frame when it can.
     const auto sockets = m_clients.keys();
     m_clients.clear();
+    m_clientsPerAddress.clear();
     for (QWebSocket *socket : sockets) {
         socket->disconnect(this);
         socket->abort();
@@ -232,11 +235,26 @@ void LiveFeed::acceptPending()
             refuse(QWebSocketProtocol::CloseCodePolicyViolated, QStringLiteral("too many live clients; retry shortly"));
             continue;
         }
+        // Behind a trusted proxy the client is the one its X-Forwarded-For names (Qt hands the
+        // handshake's fields on with the socket; a proxy sends one such field).
+        const ClientAddress from =
+            resolveClientAddress(plainAddress(socket->peerAddress()),
+                                 socket->request().rawHeader(QByteArrayLiteral("X-Forwarded-For")), trustedProxies());
+        const QHostAddress counted = from.address.isLoopback() ? QHostAddress() : from.address;
+        if (!counted.isNull() && m_clientsPerAddress.value(counted) >= m_maxClientsPerAddress) {
+            refuse(
+                QWebSocketProtocol::CloseCodePolicyViolated,
+                QStringLiteral("too many live clients from one address (%1); close one").arg(m_maxClientsPerAddress));
+            continue;
+        }
         socket->setMaxAllowedIncomingMessageSize(kMaxIncomingBytes);
         socket->setMaxAllowedIncomingFrameSize(kMaxIncomingBytes);
         auto client = std::make_shared<Client>();
         client->socket = socket;
+        client->address = counted;
         m_clients.insert(socket, client);
+        if (!counted.isNull())
+            ++m_clientsPerAddress[counted];
         if (!m_backlogTimer.isActive())
             m_backlogTimer.start();
         connect(socket, &QWebSocket::textMessageReceived, this,
@@ -249,7 +267,7 @@ void LiveFeed::acceptPending()
                 (*it)->pendingBytes = std::max<qint64>(0, (*it)->pendingBytes - written);
         });
         connect(socket, &QWebSocket::disconnected, this, [this, socket] {
-            if (m_clients.remove(socket))
+            if (removeClient(socket))
                 m_indexStale = true;
         });
         // A socket that never subscribes costs a descriptor and a connection slot for nothing.
@@ -268,9 +286,22 @@ void LiveFeed::acceptPending()
     }
 }
 
+bool LiveFeed::removeClient(QWebSocket *socket)
+{
+    const auto it = m_clients.constFind(socket);
+    if (it == m_clients.constEnd())
+        return false;
+    if (const QHostAddress address = (*it)->address; !address.isNull()) {
+        if (--m_clientsPerAddress[address] <= 0)
+            m_clientsPerAddress.remove(address);
+    }
+    m_clients.erase(it);
+    return true;
+}
+
 void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)
 {
-    if (!m_clients.remove(socket))
+    if (!removeClient(socket))
         return;
     m_indexStale = true;
     socket->close(static_cast<QWebSocketProtocol::CloseCode>(closeCode), reason);
@@ -736,7 +767,7 @@ bool LiveFeed::dropIfNotReading(Client &client)
     if (client.pendingBytes <= m_maxPendingBytes && socket->bytesToWrite() <= m_maxPendingBytes)
         return false;
     // A client that does not read is dropped rather than buffered without bound.
-    m_clients.remove(socket);
+    removeClient(socket);
     m_indexStale = true;
     socket->abort();
     socket->deleteLater();

@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QHostAddress>
 #include <QList>
 #include <QObject>
 #include <QTimer>
@@ -80,6 +81,12 @@ public:
     void setEstimator(const TripEstimator *estimator) { m_estimator = estimator; }
     void setMaxClients(int max) { m_maxClients = max; }
     int maxClients() const { return m_maxClients; }
+    // At most this many of maxClients() from one client address (the peer, or the client a
+    // --trusted-proxy names), so that one client cannot take every place; loopback is not counted
+    // (this machine's own tools: the console, benchmarks).
+    static constexpr int kDefaultMaxClientsPerAddress = 32;
+    void setMaxClientsPerAddress(int max) { m_maxClientsPerAddress = max; }
+    int maxClientsPerAddress() const { return m_maxClientsPerAddress; }
     void setMaxPendingBytes(qint64 bytes) { m_maxPendingBytes = bytes; }
     qint64 maxPendingBytes() const { return m_maxPendingBytes; }
     void setIntervalMs(int ms) { m_timer.setInterval(ms); }
@@ -121,6 +128,8 @@ private:
     void acceptPending();
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
+    // Forgets the client (and its place in its address's count); false when it was none.
+    bool removeClient(QWebSocket *socket);
     // An update tick: every client's update, served in paced slices (runTickSlice) between which
     // the thread's event loop runs.
     void tick();
@@ -188,6 +197,8 @@ private:
     QTimer m_retryTimer;
     QTimer m_backlogTimer; // dropClientsNotReading, while there are clients
     int m_maxClients = 1000;
+    int m_maxClientsPerAddress = kDefaultMaxClientsPerAddress;
+    QHash<QHostAddress, int> m_clientsPerAddress; // counted addresses only (not loopback)
     qint64 m_maxPendingBytes = 256 * 1024;
     int m_idleTimeoutMs = kDefaultIdleTimeoutMs;
 };

@@ -9,6 +9,7 @@
 #include "ConnectionsKit.h"
 
 #include <QElapsedTimer>
+#include <QNetworkRequest>
 #include <QWebSocket>
 #include <memory>
 #include <vector>
@@ -37,6 +38,8 @@ constexpr int kFeedIdleTimeoutMs = 1000;
 // Descriptors a server may hold above its starting count once every client has gone (timers,
 // a ledger journal opened meanwhile).
 constexpr int kDescriptorSlack = 8;
+// The server's places on the feed for one client address (LiveFeed::kDefaultMaxClientsPerAddress).
+constexpr int kPerAddress = 32;
 
 struct FeedClient {
     std::unique_ptr<QWebSocket> socket = std::make_unique<QWebSocket>();
@@ -84,6 +87,8 @@ private Q_SLOTS:
     void initTestCase() { raiseOwnFileLimit(); }
     void feedStaysWithinLimits_data();
     void feedStaysWithinLimits();
+    void oneAddressCannotTakeEveryFeedPlace_data();
+    void oneAddressCannotTakeEveryFeedPlace();
 };
 
 void FeedLimitsTest::feedStaysWithinLimits_data()
@@ -161,6 +166,73 @@ void FeedLimitsTest::feedStaysWithinLimits()
     QVERIFY2(idle.closeReason.contains(QStringLiteral("subscribe")), qPrintable(idle.closeReason));
     QTest::qWait(kFeedIdleTimeoutMs); // inherent: nothing may happen for a whole idle timeout
     QVERIFY2(subscribed.open, "a subscribed feed client was closed as idle");
+}
+
+void FeedLimitsTest::oneAddressCannotTakeEveryFeedPlace_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("single") << QStringLiteral("single");
+    QTest::newRow("pool") << QStringLiteral("pool");
+}
+
+// One client (here the address a trusted proxy names, as behind nginx) holding subscribed feed
+// sockets took every one of the feed's 1,000 places: no rider anywhere could follow a booking.
+// Now it holds kPerAddress; the next is closed with 1008 saying why, another address still gets
+// in, and so does this machine's own loopback (the console, benchmarks).
+void FeedLimitsTest::oneAddressCannotTakeEveryFeedPlace()
+{
+    QFETCH(QString, mode);
+    ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--threads"), QStringLiteral("2"),
+                          QStringLiteral("--cars"), QStringLiteral("50"), QStringLiteral("--trusted-proxy"),
+                          QStringLiteral("127.0.0.1")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    const auto openAs = [&](FeedClient &client, const QByteArray &forwardedFor) {
+        QNetworkRequest request(feedUrl(server));
+        if (!forwardedFor.isEmpty())
+            request.setRawHeader(QByteArrayLiteral("X-Forwarded-For"), forwardedFor);
+        client.socket->open(request);
+    };
+    std::vector<std::unique_ptr<FeedClient>> greedy;
+    for (int i = 0; i < kPerAddress + 8; ++i) {
+        greedy.push_back(std::make_unique<FeedClient>(true));
+        openAs(*greedy.back(), QByteArrayLiteral("203.0.113.7"));
+        // One at a time: which ones are refused is then known (the last eight).
+        QVERIFY2(waitUntil([&] { return greedy.back()->open || greedy.back()->ended; }, 5000),
+                 qPrintable(QStringLiteral("feed client %1 neither opened nor ended").arg(i)));
+    }
+    const auto refused = [&] {
+        return int(std::count_if(greedy.begin(), greedy.end(), [](const auto &c) { return c->ended; }));
+    };
+    QVERIFY2(
+        waitUntil([&] { return refused() >= 8; }, 5000),
+        qPrintable(QStringLiteral("%1 of %2 feed clients from one address refused").arg(refused()).arg(greedy.size())));
+    QTest::qWait(300); // a refusal of one of the first kPerAddress would come as late
+    QCOMPARE(refused(), 8);
+    const FeedClient &last = *greedy.back();
+    QCOMPARE(last.closeCode, int(QWebSocketProtocol::CloseCodePolicyViolated));
+    QVERIFY2(last.closeReason.contains(QStringLiteral("from one address")), qPrintable(last.closeReason));
+    for (int i = 0; i < kPerAddress; ++i)
+        QVERIFY2(greedy[std::size_t(i)]->open, qPrintable(QStringLiteral("feed client %1 was closed").arg(i)));
+
+    FeedClient other(true);
+    openAs(other, QByteArrayLiteral("198.51.100.9"));
+    FeedClient local(true);
+    openAs(local, {});
+    QVERIFY2(waitUntil([&] { return (other.open || other.ended) && (local.open || local.ended); }, 5000),
+             "the other clients neither opened nor ended");
+    QTest::qWait(300);
+    QVERIFY2(other.open, qPrintable(other.closeReason));
+    QVERIFY2(local.open, qPrintable(local.closeReason));
+
+    // One of the address's sockets leaves: its place is the address's again.
+    greedy.front()->socket->close();
+    QVERIFY(waitUntil([&] { return greedy.front()->ended; }, 5000));
+    FeedClient again(true);
+    QTest::qWait(200); // the server's side of the close
+    openAs(again, QByteArrayLiteral("203.0.113.7"));
+    QVERIFY2(waitUntil([&] { return again.open || again.ended; }, 5000), "the client neither opened nor ended");
+    QTest::qWait(300);
+    QVERIFY2(again.open, qPrintable(again.closeReason));
 }
 
 QTEST_GUILESS_MAIN(FeedLimitsTest)
