@@ -76,8 +76,16 @@ void FleetSimulator::recordIfArrived(uint64_t bookingId)
     if (!m_ledger)
         return;
     const auto booking = m_fleet.booking(bookingId);
-    if (booking && booking->state == BookingState::Arriving)
-        m_ledger->append(transitionRecord(*booking));
+    if (!booking || booking->state != BookingState::Arriving)
+        return;
+    // Not kept when the ledger did not take it (a restart would bring the booking back assigned
+    // and send its car to the pickup again): undone, the car at the pickup makes the arrival, and
+    // its record, again on the next tick.
+    m_ledger->append(transitionRecord(*booking),
+                     [fleet = &m_fleet, id = booking->id, carId = booking->carId](bool committed, const QString &) {
+                         if (!committed)
+                             fleet->undoArrival(id, carId);
+                     });
 }
 
 void FleetSimulator::checkpointProgress()
@@ -174,8 +182,11 @@ LatLng FleetSimulator::advance(int id, const CarSnapshot &car, Plan &plan, doubl
         }
     }
     const bool moving = city::haversineMeters(position, car.position) > 0.01;
+    // Standing at its pickup yet still assigned: the arrival was undone (its record was refused),
+    // and only a report makes it again.
+    const bool waitsForArrival = plan.leg == Leg::ToPickup && plan.next >= plan.path.size();
     if (!moving) {
-        if (car.speedKmh != 0)
+        if (car.speedKmh != 0 || waitsForArrival)
             m_fleet.updatePosition(id, car.position, car.heading, 0, false);
         return car.position;
     }

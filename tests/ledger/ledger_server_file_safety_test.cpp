@@ -78,6 +78,7 @@ private Q_SLOTS:
     void aRespawnedWorkerDoesNotMakeTheDirectoryAgain();
     void failingCommitsShowInHealthAndNotTheirPath();
     void anArrivalTheLedgerRefusedIsUndoneAndRecordedOnTheNextReport();
+    void aSimulatedArrivalTheLedgerRefusedIsRecordedOnceItCan();
 };
 
 void LedgerFileSafetyTest::idleLedgerHoldsEveryBookingWithoutItsWal()
@@ -261,6 +262,52 @@ void LedgerFileSafetyTest::anArrivalTheLedgerRefusedIsUndoneAndRecordedOnTheNext
 
     // The ledger has the arrival: a restart brings the booking back arriving.
     ServerProcess again(serverArgs(dir.path()));
+    QVERIFY2(again.start(kStartMs), qPrintable(again.error()));
+    HttpClient after(again.host(), again.port(), 10'000);
+    QCOMPARE(readBooking(after, id, token).json().value("state").toString(), QStringLiteral("arriving"));
+    QCOMPARE(again.stop(), 0);
+}
+
+// The same for a car the simulator drives: its arrival's record was sent and forgotten. Refused,
+// the fleet kept the booking arriving and nothing recorded it again: after a restart the booking
+// was back to assigned (the ledger's word) and its car drove to the pickup once more. Now the
+// arrival is undone and made again on the next tick, until the ledger takes it.
+void LedgerFileSafetyTest::aSimulatedArrivalTheLedgerRefusedIsRecordedOnceItCan()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QStringList args = serverArgs(dir.path())
+                             + QStringList{QStringLiteral("--sim-speed"), QStringLiteral("20"),
+                                           QStringLiteral("--pickup-timeout"), QStringLiteral("604800")};
+    qint64 id = 0;
+    QByteArray token;
+    {
+        ServerProcess server(args);
+        QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+        HttpClient http(server.host(), server.port(), 10'000);
+        const HttpResponse booked = book(http, 1);
+        TC_VERIFY_STATUS(booked, 201);
+        id = qint64(booked.json().value("booking_id").toDouble());
+        token = riderToken(booked.json());
+        const auto state = [&] { return readBooking(http, id, token).json().value("state").toString(); };
+
+        const QList<qint64> pids = processTree(server.pid());
+        QVERIFY2(limitFileSize(pids, true), strerror(errno));
+        // The car reaches the pickup while the ledger can write nothing (its ETA is 0 there; the
+        // arrival itself is made and undone on every tick now, seen only now and then).
+        const auto atPickup = [&] {
+            const QJsonObject now = readBooking(http, id, token).json();
+            return now.value("state").toString() == QStringLiteral("arriving") || now.value("eta_s").toInt(-1) == 0;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(atPickup(), 60'000);
+        QTest::qWait(500); // more refused records: ticks after the arrival
+        QVERIFY(limitFileSize(pids, false));
+        QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("arriving"), 10'000);
+        QTest::qWait(1'000); // two ledger batches: the arrival, if it was sent again, is written
+        QVERIFY(::kill(pid_t(server.pid()), SIGKILL) == 0);
+        QVERIFY(server.waitForExit(10'000));
+    }
+    ServerProcess again(args);
     QVERIFY2(again.start(kStartMs), qPrintable(again.error()));
     HttpClient after(again.host(), again.port(), 10'000);
     QCOMPARE(readBooking(after, id, token).json().value("state").toString(), QStringLiteral("arriving"));
