@@ -399,9 +399,12 @@ void ConnectionGuard::sweep()
         const long long headStartedMs = s.framing.headStartedMs();
         const bool midHead = headStartedMs != 0; // the request's first byte came, not its last
         const long long bodyStartedMs = s.framing.bodyStartedMs();
-        if (midHead && now - headStartedMs > m_limits.headerTimeoutMs)
+        // Not while an answer is owed (a booking awaiting its commit, the next request's head
+        // already begun): closing lost that answer. A handler ends in bounded time, and the head's
+        // clock has run meanwhile, so a slow head is closed as soon as the answer is out.
+        if (!busy && midHead && now - headStartedMs > m_limits.headerTimeoutMs)
             toClose.append(it.key()); // slowloris: the head never completes
-        else if (bodyStartedMs != 0 && now - bodyStartedMs > m_limits.headerTimeoutMs)
+        else if (!busy && bodyStartedMs != 0 && now - bodyStartedMs > m_limits.headerTimeoutMs)
             toClose.append(it.key()); // the same with a body: a byte at a time kept it open for good
         else if (!busy && !midHead && now - s.lastActivityMs > m_limits.idleTimeoutMs)
             toClose.append(it.key());

@@ -56,12 +56,13 @@ private Q_SLOTS:
     void bookingsLiveInPostgresAndSurviveItsOutage();
     void aHungLedgerStallsOnlyWhatNeedsIt();
     void aReportOnAHungLedgerStallsNoOneElse();
+    void aBookingAwaitingItsCommitIsAnsweredPastTheHeaderTimeout();
     void unknownLedgerSchemeIsRefused();
 
 private:
     // A server on a freshly emptied PostgreSQL ledger, its data in `dir`; null (warned) if either
     // did not start.
-    std::unique_ptr<ServerProcess> serverOnFreshLedger(const QTemporaryDir &dir);
+    std::unique_ptr<ServerProcess> serverOnFreshLedger(const QTemporaryDir &dir, const QStringList &extraArgs = {});
 
     PostgresKit m_pg;
 };
@@ -154,7 +155,8 @@ void ServerPostgresLedgerTest::bookingsLiveInPostgresAndSurviveItsOutage()
     QVERIFY2(second.isRunning(), second.stderrText().constData());
 }
 
-std::unique_ptr<ServerProcess> ServerPostgresLedgerTest::serverOnFreshLedger(const QTemporaryDir &dir)
+std::unique_ptr<ServerProcess> ServerPostgresLedgerTest::serverOnFreshLedger(const QTemporaryDir &dir,
+                                                                             const QStringList &extraArgs)
 {
     if (!m_pg.start()) {
         qWarning().noquote() << m_pg.error();
@@ -163,7 +165,8 @@ std::unique_ptr<ServerProcess> ServerPostgresLedgerTest::serverOnFreshLedger(con
     m_pg.psql(QStringLiteral("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
     auto server = std::make_unique<ServerProcess>(QStringList{QStringLiteral("--cars"), QStringLiteral("40"),
                                                               QStringLiteral("--data-dir"), dir.path(),
-                                                              QStringLiteral("--ledger"), m_pg.url()});
+                                                              QStringLiteral("--ledger"), m_pg.url()}
+                                                  + extraArgs);
     if (!server->start(kStartMs)) {
         qWarning().noquote() << server->error();
         return nullptr;
@@ -273,6 +276,40 @@ void ServerPostgresLedgerTest::aReportOnAHungLedgerStallsNoOneElse()
     QVERIFY2(waitUntil([&] { return http.get("/api/v1/trips").status == 200; }, kRecoverMs, 200),
              "the trips list did not come back with PostgreSQL");
     QVERIFY2(server.isRunning(), server.stderrText().constData());
+}
+
+// A booking waits for its commit (the database hangs) while the next pipelined request's head has
+// begun to arrive. The header timeout is for a head that never completes, not for an answer the
+// server owes: it closed the connection, the booking committed once the database was back, and
+// the rider never heard of it (a retry without an Idempotency-Key books a second car).
+void ServerPostgresLedgerTest::aBookingAwaitingItsCommitIsAnsweredPastTheHeaderTimeout()
+{
+    constexpr int kHeaderTimeoutMs = 300;
+    QTemporaryDir dir;
+    const auto started =
+        serverOnFreshLedger(dir, {QStringLiteral("--header-timeout-ms"), QString::number(kHeaderTimeoutMs)});
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
+    HttpClient http(server.host(), server.port(), 15'000);
+    TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-hang")), 201);
+
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    HttpClient rider(server.host(), server.port(), 15'000);
+    QVERIFY(rider.connectToServer());
+    const QByteArray body = R"({"rider_id":"waits-for-its-commit","pickup":{"lat":57.7003,"lng":11.9668}})";
+    QVERIFY(rider.sendRaw("POST /api/v1/bookings HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                          "Content-Length: "
+                          + QByteArray::number(body.size()) + "\r\n\r\n" + body + "GET /hello HTTP/1.1\r\nHo"));
+    QTest::qWait(4 * kHeaderTimeoutMs); // the commit waits; the half head is past its timeout
+    m_pg.freeze(false);
+    thaw.dismiss();
+
+    const QList<HttpResponse> answers = rider.readResponses(1);
+    QCOMPARE(answers.size(), 1);
+    TC_VERIFY_STATUS(answers.first(), 201);
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'waits-for-its-commit'")),
+             QStringLiteral("1"));
 }
 
 void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()
