@@ -138,7 +138,9 @@ ClientAddress resolveClientAddress(const QHostAddress &peer, const QByteArray &f
                                    const TrustedProxies &proxies)
 {
     ClientAddress client{peer};
-    if (forwardedFor.isEmpty() || proxies.isEmpty() || !proxies.contains(peer))
+    // Null: no such field. An empty one goes on, and is malformed: it names no client, and read
+    // as none it made the proxy's request the proxy's own (trusted loopback for a local proxy).
+    if (forwardedFor.isNull() || proxies.isEmpty() || !proxies.contains(peer))
         return client;
     // From the right: the nearest hop first, stopping at the first address no trusted proxy has.
     QHostAddress leftmost;

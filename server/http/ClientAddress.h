@@ -36,11 +36,13 @@ struct ClientAddress {
     bool malformed = false; // a trusted proxy sent an X-Forwarded-For entry that is no address
 };
 
-// `forwardedFor`: the X-Forwarded-For values of the request joined by commas (empty: none).
+// `forwardedFor`: the X-Forwarded-For values of the request joined by commas; null when the
+// request has none, empty (not null) when it has an empty one.
 // From a peer outside `proxies` the header is ignored (a client cannot pick its own rate-limit
 // bucket). From a trusted peer the client is the rightmost entry that is not itself trusted
 // (each hop appends the address it saw, so entries left of the first untrusted one are the
-// client's own claims); when every entry is trusted, the leftmost. An entry that is no address,
+// client's own claims); when every entry is trusted, the leftmost. An entry that is no address
+// (an empty field too),
 // met before that client is found, makes the result `malformed` (the address is then the peer).
 // IPv4-mapped IPv6 addresses count as IPv4. Cheap when the peer is not trusted: no parsing.
 ClientAddress resolveClientAddress(const QHostAddress &peer, const QByteArray &forwardedFor,

@@ -46,17 +46,22 @@ HttpMethod toMethod(QHttpServerRequest::Method method)
 }
 
 // Every X-Forwarded-For field of the request as one comma-separated list (asked only of a
-// trusted proxy's requests, so other requests pay nothing for it).
+// trusted proxy's requests, so other requests pay nothing for it): null when there is none, empty
+// but not null when the only one is empty (resolveClientAddress tells them apart).
 QByteArray forwardedFor(const QHttpServerRequest &request)
 {
     QByteArray joined;
+    bool present = false;
     for (const auto &[name, value] : request.headers()) {
         if (name.compare("x-forwarded-for", Qt::CaseInsensitive) != 0)
             continue;
-        if (!joined.isEmpty())
+        if (present)
             joined += ',';
+        present = true;
         joined += value;
     }
+    if (present && joined.isNull())
+        joined = QByteArray("", 0); // not null: the field was there
     return joined;
 }
 
@@ -67,6 +72,18 @@ template <typename ForwardedFor> ClientAddress clientOf(const QHostAddress &peer
     if (proxies.isEmpty() || !proxies.contains(peer))
         return {peer};
     return resolveClientAddress(peer, forwarded(), proxies);
+}
+
+QString malformedForwardedFor()
+{
+    return QStringLiteral("X-Forwarded-For from a trusted proxy must be a comma-separated list of IP addresses");
+}
+
+// A trusted proxy's X-Forwarded-For that names no client: refused with 400 (as for any request),
+// a WebSocket upgrade before it is upgraded.
+bool forwardedForIsMalformed(const QHttpServerRequest &request)
+{
+    return clientOf(request.remoteAddress(), [&request] { return forwardedFor(request); }).malformed;
 }
 
 // Why a WebSocket upgrade request cannot be upgraded, as Qt parsed it (the first field of each name;
@@ -175,7 +192,7 @@ bool HttpService::handleRequest(const QHttpServerRequest &request, QTcpSocket *s
         // Nor a malformed handshake, wherever it asks to go: Qt's WebSocket server would close it
         // without a word (or upgrade a key of the wrong length); missingHandler says what is wrong.
         if (!LiveFeed::isUpgradeRequest(request) || m_guard.isDraining()
-            || handshakeRefusal(request, m_guard.upgradeIsHttp10(socket)))
+            || handshakeRefusal(request, m_guard.upgradeIsHttp10(socket)) || forwardedForIsMalformed(request))
             return false;
         m_guard.releaseUpgraded(socket);
         return true;
@@ -256,10 +273,7 @@ void HttpService::dispatch(Incoming in)
     if (client.malformed) {
         // A trusted proxy passed on an entry that is no address: refused rather than guessed,
         // so no one's bucket is charged for it (docs/reference/access.md).
-        m_guard.deliver(socket, sequence,
-                        finish(errorResponse(400, "invalid_forwarded_for",
-                                             QStringLiteral("X-Forwarded-For from a trusted proxy must be a "
-                                                            "comma-separated list of IP addresses"))));
+        m_guard.deliver(socket, sequence, finish(errorResponse(400, "invalid_forwarded_for", malformedForwardedFor())));
         m_guard.requestHandled(socket);
         return;
     }
@@ -352,6 +366,8 @@ void HttpService::missingHandler(const QHttpServerRequest &request, QTcpSocket *
                                       "handing them to its workers); connect again"));
     } else if (const std::optional<ApiResponse> refusal = handshakeRefusal(request, m_guard.upgradeIsHttp10(socket))) {
         m_guard.refuse(socket, *refusal); // 400, or 426 naming the version served
+    } else if (forwardedForIsMalformed(request)) {
+        m_guard.refuse(socket, 400, "invalid_forwarded_for", malformedForwardedFor());
     } else {
         m_guard.refuse(socket, 404, "not_found", QStringLiteral("no such resource"));
     }

@@ -53,7 +53,10 @@ private Q_SLOTS:
         row("IPv4-mapped entry is IPv4 (trusted)", "127.0.0.1", "203.0.113.8, ::ffff:10.0.0.4", "203.0.113.8", true);
         row("untrusted peer: header ignored", "192.0.2.1", "203.0.113.5", "192.0.2.1", false);
         row("untrusted peer: garbage ignored", "192.0.2.1", "???", "192.0.2.1", false);
-        row("trusted peer, no header: the peer", "127.0.0.1", "", "127.0.0.1", false);
+        row("trusted peer, no header: the peer", "127.0.0.1", nullptr, "127.0.0.1", false);
+        row("malformed empty header", "127.0.0.1", "", "", false);
+        row("malformed blank header", "127.0.0.1", " ", "", false);
+        row("untrusted peer: empty header ignored", "192.0.2.1", "", "192.0.2.1", false);
         row("malformed word", "127.0.0.1", "unknown", "", false);
         row("malformed empty entry", "127.0.0.1", "203.0.113.5,", "", false);
         row("malformed leading comma, all trusted", "127.0.0.1", ",10.0.0.2", "", false);

@@ -162,6 +162,33 @@ private Q_SLOTS:
         QCOMPARE(server.stop(), 0);
     }
 
+    // A trusted proxy that passes an empty X-Forwarded-For on: the header says nothing of the
+    // client, so it is malformed like any entry that is no address. It was read as no header at
+    // all, so the request counted as the proxy's own: a loopback proxy's made it a trusted
+    // loopback client (operator routes without a token, no rate limit).
+    void anEmptyForwardedForFromATrustedProxyIs400_data() { addModes(); }
+    void anEmptyForwardedForFromATrustedProxyIs400()
+    {
+        QFETCH(QString, mode);
+        ServerProcess server(limitedArgs(mode, {QStringLiteral("--trusted-proxy"), QStringLiteral("127.0.0.1")}));
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        if (mode == QStringLiteral("processes"))
+            QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, 20'000), qPrintable(rt::describeEvents(server)));
+        for (const QByteArray &empty : {QByteArray(""), QByteArray(" ")}) {
+            HttpClient http(server.host(), server.port(), 10'000);
+            TC_VERIFY_ERROR(http.request("GET", "/admin/v1/runtime", {}, {{"X-Forwarded-For", empty}}), 400,
+                            "invalid_forwarded_for");
+            TC_VERIFY_ERROR(http.request("GET", "/api/v1/trips", {}, {{"X-Forwarded-For", empty}}), 400,
+                            "invalid_forwarded_for");
+            int n = 0;
+            TC_VERIFY_ERROR(bookVia(server.host(), server.port(), n, empty), 400, "invalid_forwarded_for");
+        }
+        // Without the header the proxy's own request is still this machine's (loopback trust on).
+        HttpClient http(server.host(), server.port(), 10'000);
+        TC_VERIFY_STATUS(http.get("/admin/v1/runtime"), 200);
+        QCOMPARE(server.stop(), 0);
+    }
+
     void badTrustedProxyFlagIsRefused()
     {
         for (const QString &bad : {QStringLiteral("10.0.0.0/33"), QStringLiteral("example.com"),

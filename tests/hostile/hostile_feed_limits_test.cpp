@@ -188,7 +188,7 @@ void FeedLimitsTest::oneAddressCannotTakeEveryFeedPlace()
     QVERIFY2(server.start(), qPrintable(server.error()));
     const auto openAs = [&](FeedClient &client, const QByteArray &forwardedFor) {
         QNetworkRequest request(feedUrl(server));
-        if (!forwardedFor.isEmpty())
+        if (!forwardedFor.isNull())
             request.setRawHeader(QByteArrayLiteral("X-Forwarded-For"), forwardedFor);
         client.socket->open(request);
     };
@@ -217,12 +217,25 @@ void FeedLimitsTest::oneAddressCannotTakeEveryFeedPlace()
     FeedClient other(true);
     openAs(other, QByteArrayLiteral("198.51.100.9"));
     FeedClient local(true);
-    openAs(local, {});
+    openAs(local, QByteArray());
     QVERIFY2(waitUntil([&] { return (other.open || other.ended) && (local.open || local.ended); }, 5000),
              "the other clients neither opened nor ended");
     QTest::qWait(300);
     QVERIFY2(other.open, qPrintable(other.closeReason));
     QVERIFY2(local.open, qPrintable(local.closeReason));
+    // A trusted proxy's header that names no client (an empty one too) is refused before the
+    // upgrade, as any request is, not counted as this machine's.
+    for (const QByteArray &bad : {QByteArray("unknown"), QByteArray("")}) {
+        HttpClient raw(server.host(), server.port(), 5'000);
+        QVERIFY(raw.connectToServer());
+        QVERIFY(raw.sendRaw("GET /api/v1/stream HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            "Sec-WebSocket-Version: 13\r\nX-Forwarded-For: "
+                            + bad + "\r\n\r\n"));
+        const QList<HttpResponse> answers = raw.readResponses(1);
+        QCOMPARE(answers.size(), 1);
+        TC_VERIFY_ERROR(answers.first(), 400, "invalid_forwarded_for");
+    }
 
     // One of the address's sockets leaves: its place is the address's again.
     greedy.front()->socket->close();
