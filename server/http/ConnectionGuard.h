@@ -98,7 +98,10 @@ protected:
 
 private:
     void inspect(GuardedSocket *socket);
-    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size);
+    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size,
+                          long long passEndsMs);
+    // The rest of a pipeline after the event loop turned (kPassBudgetMs).
+    void queuePass(GuardedSocket *socket, ConnectionState &state);
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);
