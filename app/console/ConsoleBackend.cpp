@@ -218,6 +218,8 @@ QVariantMap ConsoleBackend::reassignBooking(qint64 id, int carId)
                           .arg(taxicore::bookingStateName(move.booking.state)));
     case R::CarUnavailable:
         return failed(carId ? tr("car %1 is not available").arg(carId) : tr("no other car is available"));
+    case R::MoveInProgress:
+        return failed(tr("booking %1 is being moved (another move awaits the ledger); try again").arg(id));
     }
     if (recorded.wait_for(std::chrono::milliseconds(kCommitWaitMs)) != std::future_status::ready)
         return failed(tr("the ledger has not recorded the reassignment yet; it applies once recorded"));

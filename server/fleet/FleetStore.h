@@ -119,7 +119,8 @@ public:
     }
     Transition cancel(uint64_t id) { return settle(beginCancel(id), true); }
 
-    enum class ReassignResult { Done, NotFound, IllegalState, CarUnavailable };
+    // MoveInProgress: another move of the booking (a reassign, a pickup, a cancel) awaits the ledger.
+    enum class ReassignResult { Done, NotFound, IllegalState, CarUnavailable, MoveInProgress };
     struct Reassignment {
         ReassignResult result = ReassignResult::NotFound;
         BookingSnapshot booking; // after the move (begun: as it will be), or as it is when refused

@@ -1122,7 +1122,12 @@ FleetStore::Reassignment SharedMemoryFleet::beginReassign(uint64_t id, int carId
     if (slot.id.load(std::memory_order_relaxed) != id || slot.carId != before->carId || slot.pendingMove != 0
         || (state != BookingState::Assigned && state != BookingState::Arriving)) {
         giveBackClaimedCar(car, claim);
-        r.booking = slot.id.load(std::memory_order_relaxed) == id ? snapshotOf(slot) : *before;
+        const bool same = slot.id.load(std::memory_order_relaxed) == id;
+        r.booking = same ? snapshotOf(slot) : *before;
+        // Still open, and moving (or moved: another reassign gave it a car meanwhile): the ask
+        // was right, its moment not; not the booking's state.
+        if (same && (state == BookingState::Assigned || state == BookingState::Arriving))
+            r.result = ReassignResult::MoveInProgress;
         return r;
     }
     // Reserved, not applied: the booking keeps its car until the ledger holds the move (a refused

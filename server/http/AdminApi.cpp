@@ -155,6 +155,11 @@ ApiResponse reassignBooking(const ApiRequest &request, FleetStore &fleet, const 
         throwApiError(409, "illegal_transition",
                       QStringLiteral("booking %1 is %2; reassign needs assigned or arriving").arg(id).arg(state),
                       {{QStringLiteral("state"), state}});
+    case R::MoveInProgress:
+        throwApiError(
+            409, "move_in_progress",
+            QStringLiteral("booking %1 is %2 and another move of it awaits the ledger; try again").arg(id).arg(state),
+            {{QStringLiteral("state"), state}});
     case R::CarUnavailable:
         break;
     }

@@ -81,6 +81,7 @@ private Q_SLOTS:
     void reassignTakesTheNearestOtherCarAndFreesTheOldOne();
     void reassignToANamedCar();
     void onlyAssignedOrArrivingBookingsMove();
+    void aReassignWhileAnotherAwaitsTheLedgerIsAMoveInProgress();
     void reassignRacingBookersNeverSharesACar();
 
     void adminRouteReassignsOverHttp();
@@ -186,6 +187,27 @@ void ReassignTest::onlyAssignedOrArrivingBookingsMove()
     QCOMPARE(m_fleet->car(5)->state, CarState::Available);
 }
 
+// Two reassigns of one booking at once (review: six concurrent admin calls): the second finds the
+// first awaiting the ledger. It was refused as an illegal state with the message "booking 61 is
+// assigned; reassign needs assigned or arriving"; it is a move in progress, as for a pickup or a
+// cancel, and the car it took is given back.
+void ReassignTest::aReassignWhileAnotherAwaitsTheLedgerIsAMoveInProgress()
+{
+    m_fleet->initialiseCars(10, placeNorth);
+    const auto booked = m_fleet->book(QStringLiteral("r"), kCentre, std::nullopt, kRadiusM, etaBySpeed);
+    const uint64_t id = booked.booking.id;
+    const auto first = m_fleet->beginReassign(id, 3, kRadiusM, etaBySpeed);
+    QCOMPARE(first.result, FleetStore::ReassignResult::Done);
+    const auto second = m_fleet->beginReassign(id, 4, kRadiusM, etaBySpeed);
+    QCOMPARE(second.result, FleetStore::ReassignResult::MoveInProgress);
+    QCOMPARE(second.booking.state, BookingState::Assigned);
+    QCOMPARE(m_fleet->car(4)->state, CarState::Available);
+    QCOMPARE(m_fleet->car(4)->bookingId, uint64_t(0));
+    // The first settles as the ledger decided; then the booking moves again.
+    QCOMPARE(m_fleet->settleReassign(first, true).booking.carId, 3);
+    QCOMPARE(m_fleet->reassign(id, 4, kRadiusM, etaBySpeed).result, FleetStore::ReassignResult::Done);
+}
+
 void ReassignTest::reassignRacingBookersNeverSharesACar()
 {
     // Bookers book and cancel (each keeps at most kHeld open) while reassigners move random
@@ -199,7 +221,7 @@ void ReassignTest::reassignRacingBookersNeverSharesACar()
     m_fleet->initialiseCars(kCars, placeNorth);
     std::atomic<int> reassigned{0};
     std::atomic<int> booked{0};
-    std::atomic<int> outcomes[4] = {};
+    std::atomic<int> outcomes[5] = {}; // by ReassignResult
     std::atomic<bool> booking{true};
     std::latch start(kBookers + 2);
     std::vector<std::thread> bookers;
@@ -249,8 +271,9 @@ void ReassignTest::reassignRacingBookersNeverSharesACar()
     for (std::thread &t : reassigners)
         t.join();
 
-    qInfo("%d reassigns succeeded while %d bookings were made (%d not found, %d illegal, %d no car)", reassigned.load(),
-          booked.load(), outcomes[1].load(), outcomes[2].load(), outcomes[3].load());
+    qInfo("%d reassigns succeeded while %d bookings were made (%d not found, %d illegal, %d no car, %d moving)",
+          reassigned.load(), booked.load(), outcomes[1].load(), outcomes[2].load(), outcomes[3].load(),
+          outcomes[4].load());
     QVERIFY2(reassigned.load() >= kMinReassigns, "too few reassigns succeeded: the race was not exercised");
     // Every open booking holds its own car, that car points back to it, and no other car is taken.
     std::map<int, uint64_t> carToBooking;
