@@ -644,8 +644,12 @@ LiveFeed::FollowChange LiveFeed::followChanged(Client &client)
     }
     if (!carChanged && !bookingChanged)
         return FollowChange::None;
-    if (car)
+    // An ended booking shows no car: its former car serves another booking by now, whose rider's
+    // pickup it heads for (as GET /api/v1/bookings/{id} shows none).
+    if (car && isOpen(booking->state))
         client.seenCar = *car;
+    else
+        client.seenCar = {};
     client.seenState = booking->state;
     client.followedCarId = booking->carId;
     client.following = isOpen(booking->state);

@@ -238,6 +238,46 @@ private Q_SLOTS:
         QCOMPARE(server.stop(), 0);
     }
 
+    // The live feed's version of the one above (review): alice follows her booking and cancels it;
+    // bob's booking is then reassigned to her former car. Her feed sent one more follow message
+    // with that car heading for bob's pickup, bob's booking id in it.
+    void anEndedBookingsFollowerIsNotShownItsFormerCarsNextRide()
+    {
+        ServerProcess server({"--cars", "20", "--sim-speed", "30", "--seed", "11", "--pickup-timeout", "604800",
+                              "--admin-token", QString::fromLatin1(kAdminToken)});
+        QVERIFY2(server.start(), qPrintable(server.error()));
+        const QJsonObject alice = book(server, QStringLiteral("alice"), kLat, kLng);
+        QVERIFY(idOf(alice) > 0);
+        const int aliceCar = alice.value(QStringLiteral("car_id")).toInt();
+        FeedClient follower;
+        QVERIFY(follower.open(server));
+        follower.follow(idOf(alice), riderToken(alice));
+        QVERIFY2(!follower.waitFor(showsBooking(idOf(alice)), 5000).isEmpty(), "alice does not see her booking");
+        HttpClient http(server.host(), server.port());
+        TC_VERIFY_STATUS(moveBooking(http, idOf(alice), "cancel", riderToken(alice)), 200);
+
+        const QJsonObject bob = book(server, QStringLiteral("bob"), 57.71, 11.98);
+        QVERIFY(idOf(bob) > 0);
+        if (bob.value(QStringLiteral("car_id")).toInt() != aliceCar) { // else bob's has it already
+            const HttpResponse moved =
+                http.request("POST", "/admin/v1/bookings/" + QByteArray::number(idOf(bob)) + "/reassign",
+                             QJsonDocument(QJsonObject{{"car_id", aliceCar}}).toJson(QJsonDocument::Compact),
+                             {{"Authorization", QByteArrayLiteral("Bearer ") + kAdminToken}});
+            TC_VERIFY_STATUS(moved, 200);
+        }
+        QTest::qWait(kNoLeakWindowMs); // follow passes, an update tick
+        for (const QJsonObject &m : std::as_const(follower.messages)) {
+            const QByteArray text = QJsonDocument(m).toJson(QJsonDocument::Compact);
+            const QJsonObject car = m.value(QStringLiteral("car")).toObject();
+            QVERIFY2(car.value(QStringLiteral("booking_id")).toInteger() != idOf(bob), text.constData());
+            const QJsonObject booking = m.value(QStringLiteral("booking")).toObject();
+            QVERIFY2(booking.value(QStringLiteral("car")).toObject().value(QStringLiteral("booking_id")).toInteger()
+                         != idOf(bob),
+                     text.constData());
+        }
+        QCOMPARE(server.stop(), 0);
+    }
+
     void theFeedFollowsABookingOnlyForItsRider()
     {
         ServerProcess server(
