@@ -129,6 +129,8 @@ QString LedgerBatchWriter::openFile(LedgerConnection &connection)
         error = connection.quickCheck();
     if (error.isEmpty())
         error = migrateLedger(connection, m_options.busyTimeoutMs);
+    if (error.isEmpty())
+        m_identity.recordWal(); // there after the migration's transaction
     // From now on BEGIN/COMMIT retry on SQLITE_BUSY themselves, with short jittered pauses.
     if (error.isEmpty())
         error = connection.setBusyTimeout(0);
@@ -160,6 +162,7 @@ bool LedgerBatchWriter::waitForWork(LedgerConnection &connection)
 void LedgerBatchWriter::emptyWalWhileIdle(LedgerConnection &connection)
 {
     if (!m_identity.check().isEmpty()) {
+        rescueLostWal(connection);
         m_walHoldsCommits = false; // not our file any more: the next transaction says so
         return;
     }
@@ -173,6 +176,8 @@ std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerR
 {
     std::vector<Pending> batch;
     QString error = m_identity.check();
+    if (!error.isEmpty())
+        rescueLostWal(connection);
     if (error.isEmpty())
         error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
     if (!error.isEmpty()) {
@@ -243,6 +248,19 @@ void LedgerBatchWriter::commitOneByOne(LedgerConnection &connection, LedgerRecor
         if (pending.done)
             pending.done(error.isEmpty(), error);
     }
+}
+
+// The WAL was deleted under us: SQLite's connections (ours and other processes') still append to
+// the open, unlinked file, the only copy of every commit since the last checkpoint. A TRUNCATE
+// checkpoint copies them into the database file, which a restart reads; tried on every refused
+// batch and idle interval until complete (another process may be mid-transaction).
+void LedgerBatchWriter::rescueLostWal(LedgerConnection &connection)
+{
+    if (m_walRescued || !m_identity.walLost())
+        return;
+    bool complete = false;
+    if (connection.checkpoint(LedgerConnection::Checkpoint::Truncate, &complete).isEmpty() && complete)
+        m_walRescued = true;
 }
 
 // Every checkpointIntervalMs a PASSIVE checkpoint (never waits for other processes). It cannot

@@ -58,6 +58,7 @@ private:
     QString openFile(LedgerConnection &connection);
     bool waitForWork(LedgerConnection &connection);
     void emptyWalWhileIdle(LedgerConnection &connection);
+    void rescueLostWal(LedgerConnection &connection);
     // Returns how many records it took (each has had its callback run).
     std::size_t commitBatch(LedgerConnection &connection, LedgerRecordWriter &writer);
     void commitOneByOne(LedgerConnection &connection, LedgerRecordWriter &writer, std::vector<Pending> &batch);
@@ -81,6 +82,7 @@ private:
     qint64 m_lastCheckpointMs = 0;  // writer thread only; steady-clock milliseconds
     bool m_walHoldsCommits = false; // writer thread only: committed since the WAL was last emptied
     LedgerFileIdentity m_identity;  // writer thread only, recorded at open
+    bool m_walRescued = false;      // writer thread only: a deleted WAL's commits are in the file
     CommitHealth m_health;
 
     std::atomic<quint64> m_appended{0};
