@@ -16,6 +16,15 @@ namespace {
 #define TAXICORE_MOVE_APPLIES                                                                                          \
     " EXCLUDED.state_rank > b.state_rank AND NOT (EXCLUDED.state = 'arriving' AND EXCLUDED.car_id <> 0"                \
     "  AND coalesce(b.car_id <> EXCLUDED.car_id, false))"
+// Which moves the booking's row refuses, whichever node sent them (version 9): any move of an ended
+// booking; a cancel, an expiry or a reassign of one whose ride began (on_trip), which only its
+// completion may end; a pickup into a car that is no longer the booking's (a reassign committed
+// first). Before, only the first: a pickup through one node and a cancel through another, at
+// once, were both committed (the cancel a rank above on_trip), the rider in a car every node
+// thought free; a pickup after a reassign put the booking back on its old car, the new one claimed.
+#define TAXICORE_MOVE_REFUSED(rank, state, bookedCar, car)                                                             \
+    "(" rank " >= 4 OR (" rank " >= 3 AND " state " IN ('cancelled', 'expired', 'assigned'))"                          \
+    " OR (" state " = 'on_trip' AND " car " > 0 AND " bookedCar " IS NOT NULL AND " bookedCar " <> " car "))"
 #define TAXICORE_MOVE_UPSERT_ON_CONFLICT                                                                               \
     "   ON CONFLICT (id) DO UPDATE SET"                                                                                \
     "    dropoff_lat = coalesce(EXCLUDED.dropoff_lat, b.dropoff_lat),"                                                 \
@@ -106,7 +115,7 @@ constexpr char kMoveFunction[] =
     " BEGIN"
     "  SELECT * INTO prior FROM bookings WHERE id = p_id FOR UPDATE;"
     "  existed := FOUND;"
-    "  IF existed AND prior.state_rank >= 4 THEN"
+    "  IF existed AND " TAXICORE_MOVE_REFUSED("prior.state_rank", "p_state", "prior.car_id", "p_car") " THEN"
     "   RETURN format('booking_moved: booking %s is already %s', p_id, prior.state);"
     "  END IF;"
     "  IF p_state = 'assigned' THEN"
@@ -282,7 +291,7 @@ constexpr char kApplyBatchFunction[] =
     "    INTO lost_at, lost_why FROM unnest(recs) x"
     " JOIN LATERAL (SELECT b0.state, b0.state_rank, b0.created_ms, b0.car_id FROM bookings b0 WHERE b0.id = x.id "
     "OFFSET 0) b ON true"
-    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND b.state_rank >= 4;"
+    "    WHERE x.w = wave AND x.k = 'm' AND x.state <> 'assigned' AND " TAXICORE_MOVE_REFUSED("b.state_rank", "x.state", "b.car_id", "x.car") ";"
     "   FOR n IN 1..coalesce(array_length(lost_at, 1), 0) LOOP verdicts[lost_at[n]] := lost_why[n]; END LOOP;"
     "   INSERT INTO bookings AS b (id, car_id, dropoff_lat, dropoff_lng, state, state_rank, updated_ms)"
     "    SELECT x.id, x.car, x.dlat, x.dlng, x.state, x.rank, x.at FROM unnest(recs) x"
@@ -451,9 +460,17 @@ const QList<QByteArray> kMigration8 = {
     QByteArray("CREATE OR REPLACE ") + kMoveFunction,
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4,
-                                              kMigration5, kMigration6, kMigration7, kMigration8};
+// 9: a ride under way (on_trip) is neither cancelled nor expired nor reassigned: refused
+// (booking_moved), as a move of an ended booking is (taxicore_move and the set-based batch).
+const QList<QByteArray> kMigration9 = {
+    QByteArray("CREATE OR REPLACE ") + kMoveFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
+                                              kMigration6, kMigration7, kMigration8, kMigration9};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
+#undef TAXICORE_MOVE_REFUSED
 #undef TAXICORE_MOVE_APPLIES
 #undef TAXICORE_BOOK_UPSERT_ON_CONFLICT
 #undef TAXICORE_ANOTHER_BOOKING

@@ -87,6 +87,7 @@ private slots:
     void movesOfAnEndedBookingAreRefused();
     void aRowOnlyAMoveMadeIsNoBooking();
     void aReassignOfABookingNeverRecordedTakesNoCar();
+    void aRideUnderWayIsNeitherCancelledNorExpiredNorReassigned();
     void aBookingNeverReplacesAnotherUnderItsId();
     void aKeyedBookingRefusedForItsIdLeavesTheKeyToItsBooking();
     void oneBatchDecidesEachRecordAsInAppendOrder();
@@ -600,6 +601,50 @@ void LedgerPostgresTest::aReassignOfABookingNeverRecordedTakesNoCar()
     // A recorded booking is reassigned as before.
     QVERIFY(appendNow(*ledger, move(62, QStringLiteral("assigned"), 12)).committed);
     QCOMPARE(ledger->reader().booking(62).value->booking.carId, 12);
+}
+
+// Review finding (cluster): a pickup sent to one node and a cancel to another at once were both
+// committed (transitions assigned, arriving, on_trip, cancelled): the ledger checked only that a
+// move went forward in rank. The rider was in the car, the car free on every node, no trip, no
+// fare. An operator's reassign of a booking on its trip likewise answered 200 and changed nothing.
+// Each is now refused (booking_moved: the other node's move won) and nothing of it written.
+void LedgerPostgresTest::aRideUnderWayIsNeitherCancelledNorExpiredNorReassigned()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    QVERIFY(appendNow(*ledger, bookingOfCar(71, 5)).committed);
+    QVERIFY(appendNow(*ledger, move(71, QStringLiteral("arriving"), 5)).committed);
+    QVERIFY(appendNow(*ledger, move(71, QStringLiteral("on_trip"), 5)).committed);
+    for (const QString &state : {QStringLiteral("cancelled"), QStringLiteral("expired"), QStringLiteral("assigned")}) {
+        const Verdict refused = appendNow(*ledger, move(71, state, state == QStringLiteral("assigned") ? 9 : 5));
+        QVERIFY2(!refused.committed, qPrintable(state));
+        QVERIFY2(refused.error.startsWith(QLatin1String(kLedgerBookingMoved)),
+                 qPrintable(state + ": " + refused.error));
+    }
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT state || '|' || car_id FROM bookings WHERE id = 71")),
+             QStringLiteral("on_trip|5"));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT booking_id FROM cars WHERE id = 5")), QStringLiteral("71"));
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id IS NOT NULL AND id <> 5")), 0);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM transitions WHERE booking_id = 71 AND state IN "
+                                  "('cancelled', 'expired') OR (booking_id = 71 AND car_id = 9)")),
+             0);
+    // A pickup into the car a committed reassign took the booking from: refused, the booking stays
+    // on its new car (it was put back on the old one, the new one still claimed for it).
+    QVERIFY(appendNow(*ledger, bookingOfCar(73, 7)).committed);
+    QVERIFY(appendNow(*ledger, move(73, QStringLiteral("assigned"), 8)).committed);
+    const Verdict oldCar = appendNow(*ledger, move(73, QStringLiteral("on_trip"), 7));
+    QVERIFY(!oldCar.committed);
+    QVERIFY2(oldCar.error.startsWith(QLatin1String(kLedgerBookingMoved)), qPrintable(oldCar.error));
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT state || '|' || car_id FROM bookings WHERE id = 73")),
+             QStringLiteral("assigned|8"));
+    QVERIFY(appendNow(*ledger, move(73, QStringLiteral("on_trip"), 8)).committed);
+    QVERIFY(appendNow(*ledger, move(73, QStringLiteral("completed"), 8)).committed);
+    // The ride itself ends as it should; a booking still waiting for its car can be cancelled.
+    QVERIFY(appendNow(*ledger, move(71, QStringLiteral("completed"), 5)).committed);
+    QVERIFY(appendNow(*ledger, bookingOfCar(72, 6)).committed);
+    QVERIFY(appendNow(*ledger, move(72, QStringLiteral("arriving"), 6)).committed);
+    QVERIFY(appendNow(*ledger, move(72, QStringLiteral("cancelled"), 6)).committed);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM cars WHERE booking_id IS NOT NULL")), 0);
 }
 
 void LedgerPostgresTest::aBookingNeverReplacesAnotherUnderItsId()
