@@ -26,11 +26,6 @@ constexpr qint64 kPausedReadBufferBytes = 1;
 // Reading resumes once the unsent output fell to this fraction of --max-pending-output, so a
 // connection at the bound is not paused and resumed on every answer.
 constexpr int kResumeOutputDivisor = 2;
-// One connection's pipelined requests are served at most this long in one pass; the rest wait for
-// the next, after the event loop turned (other connections, timers, a worker's heartbeat). A
-// pipeline of CPU-heavy requests (/fib) held the loop for all of them: the other clients waited
-// it out, and a worker went silent long enough to be killed as hung.
-constexpr long long kPassBudgetMs = 10;
 
 QString describe(const FramingError &error)
 {
@@ -121,7 +116,6 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
         return;
     // `front`: bytes of the peeked ones served directly (and so no longer in the socket).
     qsizetype front = 0;
-    const long long passEndsMs = state.lastActivityMs + kPassBudgetMs;
     for (;;) {
         const qint64 unchecked = buffered - front - state.checkedBytes;
         if (unchecked > 0) {
@@ -130,8 +124,7 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
             state.checkedBytes += consumed;
         }
         const qsizetype served =
-            m_direct ? serveDirect(socket, state, m_peekBuffer.data() + front, qsizetype(buffered) - front, passEndsMs)
-                     : 0;
+            m_direct ? serveDirect(socket, state, m_peekBuffer.data() + front, qsizetype(buffered) - front) : 0;
         if (served == 0 || state.stoppedReading)
             break;
         front += served;
@@ -148,43 +141,17 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
     // A client that sent `Expect: 100-continue` waits for our go-ahead (Qt 6.4 never gives it).
     if (state.framing.takeContinue())
         socket->write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
-    socket->setHeld(state.paused || state.passQueued || state.framing.endsInsideFinalCrlf());
-}
-
-void ConnectionGuard::queuePass(GuardedSocket *socket, ConnectionState &state)
-{
-    if (state.passQueued)
-        return;
-    state.passQueued = true;
-    QPointer<GuardedSocket> target(socket);
-    QMetaObject::invokeMethod(
-        this,
-        [this, target] {
-            if (!target)
-                return;
-            auto it = m_states.find(target.data());
-            if (it == m_states.end())
-                return;
-            it->passQueued = false;
-            if (!it->paused && !it->stoppedReading)
-                Q_EMIT target->readyRead(); // the check, the direct path and Qt's parser, as always
-        },
-        Qt::QueuedConnection);
+    socket->setHeld(state.paused || state.framing.endsInsideFinalCrlf());
 }
 
 // Serves the whole requests at the front of the socket's buffer (`data`, `size`: its bytes) while
 // Qt's parser holds no part of them: the oldest head not yet taken starts exactly at the front.
 // Returns the bytes taken off the socket.
-qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size,
-                                       long long passEndsMs)
+qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size)
 {
     qsizetype served = 0;
     while (!state.stoppedReading && !state.paused && state.framing.completeHeadsAhead() > 0
            && state.framing.pendingHeadStart() == state.consumedBytes) {
-        if (state.passQueued || clock::monotonicMs() >= passEndsMs) {
-            queuePass(socket, state);
-            break;
-        }
         PlainRequest request;
         const qsizetype length = readPlainRequest(QByteArrayView(data + served, size - served), request);
         if (length == 0 || length > state.checkedBytes)
@@ -380,7 +347,7 @@ void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
     state.paused = false;
     disconnect(state.drainWatch);
     socket->setReadBufferSize(m_readBufferBytes);
-    socket->setHeld(state.passQueued || state.framing.endsInsideFinalCrlf());
+    socket->setHeld(state.framing.endsInsideFinalCrlf());
     if (socket->receivedBytes() == 0)
         return;
     // Qt parses buffered requests only on readyRead (the check runs first, as always).

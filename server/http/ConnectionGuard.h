@@ -98,10 +98,7 @@ protected:
 
 private:
     void inspect(GuardedSocket *socket);
-    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size,
-                          long long passEndsMs);
-    // The rest of a pipeline after the event loop turned (kPassBudgetMs).
-    void queuePass(GuardedSocket *socket, ConnectionState &state);
+    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size);
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);

@@ -39,9 +39,6 @@ struct ConnectionState {
     bool stoppedReading = false;
     // Reading stopped: too much unsent output or too many unanswered requests (backpressure).
     bool paused = false;
-    // A pass served its time with whole requests still buffered: the next pass is queued (the
-    // event loop turns first) and Qt's parser is held off them meanwhile.
-    bool passQueued = false;
     QMetaObject::Connection drainWatch; // bytesWritten → resume, while paused
 
     // Requests dispatched and not yet answered; responses are written in dispatch order
