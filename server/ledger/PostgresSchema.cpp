@@ -460,8 +460,9 @@ const QList<QByteArray> kMigration8 = {
     QByteArray("CREATE OR REPLACE ") + kMoveFunction,
 };
 
-// 9: a ride under way (on_trip) is neither cancelled nor expired nor reassigned: refused
-// (booking_moved), as a move of an ended booking is (taxicore_move and the set-based batch).
+// 9: a ride under way (on_trip) is neither cancelled nor expired nor reassigned, and a pickup into a
+// car the booking was reassigned from is void: refused (booking_moved), as a move of an ended
+// booking is (TAXICORE_MOVE_REFUSED, in taxicore_move and the set-based batch).
 const QList<QByteArray> kMigration9 = {
     QByteArray("CREATE OR REPLACE ") + kMoveFunction,
     QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
