@@ -19,7 +19,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMetaMethod>
-#include <QNetworkRequest>
 #include <QWebSocket>
 #include <algorithm>
 #include <cmath>
@@ -35,7 +34,6 @@ constexpr double kMaxRadiusM = 50'000;
 constexpr int kDefaultLimit = 20;
 constexpr int kMaxLimit = 100;
 constexpr qint64 kMaxIncomingBytes = 4096;
-constexpr auto kForwardedFor = "X-Forwarded-For";
 constexpr qint64 kMinImmediateGapMs = 250;
 // Road ETAs cost ~0.25 ms per distinct rider cell; past this much work in one tick the rest of
 // the tick uses straight-line ETAs, so the feed's CPU stays bounded however many riders it has.
@@ -238,21 +236,11 @@ void LiveFeed::acceptPending()
             continue;
         }
         // Behind a trusted proxy the client is the one its X-Forwarded-For names (Qt hands the
-        // handshake's fields on with the socket; a proxy sends one such field).
-        const QNetworkRequest handshake = socket->request();
-        QByteArray forwardedFor; // null: no such field
-        if (handshake.hasRawHeader(kForwardedFor)) {
-            forwardedFor = handshake.rawHeader(kForwardedFor);
-            if (forwardedFor.isNull())
-                forwardedFor = QByteArray("", 0); // an empty field is there, and malformed
-        }
+        // handshake's fields on with the socket). A malformed one never gets here: HttpService
+        // refused the upgrade with 400.
         const ClientAddress from =
-            resolveClientAddress(plainAddress(socket->peerAddress()), forwardedFor, trustedProxies());
-        if (from.malformed) {
-            refuse(QWebSocketProtocol::CloseCodePolicyViolated,
-                   QStringLiteral("X-Forwarded-For from a trusted proxy names no client address"));
-            continue;
-        }
+            resolveClientAddress(plainAddress(socket->peerAddress()),
+                                 socket->request().rawHeader(QByteArrayLiteral("X-Forwarded-For")), trustedProxies());
         const QHostAddress counted = from.address.isLoopback() ? QHostAddress() : from.address;
         if (!counted.isNull() && m_clientsPerAddress.value(counted) >= m_maxClientsPerAddress) {
             refuse(

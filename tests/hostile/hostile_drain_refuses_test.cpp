@@ -55,12 +55,8 @@ void drainWithSlowRequest(ServerProcess &server, int n, SlowFibMiss &miss)
 
     const QList<HttpResponse> answers = slow.readResponses(1);
     const qint64 answeredAtMs = sinceTerm.elapsed();
-    // Closed unanswered once the grace ended: cut, as the server should (HttpClient's wording).
-    if (!(answers.size() == 1 && answers[0].complete) && answeredAtMs >= kShutdownGraceMs
-        && answers.value(0).error.startsWith(QStringLiteral("connection closed"))) {
-        miss.unansweredBy = QStringLiteral("the %1 ms grace ended").arg(kShutdownGraceMs);
+    if (cutByTheGrace(answers, answeredAtMs, kShutdownGraceMs, miss))
         return;
-    }
     QVERIFY2(answers.size() == 1 && answers[0].complete,
              qPrintable(QStringLiteral("the in-flight request (n=%1) got no answer (%2), %3 ms after SIGTERM; "
                                        "server stderr: %4")

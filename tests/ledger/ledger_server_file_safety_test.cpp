@@ -66,6 +66,14 @@ double metric(HttpClient &http, const QByteArray &name)
     return -1;
 }
 
+// A row per mode whose processes each keep a ledger connection of their own.
+void addSingleAndProcesses()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("single") << QStringLiteral("single");
+    QTest::newRow("processes") << QStringLiteral("processes");
+}
+
 } // namespace
 
 class LedgerFileSafetyTest : public QObject {
@@ -127,9 +135,7 @@ void LedgerFileSafetyTest::idleLedgerHoldsEveryBookingWithoutItsWal()
 
 void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings_data()
 {
-    QTest::addColumn<QString>("mode");
-    QTest::newRow("single") << QStringLiteral("single");
-    QTest::newRow("processes") << QStringLiteral("processes");
+    addSingleAndProcesses();
 }
 
 void LedgerFileSafetyTest::removedDataDirectoryRefusesBookings()
@@ -318,9 +324,7 @@ void LedgerFileSafetyTest::aSimulatedArrivalTheLedgerRefusedIsRecordedOnceItCan(
 
 void LedgerFileSafetyTest::aDeletedWalLosesNoAcknowledgedBooking_data()
 {
-    QTest::addColumn<QString>("mode");
-    QTest::newRow("single") << QStringLiteral("single");
-    QTest::newRow("processes") << QStringLiteral("processes");
+    addSingleAndProcesses();
 }
 
 // Review finding: ledger.sqlite-wal deleted under a running server (an operator "cleaning up", a

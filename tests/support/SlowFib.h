@@ -77,6 +77,18 @@ struct SlowFibMiss {
     QString unansweredBy;   // too slow: the bound it had to be answered by ("the 5 s grace ended")
 };
 
+// True, and noted in `miss`, when the slow request's answer is missing because the server cut it
+// once its grace (`graceMs`) ended, `elapsedMs` after the signal: the request outlasted the grace
+// (too slow for this run), which the server is right to cut. Closed earlier, or answered: false.
+inline bool cutByTheGrace(const QList<HttpResponse> &answers, qint64 elapsedMs, int graceMs, SlowFibMiss &miss)
+{
+    if ((answers.size() == 1 && answers[0].complete) || elapsedMs < graceMs
+        || !answers.value(0).error.startsWith(QStringLiteral("connection closed"))) // HttpClient's wording
+        return false;
+    miss.unansweredBy = QStringLiteral("the %1 ms grace ended").arg(graceMs);
+    return true;
+}
+
 // Runs `attempt(n, miss)` (a void function: QVERIFY works inside) with n = firstN; an attempt
 // whose precondition failed says how in `miss` and ends. Then it runs again with n raised by
 // kSlowFibStep (answered too early) or lowered by one (not answered in time), within the server's
