@@ -5,6 +5,7 @@
 #include "ledger/PostgresSchema.h"
 
 #include <QElapsedTimer>
+#include <QRandomGenerator>
 #include <libpq-fe.h>
 
 namespace taxicore {
@@ -31,6 +32,9 @@ PostgresBatchWriter::PostgresBatchWriter(const LedgerOptions &options, PostgresN
     , m_slot(slot)
     , m_health(QStringLiteral("PostgreSQL ") + m_connection.where())
 {
+    quint32 random[4];
+    QRandomGenerator::system()->fillRange(random);
+    m_writerId = QByteArray(reinterpret_cast<const char *>(random), sizeof random).toHex();
 }
 
 PostgresBatchWriter::~PostgresBatchWriter()
@@ -227,23 +231,39 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
     }
     if (records.empty())
         return true;
+    const PgBatchMark mark{m_writerId, ++m_batchesSent};
+    const int backend = m_connection.backendPid();
+    const bool forget = mark.batch % kForgetEvery == 0;
     QString error = m_connection.beginPipeline();
     if (error.isEmpty())
         error = m_connection.queue("BEGIN");
     if (error.isEmpty()) {
-        const PgStatement statement = PostgresRecordWriter::batchStatement(records);
+        const PgStatement statement = PostgresRecordWriter::batchStatement(records, mark);
+        error = m_connection.queuePrepared(statement.name, statement.params);
+    }
+    if (error.isEmpty() && forget) {
+        const PgStatement statement = PostgresRecordWriter::forgetStatement(mark);
         error = m_connection.queuePrepared(statement.name, statement.params);
     }
     if (error.isEmpty())
         error = m_connection.queue("COMMIT");
     std::vector<PgResult> results;
     if (error.isEmpty())
-        error = m_connection.finishPipeline(3, results);
+        error = m_connection.finishPipeline(forget ? 4 : 3, results);
     if (!error.isEmpty()) {
+        // The answer is lost, not necessarily the commit: what the database holds decides.
+        m_health.failed(error, m_failed);
+        std::vector<QString> verdicts(records.size());
+        if (settleLostAnswer(backend, mark, verdicts, &error)) {
+            for (std::size_t k = 0; k < sentAt.size(); ++k)
+                batch[sentAt[k]].verdict = verdicts[k];
+            ++m_transactions;
+            m_health.committed(m_failed);
+            return true;
+        }
         for (std::size_t i = first; i < end; ++i)
             batch[i].verdict = error;
         *lost = error;
-        m_health.failed(error, m_failed);
         return false;
     }
     std::vector<QString> verdicts(records.size());
@@ -267,6 +287,55 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
     ++m_transactions;
     m_health.committed(m_failed);
     return true;
+}
+
+// Blocks until the database says whether the batch `mark` committed: true (verdicts set to its
+// refusals) or false (nothing written; *error says why it failed). Asked on a new connection every
+// kProbeIntervalMs while it cannot be; what is appended meanwhile was not sent and is refused at
+// once, as in any outage. Stopping before an answer gives up: *error then says the outcome is
+// unknown (the next start reads the ledger, which is the truth either way).
+bool PostgresBatchWriter::settleLostAnswer(int backend, const PgBatchMark &mark, std::vector<QString> &verdicts,
+                                           QString *error)
+{
+    for (;;) {
+        m_connection.close();
+        QString why = connect();
+        if (why.isEmpty()) {
+            switch (PostgresCommitOutcome::settle(m_connection, backend, mark, verdicts, &why)) {
+            case PostgresCommitOutcome::Known::Committed:
+                return true;
+            case PostgresCommitOutcome::Known::NotCommitted:
+                *error = QStringLiteral("%1; the transaction was not committed").arg(*error);
+                return false;
+            case PostgresCommitOutcome::Known::Unknown:
+                break;
+            }
+        }
+        failQueued(QStringLiteral("%1; the record was not written").arg(why));
+        std::unique_lock lock(m_mutex);
+        if (m_wake.wait_for(lock, std::chrono::milliseconds(kProbeIntervalMs), [this] { return m_stopping; })) {
+            *error = QStringLiteral("%1; stopped before PostgreSQL could say whether the transaction committed "
+                                    "(the ledger holds the truth)")
+                         .arg(*error);
+            return false;
+        }
+    }
+}
+
+// Refuses everything queued (not sent) with `why`.
+void PostgresBatchWriter::failQueued(const QString &why)
+{
+    std::vector<Pending> refused;
+    while (takeQueued(refused) > 0) {
+    }
+    for (Pending &pending : refused)
+        pending.verdict = why;
+    finish(refused);
+    {
+        std::lock_guard lock(m_mutex);
+        m_settledTotal += refused.size();
+    }
+    m_idle.notify_all();
 }
 
 // The slow path after a failed statement: each record in its own transaction, its own verdict.

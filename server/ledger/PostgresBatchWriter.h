@@ -4,6 +4,7 @@
 #include "ledger/LedgerOptions.h"
 #include "ledger/LedgerRecords.h"
 #include "ledger/LedgerStats.h"
+#include "ledger/PostgresCommitOutcome.h"
 #include "ledger/PostgresConnection.h"
 
 #include <QString>
@@ -25,8 +26,11 @@ class PostgresNodeSlot;
 // record of the batch set-based — taxicore_apply_batch, which first locks the rows in one order —,
 // COMMIT, sync: one round trip, one durable commit). A record the database refuses (car taken,
 // booking already ended) fails alone; the others commit. A failed statement (bad data, deadlock)
-// replays the batch one record per transaction. A lost connection fails the batch with the reason
-// and the next batch reconnects. Callbacks run on this thread, in append order, after the commit.
+// replays the batch one record per transaction. A batch whose answer is lost (the connection cut,
+// PostgreSQL stalled past the statement timeout) may have committed: the writer reconnects and
+// reads its mark (PostgresCommitOutcome) before any of its callbacks runs, so a record is reported
+// committed exactly when it is; until the database can say, the batch waits and what is appended
+// meanwhile is refused at once. Callbacks run on this thread, in append order, after the commit.
 // A failed transaction (the database gone, or refusing to commit) makes stats().failing true until
 // the next commit; the log says when that starts and ends (CommitHealth, as for the SQLite ledger).
 // While failing with nothing to commit, the thread probes the database every kProbeIntervalMs
@@ -35,6 +39,8 @@ class PostgresNodeSlot;
 class PostgresBatchWriter {
 public:
     static constexpr int kProbeIntervalMs = 1000;
+    // Every this many batches the writer deletes its settled marks, in the batch's transaction.
+    static constexpr int kForgetEvery = 64;
 
     using Done = std::function<void(bool committed, const QString &error)>;
 
@@ -64,6 +70,8 @@ private:
     // Sends batch[first..] in one transaction; false when a statement failed (nothing committed).
     // A lost connection is *lost (every verdict set to it).
     bool commitTogether(std::vector<Pending> &batch, std::size_t first, std::size_t end, QString *lost);
+    bool settleLostAnswer(int backend, const PgBatchMark &mark, std::vector<QString> &verdicts, QString *error);
+    void failQueued(const QString &why);
     void commitOneByOne(std::vector<Pending> &batch);
     std::size_t takeQueued(std::vector<Pending> &batch);
     void finish(std::vector<Pending> &batch);
@@ -72,6 +80,8 @@ private:
     const LedgerOptions m_options;
     PostgresConnection m_connection; // writer thread only
     PostgresNodeSlot *m_slot;        // re-taken after a reconnect; may be null
+    QByteArray m_writerId;           // this writer's name in its batches' marks
+    qint64 m_batchesSent = 0;        // writer thread only
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::condition_variable m_idle;

@@ -1,6 +1,7 @@
 #include "ledger/PostgresRecordWriter.h"
 
 #include "ledger/LedgerStates.h"
+#include "ledger/PostgresCommitOutcome.h"
 
 #include <QCoreApplication>
 #include <QHash>
@@ -15,7 +16,7 @@ namespace taxicore {
 namespace {
 
 constexpr char kBatchStatement[] = "tc_batch";
-constexpr char kBatchSql[] = "SELECT record_at, refusal FROM taxicore_apply_batch($1::json)";
+constexpr char kForgetStatement[] = "tc_forget";
 
 QString checkBooking(quint64 id, const QString &state)
 {
@@ -152,7 +153,10 @@ void writeEvent(const EventRecord &e, JsonRecord &j)
 
 QString PostgresRecordWriter::prepare(PostgresConnection &connection)
 {
-    return connection.prepare(kBatchStatement, kBatchSql);
+    QString error = connection.prepare(kBatchStatement, PostgresCommitOutcome::markedBatchSql());
+    if (error.isEmpty())
+        error = connection.prepare(kForgetStatement, PostgresCommitOutcome::forgetSql());
+    return error;
 }
 
 QString PostgresRecordWriter::check(const LedgerRecord &record)
@@ -221,7 +225,8 @@ std::vector<int> PostgresRecordWriter::waves(const std::vector<const LedgerRecor
     return out;
 }
 
-PgStatement PostgresRecordWriter::batchStatement(const std::vector<const LedgerRecord *> &records)
+PgStatement PostgresRecordWriter::batchStatement(const std::vector<const LedgerRecord *> &records,
+                                                 const PgBatchMark &mark)
 {
     const std::vector<int> wave = waves(records);
     QByteArray json;
@@ -251,8 +256,13 @@ PgStatement PostgresRecordWriter::batchStatement(const std::vector<const LedgerR
     json += ']';
     PgStatement statement;
     statement.name = kBatchStatement;
-    statement.params.addUtf8(std::move(json));
+    statement.params.addUtf8(std::move(json)).addUtf8(mark.writer).add(mark.batch);
     return statement;
+}
+
+PgStatement PostgresRecordWriter::forgetStatement(const PgBatchMark &before)
+{
+    return {kForgetStatement, PostgresCommitOutcome::forgetParams(before)};
 }
 
 bool PostgresRecordWriter::readVerdicts(PostgresConnection &connection, const pg_result *result,

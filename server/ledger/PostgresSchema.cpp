@@ -468,8 +468,17 @@ const QList<QByteArray> kMigration9 = {
     QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
 };
 
+// 10: each batch's mark, written by the batch's own transaction with the records it refused: a
+// writer that lost a commit's answer reads there whether it committed (PostgresCommitOutcome).
+// Each writer deletes its own settled marks; one that died leaves its last few (at most
+// PostgresBatchWriter::kForgetEvery).
+const QList<QByteArray> kMigration10 = {
+    "CREATE TABLE taxicore_batch_outcomes (writer text NOT NULL, batch bigint NOT NULL, refusals json NOT NULL,"
+    " written_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (writer, batch))",
+};
+
 const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-                                              kMigration6, kMigration7, kMigration8, kMigration9};
+                                              kMigration6, kMigration7, kMigration8, kMigration9, kMigration10};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
 #undef TAXICORE_MOVE_REFUSED
 #undef TAXICORE_MOVE_APPLIES

@@ -10,6 +10,8 @@
 #include "Wait.h"
 
 #include "ledger/LedgerErrors.h"
+#include "ledger/PostgresBatchWriter.h"
+#include "ledger/PostgresCommitOutcome.h"
 #include "ledger/PostgresSchema.h"
 
 #include <QElapsedTimer>
@@ -99,6 +101,8 @@ private slots:
     void unavailableDatabaseFailsFastThenReconnects();
     void aRestartedDatabaseTakesTheNextBookingAtOnce();
     void aNodeKeepsItsSlotAcrossARestart();
+    void aBatchWhoseAnswerWasLostIsSettledByItsMark();
+    void eachBatchLeavesAMarkThatIsForgottenOnceSettled();
 
 private:
     LedgerOptions options(bool claimNodeSlot = false) const;
@@ -895,6 +899,56 @@ void LedgerPostgresTest::aNodeKeepsItsSlotAcrossARestart()
     const quint64 secondBase = second->reader().maxBookingId().value;
     QVERIFY2((secondBase >> 40) != (firstBase >> 40),
              qPrintable(QStringLiteral("both nodes hold slot %1").arg(secondBase >> 40)));
+}
+
+// What the writer does when a batch's answer is lost: on a new connection, end the session that sent
+// it, then read its mark. A transaction still open in that session is rolled back by the ending, so
+// "no mark" is final (NotCommitted); a committed mark gives the batch's refusals back.
+void LedgerPostgresTest::aBatchWhoseAnswerWasLostIsSettledByItsMark()
+{
+    PostgresConnection::Settings settings{m_pg.url(), kConnectTimeoutMs, kStatementTimeoutMs};
+    PostgresConnection sender(settings);
+    QCOMPARE(sender.connect(), QString());
+    QCOMPARE(sender.run("BEGIN; INSERT INTO taxicore_batch_outcomes (writer, batch, refusals)"
+                        " VALUES ('lost-writer', 1, '[]')",
+                        QStringLiteral("an uncommitted batch")),
+             QString());
+    const int lostBackend = sender.backendPid();
+    QVERIFY(lostBackend > 0);
+
+    PostgresConnection asker(settings);
+    QCOMPARE(asker.connect(), QString());
+    std::vector<QString> verdicts(3);
+    QString error;
+    QCOMPARE(PostgresCommitOutcome::settle(asker, lostBackend, {"lost-writer", 1}, verdicts, &error),
+             PostgresCommitOutcome::Known::NotCommitted);
+    QCOMPARE(error, QString());
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM pg_stat_activity WHERE pid = %1").arg(lostBackend)), 0);
+    QVERIFY(!sender.run("SELECT 1", QStringLiteral("after being ended")).isEmpty()); // its session is over
+
+    m_pg.psql(QStringLiteral("INSERT INTO taxicore_batch_outcomes (writer, batch, refusals)"
+                             " VALUES ('lost-writer', 2, '[[2, \"car_taken: car 7 is taken\"]]')"));
+    QCOMPARE(PostgresCommitOutcome::settle(asker, lostBackend, {"lost-writer", 2}, verdicts, &error),
+             PostgresCommitOutcome::Known::Committed);
+    QCOMPARE(verdicts, (std::vector<QString>{QString(), QStringLiteral("car_taken: car 7 is taken"), QString()}));
+}
+
+// Every batch writes its mark in its own transaction (with the records it refused); the writer
+// deletes its settled marks every PostgresBatchWriter::kForgetEvery batches, so they do not pile up.
+void LedgerPostgresTest::eachBatchLeavesAMarkThatIsForgottenOnceSettled()
+{
+    m_pg.psql(QStringLiteral("TRUNCATE taxicore_batch_outcomes"));
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    const int batches = PostgresBatchWriter::kForgetEvery + 6;
+    for (int i = 1; i <= batches; ++i) {
+        const Verdict verdict = appendNow(*ledger, bookingOfCar(quint64(600 + i), 0));
+        QVERIFY2(verdict.committed, qPrintable(verdict.error));
+    }
+    const qint64 marks = count(QStringLiteral("SELECT count(*) FROM taxicore_batch_outcomes"));
+    QVERIFY2(marks >= 1 && marks <= PostgresBatchWriter::kForgetEvery,
+             qPrintable(QStringLiteral("%1 marks after %2 batches").arg(marks).arg(batches)));
+    QCOMPARE(count(QStringLiteral("SELECT count(DISTINCT writer) FROM taxicore_batch_outcomes")), 1);
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)

@@ -57,6 +57,7 @@ private Q_SLOTS:
     void aHungLedgerStallsOnlyWhatNeedsIt();
     void aReportOnAHungLedgerStallsNoOneElse();
     void aBookingAwaitingItsCommitIsAnsweredPastTheHeaderTimeout();
+    void aCommitWhoseAnswerWasLostIsAnsweredAsTheLedgerHoldsIt();
     void unknownLedgerSchemeIsRefused();
 
 private:
@@ -310,6 +311,61 @@ void ServerPostgresLedgerTest::aBookingAwaitingItsCommitIsAnsweredPastTheHeaderT
     TC_VERIFY_STATUS(answers.first(), 201);
     QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'waits-for-its-commit'")),
              QStringLiteral("1"));
+}
+
+// PostgreSQL stalls past the ledger's statement timeout (5 s) with bookings sent: their commits
+// run when it resumes, after the server stopped waiting. Before, the server answered 503 and freed
+// their cars while PostgreSQL held them booked (the reviewer saw 2 of 3). Now each rider hears what
+// the ledger holds: 201 exactly for the rows in PostgreSQL, and the server shows those bookings.
+void ServerPostgresLedgerTest::aCommitWhoseAnswerWasLostIsAnsweredAsTheLedgerHoldsIt()
+{
+    constexpr int kRiders = 3;
+    constexpr int kStallMs = 6500; // past the 5 s statement timeout
+    QTemporaryDir dir;
+    const auto started = serverOnFreshLedger(dir);
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
+    HttpClient http(server.host(), server.port(), 20'000);
+    TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-stall")), 201);
+
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    std::vector<std::unique_ptr<HttpClient>> riders;
+    for (int i = 0; i < kRiders; ++i) {
+        riders.push_back(std::make_unique<HttpClient>(server.host(), server.port(), 20'000));
+        const QByteArray body =
+            R"({"rider_id":"lost-answer-)" + QByteArray::number(i) + R"(","pickup":{"lat":57.7003,"lng":11.9668}})";
+        QVERIFY(riders.back()->connectToServer());
+        QVERIFY(riders.back()->sendRaw("POST /api/v1/bookings HTTP/1.1\r\nHost: t\r\nContent-Type: "
+                                       "application/json\r\nContent-Length: "
+                                       + QByteArray::number(body.size()) + "\r\n\r\n" + body));
+    }
+    QTest::qWait(kStallMs);
+    m_pg.freeze(false);
+    thaw.dismiss();
+
+    int acknowledged = 0;
+    for (int i = 0; i < kRiders; ++i) {
+        const QList<HttpResponse> answers = riders[std::size_t(i)]->readResponses(1);
+        QCOMPARE(answers.size(), 1);
+        const HttpResponse &answer = answers.first();
+        const QString rows =
+            m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'lost-answer-%1'").arg(i));
+        if (answer.status == 201) {
+            ++acknowledged;
+            QVERIFY2(rows == QStringLiteral("1"), "a 201 whose booking is not in PostgreSQL");
+            const HttpResponse shown = readBooking(http, bookingIdOf(answer), riderToken(answer.json()));
+            TC_VERIFY_STATUS(shown, 200);
+            QCOMPARE(shown.json().value("state").toString(), QStringLiteral("assigned"));
+        } else {
+            TC_VERIFY_ERROR(answer, 503, "ledger_unavailable");
+            QVERIFY2(rows == QStringLiteral("0"),
+                     qPrintable(QStringLiteral("rider %1 was told 503 of a booking PostgreSQL holds: %2")
+                                    .arg(i)
+                                    .arg(QString::fromUtf8(answer.body))));
+        }
+    }
+    qInfo("%d of %d bookings sent into the stall were committed and acknowledged", acknowledged, kRiders);
 }
 
 void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()
