@@ -239,6 +239,12 @@ void ClusterFleet::announce(uint64_t bookingId)
     delta.kind = FleetDelta::Kind::Booking;
     delta.origin = m_origin;
     delta.booking = *booking;
+    // A ride under way goes with its metres on board so far: each copy meters it on its own
+    // odometer from there (SharedMemoryFleet::applyRemoteBooking), and the node that completes it
+    // bills them all, wherever the pickup and the moves were made.
+    if (booking->state == BookingState::OnTrip)
+        if (const auto car = m_local.car(booking->carId))
+            delta.booking.distanceM = metresOnBoard(*booking, car->odometerM);
     delta.price = PricingBoard(m_local.pricing()).bookingPrice(bookingId);
     queueDelta(encodeFleetDelta(delta));
 }

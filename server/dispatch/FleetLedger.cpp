@@ -43,7 +43,7 @@ ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &b,
     if (b.hasDestination)
         r.progress.destination = LedgerPoint{b.destination.lat, b.destination.lng};
     if (b.state == BookingState::OnTrip) {
-        r.progress.tripDistanceM = std::max(0.0, odometerM - b.startOdometerM);
+        r.progress.tripDistanceM = metresOnBoard(b, odometerM);
         r.progress.tripElapsedS = std::max(0.0, fleet.simulatedSecondsSince(b.pickupMonoMs, b.pickupMs));
     }
     return r;
@@ -88,8 +88,13 @@ BookingSnapshot bookingSnapshotOf(const BookingRecord &r)
         b.dropoff = {r.dropoff->lat, r.dropoff->lng};
     b.createdMs = r.createdMs;
     b.riderTokenHash = r.riderTokenHash; // the same rider keeps the booking after a restart
-    if (b.state == BookingState::OnTrip)
+    if (b.state == BookingState::OnTrip) {
         b.pickupMs = r.atMs;
+        // The metres on board at its last checkpoint: a cluster node's resync meters a trip it
+        // did not know on from there (BookingSnapshot::distanceM), never from its whole odometer.
+        if (r.progress)
+            b.distanceM = r.progress->tripDistanceM;
+    }
     if (!isOpen(b.state))
         b.endedMs = r.atMs;
     if (r.progress && r.progress->destination) {

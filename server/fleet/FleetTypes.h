@@ -27,6 +27,10 @@ struct CarSnapshot {
     CarState state = CarState::Offline;
     uint64_t bookingId = 0;
     int64_t updatedMs = 0;
+    // Metres this copy of the fleet saw the car move since the process started: the sum of the
+    // steps between the positions it stored, its own and those other nodes sent. Host-local: the
+    // value another node sends is not taken over (two nodes moving one car at once would fork it,
+    // and a trip metered on one node's at the pickup and another's at the end mixed the two).
     double odometerM = 0;
     RoadPlace road; // of `position`, read with it
 };
@@ -50,7 +54,12 @@ struct BookingSnapshot {
     int64_t arrivedMs = 0;
     int64_t pickupMs = 0;
     int64_t endedMs = 0;
+    // On trip: where the car's odometer on THIS host stood at the pickup (less the metres on board
+    // before this copy heard of it): host-local like the odometer, never taken from another node.
     double startOdometerM = 0;
+    // Completed: the trip's metres on board, as billed. On trip, in a booking that travels to
+    // another copy (the feed's announce, the ledger's resync): the metres on board so far, as its
+    // sender measured them, which the receiver meters on from (SharedMemoryFleet::applyRemoteBooking).
     double distanceM = 0;
     double fare = 0;
     QByteArray riderTokenHash;   // empty: no owner recorded (see BookingSlot::riderTokenHash)
@@ -65,6 +74,13 @@ struct BookingSnapshot {
     int64_t createdMonoMs = 0;
     int64_t pickupMonoMs = 0;
 };
+
+// The metres an on-trip booking's car has driven on board, by this host's odometer (`odometerM`,
+// the car's now).
+inline double metresOnBoard(const BookingSnapshot &b, double odometerM)
+{
+    return odometerM > b.startOdometerM ? odometerM - b.startOdometerM : 0.0;
+}
 
 // Where a restored booking's ride stood at its last checkpoint (the ledger's progress columns).
 struct TripProgress {

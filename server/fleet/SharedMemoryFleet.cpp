@@ -1030,7 +1030,7 @@ FleetStore::Transition SharedMemoryFleet::beginComplete(uint64_t id,
         const CarSlot *car = carSlot(b.carId);
         const double odometer = car ? car->odometerM.load(std::memory_order_relaxed) : b.startOdometerM;
         b.endedMs = clock::wallMs();
-        b.distanceM = std::max(0.0, odometer - b.startOdometerM);
+        b.distanceM = metresOnBoard(b, odometer);
         b.durationS = std::max(0.0, simulatedSecondsSince(b.pickupMonoMs, b.pickupMs)); // one time base: simulated
         b.fare = fareFor(b.distanceM, b.durationS);
     });
@@ -1320,22 +1320,27 @@ SharedMemoryFleet::RemotePosition SharedMemoryFleet::applyRemotePosition(const C
     }
     slot->heading.store(remote.heading, std::memory_order_relaxed);
     slot->speedKmh.store(remote.speedKmh, std::memory_order_relaxed);
-    // The odometer of the node that moved the car: trips are metered on it wherever they end.
-    slot->odometerM.store(remote.odometerM, std::memory_order_relaxed);
+    // This copy's own odometer takes the step, as a local write does; the sender's (remote.odometerM)
+    // counts on another host since another start, and two senders' fork when both move the car.
+    const LatLng previous{slot->lat.load(std::memory_order_relaxed), slot->lng.load(std::memory_order_relaxed)};
+    slot->odometerM.store(slot->odometerM.load(std::memory_order_relaxed)
+                              + city::haversineMeters(previous, remote.position),
+                          std::memory_order_relaxed);
     slot->updatedMs.store(remote.updatedMs, std::memory_order_relaxed);
     storePosition(*slot, remote.position, road);
     slot->seq.store(seq + 2, std::memory_order_release);
     return sent ? RemotePosition::PlaceAsSent : RemotePosition::Located;
 }
 
-bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)
+bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &sent)
 {
-    CarSlot *car = carSlot(b.carId);
-    if (!car || b.id == 0)
+    CarSlot *car = carSlot(sent.carId);
+    if (!car || sent.id == 0)
         return true; // names no car of this fleet: nothing to show
-    raiseNewestBookingId(control(), b.id);
-    BookingSlot &slot = bookingSlot(b.id);
+    raiseNewestBookingId(control(), sent.id);
+    BookingSlot &slot = bookingSlot(sent.id);
     SlotLock lock(slot.lock);
+    const BookingSnapshot b = meteredHere(sent, slot, *car);
     int previousCar = 0;
     if (slot.id.load(std::memory_order_relaxed) == b.id) {
         const auto held = static_cast<BookingState>(slot.state);
@@ -1365,6 +1370,23 @@ bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &b)
             releaseCar(previousCar, b.id);
     }
     return true;
+}
+
+// Under the booking slot's lock.
+BookingSnapshot SharedMemoryFleet::meteredHere(const BookingSnapshot &sent, const BookingSlot &slot, const CarSlot &car)
+{
+    BookingSnapshot b = sent;
+    if (b.state != BookingState::OnTrip)
+        return b; // a trip's start matters only while it runs; a completed one brings its distance
+    const bool meteringAlready = slot.id.load(std::memory_order_relaxed) == b.id
+                                 && static_cast<BookingState>(slot.state) == BookingState::OnTrip
+                                 && slot.carId == b.carId;
+    // A trip this copy meters already keeps its start (a resync's checkpoint is older than what it
+    // measured since); a new one is metered on from the metres its sender counted so far.
+    b.startOdometerM = meteringAlready ? slot.startOdometerM
+                                       : car.odometerM.load(std::memory_order_relaxed) - std::max(0.0, sent.distanceM);
+    b.distanceM = 0;
+    return b;
 }
 
 void SharedMemoryFleet::holdCar(int carId)

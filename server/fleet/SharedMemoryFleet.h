@@ -56,7 +56,8 @@ public:
     void versionPositionsAcrossCopies() { m_versionsAcrossCopies = true; }
     static constexpr int64_t kPlaceholderVersion = 1;
     // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
-    // A car's position, odometer and heading, when newer (updatedMs) than the one held. Its road
+    // A car's position and heading, when newer (updatedMs) than the one held; this copy's odometer
+    // takes the step from the position it held (the sender's odometer is not taken). Its road
     // place is the sender's (car.road) when the sender located it as this fleet would (`placesKey`
     // equals placesKey() here) and it names a point of one of this city's segments; else the
     // position is located here (locateOnRoads). It never marks an arrival: the node that moved
@@ -72,8 +73,9 @@ public:
     void markDeviceDriven(int id);
     // A booking as another node committed it: the booking and its car take its state, unless this
     // copy holds a later state of it already (states only move forward, a reassignment replaces
-    // the car). False when its slot holds another open booking (the copy is full).
-    bool applyRemoteBooking(const BookingSnapshot &booking);
+    // the car). An on-trip booking is metered on this copy's odometer (meteredHere). False when its
+    // slot holds another open booking (the copy is full).
+    bool applyRemoteBooking(const BookingSnapshot &sent);
     // The database says another node holds this car: taken here (booking 0) until its booking's
     // announcement arrives and names it.
     void holdCar(int carId);
@@ -85,6 +87,10 @@ public:
 
 private:
     bool releaseIfHeld(CarSlot &car);
+    // `sent` (another node's booking) as this copy stores it: an on-trip one metered on this
+    // host's odometer (BookingSnapshot::startOdometerM), from the metres its sender counted so far
+    // unless this copy meters the trip already.
+    static BookingSnapshot meteredHere(const BookingSnapshot &sent, const BookingSlot &slot, const CarSlot &car);
     CarSlot *carSlot(int id) const;
     PackedPosition *packedPositions() const;
     GridCell *gridCells() const;

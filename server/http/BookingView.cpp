@@ -43,7 +43,7 @@ QJsonObject bookingView(const FleetStore &fleet, const TripEstimator &estimator,
     }
     double distance = 0, seconds = 0;
     if (b.state == BookingState::OnTrip && car) {
-        distance = std::max(0.0, car->odometerM - b.startOdometerM);
+        distance = metresOnBoard(b, car->odometerM);
         seconds = std::max(0.0, fleet.simulatedSecondsSince(b.pickupMonoMs, b.pickupMs));
     } else if (b.state == BookingState::Completed) {
         distance = b.distanceM;

@@ -62,6 +62,7 @@ private Q_SLOTS:
     void aResyncLeavesACarTakenByABookingInFlight();
     void aRemoteBookingOfTheCarABookingIsTakingSendsItToTheNext();
     void remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival();
+    void aRemoteTripIsMeteredOnThisCopysOdometer();
 };
 
 void ClusterFleetCopyTest::deltasRoundTrip()
@@ -525,13 +526,14 @@ void ClusterFleetCopyTest::remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArriva
     const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
     QVERIFY(b.fleet->applyRemoteBooking(booked.booking));
     CarSnapshot moved = *a.fleet->car(booked.booking.carId);
+    const CarSnapshot before = *b.fleet->car(moved.id);
     moved.position = kCentre; // at the pickup
-    moved.odometerM = 777;
+    moved.odometerM = 777;    // A's: B's copy keeps its own, which takes the step
     moved.updatedMs = clock::wallMs() + 1000;
     b.fleet->applyRemotePosition(moved);
     const CarSnapshot seen = *b.fleet->car(moved.id);
     QCOMPARE(seen.position.lat, kCentre.lat);
-    QCOMPARE(seen.odometerM, 777.0);
+    QCOMPARE(seen.odometerM, before.odometerM + city::haversineMeters(before.position, kCentre));
     // The node that moved the car marks the arrival and announces it; B's copy does not guess.
     QCOMPARE(b.fleet->booking(booked.booking.id)->state, BookingState::Assigned);
     CarSnapshot older = moved;
@@ -539,6 +541,43 @@ void ClusterFleetCopyTest::remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArriva
     older.updatedMs = moved.updatedMs - 1;
     b.fleet->applyRemotePosition(older);
     QCOMPARE(b.fleet->car(moved.id)->position.lat, kCentre.lat);
+}
+
+void ClusterFleetCopyTest::aRemoteTripIsMeteredOnThisCopysOdometer()
+{
+    // The copies' odometers differ (each counts since its own start): B drove car 1 a while.
+    Node a = makeNode(2), b = makeNode(2);
+    const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    const int car = booked.booking.carId;
+    b.fleet->updatePosition(car, {kCentre.lat + 0.05, kCentre.lng}, 0, 0, false);
+    QVERIFY(b.fleet->car(car)->odometerM > 5000);
+    QVERIFY(b.fleet->applyRemoteBooking(booked.booking));
+    a.fleet->updatePosition(car, kCentre, 0, 0, false); // at the pickup: arriving
+    QCOMPARE(a.fleet->pickup(booked.booking.id).result, FleetStore::TransitionResult::Done);
+
+    // The pickup arrives with 300 m on board already (A's announce, or a resync's checkpoint).
+    BookingSnapshot onTrip = *a.fleet->booking(booked.booking.id);
+    onTrip.distanceM = 300;
+    QVERIFY(b.fleet->applyRemoteBooking(onTrip));
+    const double startOnB = b.fleet->car(car)->odometerM - 300;
+    QCOMPARE(b.fleet->booking(onTrip.id)->startOdometerM, startOnB);
+    QCOMPARE(b.fleet->booking(onTrip.id)->distanceM, 0.0);
+    // Heard again (a resync with an older checkpoint): B meters on from its own start.
+    onTrip.distanceM = 10;
+    QVERIFY(b.fleet->applyRemoteBooking(onTrip));
+    QCOMPARE(b.fleet->booking(onTrip.id)->startOdometerM, startOnB);
+
+    // A 1 km move B applies counts on B's odometer, and B bills 300 m + 1 km.
+    CarSnapshot moved = *b.fleet->car(car);
+    const LatLng to{moved.position.lat + 1000 / city::haversineMeters({0, 0}, {1, 0}), moved.position.lng};
+    moved.position = to;
+    moved.odometerM = 1e9; // the sender's: never taken
+    moved.updatedMs = clock::wallMs() + 1000;
+    b.fleet->applyRemotePosition(moved);
+    const auto completed = b.fleet->complete(onTrip.id, [](double metres, double) { return metres; });
+    QCOMPARE(completed.result, FleetStore::TransitionResult::Done);
+    QVERIFY2(std::abs(completed.booking.distanceM - 1300) < 0.5,
+             qPrintable(QString::number(completed.booking.distanceM)));
 }
 
 QTEST_GUILESS_MAIN(ClusterFleetCopyTest)
