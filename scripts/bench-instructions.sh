@@ -17,6 +17,8 @@
 #   --bookings N    bookings, each POST /api/v1/bookings then POST .../cancel with its rider
 #                   token (the pair frees the car again, so it repeats; reported per booking)
 #   KEEP=1 keeps the callgrind files (their directory is printed).
+#   SERVER_ARGS="..." more arguments for both servers, e.g. a cluster node's
+#                   "--ledger postgresql://... --fleet redis://..." (engines the caller started).
 # Counted: every thread of the server except the time-driven ones (EXCLUDE_THREADS, default
 # "taxicore-sim taxicore-control": the simulator's tick every 200 ms and the worker supervisor run the
 # same whether requests come or not, and under callgrind a request takes ~50x longer, so they
@@ -145,6 +147,9 @@ start_server() { # label bin -> server_pid, url
   server_cmd=(valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes --dump-instr=no
               --callgrind-out-file="$dir/cg.%p" "$bin" --host 127.0.0.1 --port 0 --mode single
               --cars 500 --seed 1 --data-dir "$dir/data")
+  local extra=()
+  read -r -a extra <<<"${SERVER_ARGS:-}"
+  server_cmd+=("${extra[@]}")
   # QT_HASH_SEED=0: the same QHash layouts in both binaries and every run.
   QT_HASH_SEED=0 "${server_cmd[@]}" >"$dir/stdout" 2>"$dir/stderr" &
   server_pid=$!
