@@ -1,5 +1,6 @@
 #include "http/CarsHeldElsewhere.h"
 
+#include "fleet/BookingState.h"
 #include "fleet/FleetStore.h"
 
 #include <QThread>
@@ -13,11 +14,20 @@ namespace {
 // A claim ends with its commit, normally within milliseconds: looked at this often meanwhile.
 constexpr int kPollMs = 5;
 
-bool heldForOtherNode(const FleetStore &fleet, int carId)
+bool servesOpenBooking(const FleetStore &fleet, const CarSnapshot &car)
 {
-    // A booking of this copy writes its id into the car right after taking it (a moment only).
-    const auto car = fleet.car(carId);
-    return car && car->state == CarState::ToPickup && car->bookingId == 0;
+    if (car.bookingId == 0)
+        return false;
+    const auto booking = fleet.booking(car.bookingId);
+    return booking && booking->carId == car.id && isOpen(booking->state);
+}
+
+// A hold keeps whatever booking id the car had: 0, or, once its last booking ended, that one (a
+// free car may still name it). A booking of this copy writes its id into the car a moment after
+// taking it (0 until then).
+bool heldForOtherNode(const FleetStore &fleet, const CarSnapshot &car)
+{
+    return car.state == CarState::ToPickup && !servesOpenBooking(fleet, car);
 }
 
 } // namespace
@@ -26,20 +36,27 @@ std::vector<int> carsHeldForOtherNodes(const FleetStore &fleet)
 {
     std::vector<int> held;
     for (int id = 1; id <= fleet.carCount(); ++id)
-        if (heldForOtherNode(fleet, id))
+        if (const auto car = fleet.car(id); car && heldForOtherNode(fleet, *car))
             held.push_back(id);
     return held;
 }
 
-bool waitUntilLetGo(const FleetStore &fleet, std::vector<int> cars, int limitMs)
+HeldCarsEnd waitForTheirBookings(const FleetStore &fleet, std::vector<int> cars, int limitMs)
 {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limitMs);
+    bool letGoUnbooked = false;
     for (;;) {
-        std::erase_if(cars, [&fleet](int id) { return !heldForOtherNode(fleet, id); });
-        if (cars.empty())
+        std::erase_if(cars, [&](int id) {
+            const auto car = fleet.car(id);
+            if (car && heldForOtherNode(fleet, *car))
+                return false;
+            letGoUnbooked = letGoUnbooked || !car || !servesOpenBooking(fleet, *car);
             return true;
+        });
+        if (cars.empty())
+            return letGoUnbooked ? HeldCarsEnd::Unknown : HeldCarsEnd::Booked;
         if (std::chrono::steady_clock::now() >= deadline)
-            return false;
+            return HeldCarsEnd::Unknown;
         QThread::msleep(kPollMs);
     }
 }

@@ -373,13 +373,14 @@ void TaxiApi::answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> 
             if (heldElsewhere.empty())
                 return ifNone;
             // In a cluster the same key may be booking on another node: the car it claimed is one
-            // of those held, and its commit (not readable before) ends the claim. Waited for, so
-            // the rider gets that booking; unknown after kOtherNodesCommitWaitMs: in progress,
-            // never "no car" while the key's booking may still be made.
-            const bool settled = waitUntilLetGo(m_fleet, heldElsewhere, kOtherNodesCommitWaitMs);
+            // of those held, and its commit (not readable before) gives the car its booking here.
+            // Waited for, so the rider gets that booking. "No car" only when every held car got its
+            // booking and the key's is not among them; else (a car let go unbooked: its booking may
+            // be trying the next car; still held after kOtherNodesCommitWaitMs) in progress.
+            const HeldCarsEnd end = waitForTheirBookings(m_fleet, heldElsewhere, kOtherNodesCommitWaitMs);
             if (auto replay = replayKeyedBooking(pending->order, pending->riderToken))
                 return *replay;
-            return settled ? ifNone : keyInProgressResponse();
+            return end == HeldCarsEnd::Booked ? ifNone : keyInProgressResponse();
         });
         if (answer.status != ApiResponse::kDeferred)
             (*reply)(answer);
