@@ -29,6 +29,10 @@ constexpr int kStalledRounds = 3;
 constexpr int kSimultaneousRounds = 12;
 constexpr int kAnswerTimeoutMs = 20'000;
 constexpr int kSeenWithinMs = 10'000;
+// A claim reaches the other nodes within milliseconds; within this, or it was let go there (a
+// resync) and is not waited for further: the key table stays locked meanwhile, and a commit
+// waiting past the ledger's statement timeout (5 s) would fail.
+constexpr int kClaimHeardWithinMs = 1500;
 const QJsonObject kPickup{{"lat", 57.7046}, {"lng", 11.9668}};
 
 // One request to a node from a thread of its own, so that requests to several nodes overlap.
@@ -143,7 +147,7 @@ private Q_SLOTS:
 
 private:
     std::unique_ptr<ServerProcess> startNode();
-    bool everyNodeSeesFreeCars(int free, const std::vector<int> &nodes);
+    bool everyNodeSeesFreeCars(int free, const std::vector<int> &nodes, int withinMs = kSeenWithinMs);
     // The round's rider, its booking in PostgreSQL (one, whatever the answers), cancelled again.
     void checkAndCancel(const QString &rider, const RoundAnswers &answers);
 
@@ -164,7 +168,7 @@ std::unique_ptr<ServerProcess> ClusterKeyedLastCarTest::startNode()
     return node;
 }
 
-bool ClusterKeyedLastCarTest::everyNodeSeesFreeCars(int free, const std::vector<int> &nodes)
+bool ClusterKeyedLastCarTest::everyNodeSeesFreeCars(int free, const std::vector<int> &nodes, int withinMs)
 {
     return waitUntil(
         [&] {
@@ -175,7 +179,7 @@ bool ClusterKeyedLastCarTest::everyNodeSeesFreeCars(int free, const std::vector<
             }
             return true;
         },
-        kSeenWithinMs);
+        withinMs);
 }
 
 void ClusterKeyedLastCarTest::initTestCase()
@@ -229,6 +233,7 @@ void ClusterKeyedLastCarTest::checkAndCancel(const QString &rider, const RoundAn
 void ClusterKeyedLastCarTest::aNodeThatHearsTheKeysClaimBeforeItsCommitNeverSaysNoCar()
 {
     std::map<QString, int> seen;
+    int claimsHeard = 0;
     for (int round = 0; round < kStalledRounds * 2; ++round) {
         const bool commitSoon = round < kStalledRounds;
         const QString rider = QStringLiteral("rider-stalled-%1").arg(round);
@@ -236,12 +241,18 @@ void ClusterKeyedLastCarTest::aNodeThatHearsTheKeysClaimBeforeItsCommitNeverSays
             formatRequest("POST", "/api/v1/bookings", bookingBody({{"rider_id", rider}, {"pickup", kPickup}}),
                           {{kIdempotencyKeyHeader, freshIdempotencyKey()}});
         RoundAnswers answers;
+        bool claimHeard = false;
         {
             KeyTableLock slowCommits(m_postgres);
             QVERIFY2(slowCommits.held(), qPrintable(m_postgres.error()));
             BackgroundRequest booker(*m_nodes[0], request);
             // Node 0's claim reached the others: the car is held there, its booking not committed.
-            QVERIFY2(everyNodeSeesFreeCars(0, {1, 2}), "node 0's claim of the last car did not reach the others");
+            // (A node's resync, every 30 s, lets go of held cars whose booking the ledger does not
+            // have yet: that node then books the car itself and loses it to node 0's commit, which
+            // answers it through the ledger. Such a round proves less, and is counted apart.)
+            claimHeard = everyNodeSeesFreeCars(0, {1}, kClaimHeardWithinMs)
+                         && everyNodeSeesFreeCars(0, {2}, kClaimHeardWithinMs);
+            claimsHeard += claimHeard;
             BackgroundRequest second(*m_nodes[1], request);
             BackgroundRequest third(*m_nodes[2], request);
             QTest::qWait(commitSoon ? 100 : 1500);
@@ -249,14 +260,16 @@ void ClusterKeyedLastCarTest::aNodeThatHearsTheKeysClaimBeforeItsCommitNeverSays
             for (BackgroundRequest *sent : {&booker, &second, &third})
                 answers.add(sent->answer());
         }
-        ++seen[commitSoon ? QStringLiteral("soon: ") + answers.describe()
-                          : QStringLiteral("late: ") + answers.describe()];
+        ++seen[QStringLiteral("%1%2: ").arg(commitSoon ? QStringLiteral("soon") : QStringLiteral("late"),
+                                            claimHeard ? QString() : QStringLiteral(" (claim not heard)"))
+               + answers.describe()];
         checkAndCancel(rider, answers);
         if (QTest::currentTestFailed())
             return;
     }
     for (const auto &[what, count] : seen)
         qInfo().noquote() << count << "×" << what;
+    QVERIFY2(claimsHeard >= kStalledRounds, "node 0's claim of the last car seldom reached the others");
 }
 
 // The reviewer's case (no stalled commit): the same keyed booking to the three nodes at once, one
