@@ -6,6 +6,7 @@
 #include "wire/ApiError.h"
 #include "http/BookingOwnership.h"
 #include "http/BookingView.h"
+#include "http/CarsHeldElsewhere.h"
 #include "http/IdempotencyKey.h"
 #include "http/JsonViews.h"
 #include "http/OperatorAccess.h"
@@ -37,6 +38,10 @@ constexpr double kBookingSearchRadiusM = 60'000;
 // again under a fresh id this many times: after the first, the node's ids come from a fresh block
 // above every booking, so more than one retry means the ids are still wrong; the rider gets 503.
 constexpr int kBookingIdTries = 3;
+// A keyed booking that found no car while cars are held for other nodes' uncommitted bookings
+// waits this long for those commits (normally milliseconds) on the lookup thread, which serves
+// nothing else meanwhile: short, and answered idempotency_key_in_progress past it.
+constexpr int kOtherNodesCommitWaitMs = 500;
 
 // The booking a rider endpoint names, once the request shows a token: refused before any lookup,
 // so that without a token a booking that exists and one that does not answer alike.
@@ -45,6 +50,17 @@ uint64_t riderBookingId(const ApiRequest &request)
     const auto id = pathId(request, 0, "booking");
     requireRiderToken(request, id);
     return id;
+}
+
+// A keyed booking whose key's booking is still being made (on this node, or another node of a
+// cluster): its retry with the same key will be answered with that booking.
+ApiResponse keyInProgressResponse()
+{
+    ApiResponse wait = errorResponse(409, "idempotency_key_in_progress",
+                                     QStringLiteral("the first request with this Idempotency-Key is "
+                                                    "still being recorded; send it again with the same key"));
+    wait.headers.append({QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1")});
+    return wait;
 }
 
 // Why a booking got no car (FleetStore::book's result other than Booked).
@@ -345,19 +361,26 @@ void TaxiApi::answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> 
     again.reply = reply;
     try {
         const ApiResponse answer = m_lookups.defer(again, [this, pending, ifNone = std::move(ifNone)] {
+            // Taken before the ledger is read: a claim this copy heard of either shows here, or its
+            // booking committed (and was announced) before, so the read below finds it.
+            const std::vector<int> heldElsewhere = carsHeldForOtherNodes(m_fleet);
             if (auto replay = replayKeyedBooking(pending->order, pending->riderToken))
                 return *replay;
             // Not recorded yet, but booked: its first try waits for the ledger. Told to send the
             // key again (not 409 no_car_available, after which a client would take a new key).
-            if (m_fleet.holdsOpenBookingWithToken(tokenHash(pending->riderToken))) {
-                ApiResponse wait =
-                    errorResponse(409, "idempotency_key_in_progress",
-                                  QStringLiteral("the first request with this Idempotency-Key is "
-                                                 "still being recorded; send it again with the same key"));
-                wait.headers.append({QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1")});
-                return wait;
-            }
-            return ifNone;
+            if (m_fleet.holdsOpenBookingWithToken(tokenHash(pending->riderToken)))
+                return keyInProgressResponse();
+            if (heldElsewhere.empty())
+                return ifNone;
+            // In a cluster the same key may be booking on another node: the car it claimed is one
+            // of those held, and its commit (not readable before) gives the car its booking here.
+            // Waited for, so the rider gets that booking. "No car" only when every held car got its
+            // booking and the key's is not among them; else (a car let go unbooked: its booking may
+            // be trying the next car; still held after kOtherNodesCommitWaitMs) in progress.
+            const HeldCarsEnd end = waitForTheirBookings(m_fleet, heldElsewhere, kOtherNodesCommitWaitMs);
+            if (auto replay = replayKeyedBooking(pending->order, pending->riderToken))
+                return *replay;
+            return end == HeldCarsEnd::Booked ? ifNone : keyInProgressResponse();
         });
         if (answer.status != ApiResponse::kDeferred)
             (*reply)(answer);

@@ -56,7 +56,10 @@ private:
     // when that booking was made for another order.
     std::optional<ApiResponse> replayKeyedBooking(const BookingOrder &order, const QByteArray &riderToken) const;
     // Answers `reply` with the booking the pending booking's key made (its commit was refused for
-    // the key, or it found no car), read on the lookup thread; `ifNone` when the key made none.
+    // the key, or it found no car), read on the lookup thread; `ifNone` when the key made none and
+    // no request is making it. 409 idempotency_key_in_progress while one may be: a booking of this
+    // node with the key waits for its commit, or (a cluster) cars held for other nodes' bookings
+    // still were after a short wait for their commits (http/CarsHeldElsewhere.h).
     void answerWithKeyedBooking(const std::shared_ptr<const DeferredReply> &reply,
                                 const std::shared_ptr<const PendingBooking> &pending, ApiResponse ifNone) const;
     ApiResponse getBooking(const ApiRequest &request) const;
