@@ -282,6 +282,27 @@ void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, 
     deliver(socket, state.nextSequence++, answer);
 }
 
+// The answer owed longest has not come within --answer-timeout-ms (a booking whose commit the
+// database cannot settle, a handler stuck): the client hears so in its place, and the connection
+// closes, since the answers behind it would have to wait for it. An answer that comes later finds
+// the connection closing and is dropped; what it did is done (the ledger holds a booking
+// committed meanwhile: the client reads it back or repeats the request with its Idempotency-Key).
+void ConnectionGuard::answerOverdue(GuardedSocket *socket)
+{
+    auto it = m_states.find(socket);
+    if (it == m_states.end())
+        return;
+    ConnectionState &state = it.value();
+    stopReading(socket, state);
+    const ApiResponse overdue = errorResponse(
+        503, "answer_timeout",
+        QStringLiteral("no answer within %1 ms: what the request asked for may still be done (a booking may be "
+                       "recorded); read it back, or send it again with the same Idempotency-Key")
+            .arg(m_limits.answerTimeoutMs));
+    deliver(socket, state.nextToWrite,
+            Answer{serializeResponse(overdue, state.framing.currentIsHttp10(), false, false), true});
+}
+
 void ConnectionGuard::stopReading(GuardedSocket *socket, ConnectionState &state)
 {
     if (state.stoppedReading)
@@ -393,9 +414,19 @@ void ConnectionGuard::sweep()
 {
     const long long now = clock::monotonicMs();
     QList<QTcpSocket *> toClose;
+    QList<QTcpSocket *> overdue;
     for (auto it = m_states.begin(); it != m_states.end(); ++it) {
-        const ConnectionState &s = it.value();
+        ConnectionState &s = it.value();
         const bool busy = s.inFlight() > 0;
+        if (busy && s.owedSinceMs != 0 && s.watchedToWrite == s.nextToWrite && !s.closing) {
+            if (now - s.owedSinceMs > m_limits.answerTimeoutMs) {
+                overdue.append(it.key());
+                continue;
+            }
+        } else {
+            s.watchedToWrite = s.nextToWrite;
+            s.owedSinceMs = busy ? now : 0;
+        }
         const long long headStartedMs = s.framing.headStartedMs();
         const bool midHead = headStartedMs != 0; // the request's first byte came, not its last
         const long long bodyStartedMs = s.framing.bodyStartedMs();
@@ -413,6 +444,8 @@ void ConnectionGuard::sweep()
         else if (m_draining && !busy && now - m_drainStartedMs > m_limits.drainGraceMs + m_limits.headerTimeoutMs)
             toClose.append(it.key());
     }
+    for (QTcpSocket *socket : overdue)
+        answerOverdue(static_cast<GuardedSocket *>(socket));
     for (QTcpSocket *socket : toClose)
         socket->disconnectFromHost();
     if (m_draining && m_states.isEmpty())

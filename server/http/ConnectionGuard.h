@@ -102,6 +102,7 @@ private:
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);
+    void answerOverdue(GuardedSocket *socket);
     void stopReading(GuardedSocket *socket, ConnectionState &state);
     void discardInput(GuardedSocket *socket);
     void updateFlow(GuardedSocket *socket, ConnectionState &state);

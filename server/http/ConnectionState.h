@@ -47,6 +47,11 @@ struct ConnectionState {
     unsigned long long nextToWrite = 0;
     std::map<unsigned long long, Answer> finished;
     bool closing = false; // a response said Connection: close: nothing more is written
+    // The sweep's watch on the answer owed longest: nextToWrite when it last looked, and since
+    // when it has stood there with a request in flight (0: nothing owed). Kept by the sweep
+    // alone, so serving a request reads no clock for it.
+    unsigned long long watchedToWrite = 0;
+    long long owedSinceMs = 0;
 
     int inFlight() const { return int(nextSequence - nextToWrite); }
 };

@@ -49,6 +49,10 @@ const LimitFlag kLimitFlags[] = {
      1 << 30, nullptr, &ConnectionLimits::maxPendingOutputBytes},
     {"max-pipelined", "Unanswered requests per connection at which it is not read until one is answered", 1, 1024,
      nullptr, &ConnectionLimits::maxPipelined},
+    {"answer-timeout-ms",
+     "Milliseconds a request may wait for its answer (a booking for its commit) before it gets 503 answer_timeout "
+     "and its connection closes",
+     1000, 3'600'000, nullptr, &ConnectionLimits::answerTimeoutMs},
 };
 
 long long limitValue(const ConnectionLimits &limits, const LimitFlag &flag)

@@ -14,6 +14,7 @@ struct ConnectionLimits {
     int drainGraceMs = 2'000;               // idle connections left open this long when draining
     int maxPendingOutputBytes = 256 * 1024; // unsent answers above it → stop reading the connection
     int maxPipelined = 32;                  // unanswered requests at it → stop reading the connection
+    int answerTimeoutMs = 30'000;           // an answer owed this long, no other answered → 503 and close
 };
 
 } // namespace taxicore

@@ -8,6 +8,7 @@
 // a bounded number at a time.
 #include "ApiAssert.h"
 #include "HttpClient.h"
+#include "IdempotencyKit.h"
 #include "PostgresKit.h"
 #include "RiderToken.h"
 #include "RequireTool.h"
@@ -40,11 +41,6 @@ HttpResponse book(HttpClient &http, const QString &rider)
     return http.postJson("/api/v1/bookings", {{"rider_id", rider}, {"pickup", kPickup}});
 }
 
-qint64 bookingIdOf(const HttpResponse &r)
-{
-    return qint64(r.json().value("booking_id").toDouble());
-}
-
 } // namespace
 
 class ServerPostgresLedgerTest : public QObject {
@@ -58,6 +54,7 @@ private Q_SLOTS:
     void aReportOnAHungLedgerStallsNoOneElse();
     void aBookingAwaitingItsCommitIsAnsweredPastTheHeaderTimeout();
     void aCommitWhoseAnswerWasLostIsAnsweredAsTheLedgerHoldsIt();
+    void aBookingTheLedgerCannotSettleIsAnsweredWithinTheAnswerTimeout();
     void unknownLedgerSchemeIsRefused();
 
 private:
@@ -366,6 +363,55 @@ void ServerPostgresLedgerTest::aCommitWhoseAnswerWasLostIsAnsweredAsTheLedgerHol
         }
     }
     qInfo("%d of %d bookings sent into the stall were committed and acknowledged", acknowledged, kRiders);
+}
+
+// While PostgreSQL cannot say whether a booking committed, its request waits for the database (a
+// lie is worse than a wait), but not for ever: past --answer-timeout-ms it gets 503 answer_timeout
+// and its connection closes. Sent again with its Idempotency-Key once the database is back, it is
+// answered with the one booking (replayed if the first attempt committed), never a second one.
+void ServerPostgresLedgerTest::aBookingTheLedgerCannotSettleIsAnsweredWithinTheAnswerTimeout()
+{
+    constexpr int kAnswerTimeoutMs = 1500;
+    constexpr int kStallMs = 6500; // past the 5 s statement timeout: the commit's answer is lost
+    QTemporaryDir dir;
+    const auto started =
+        serverOnFreshLedger(dir, {QStringLiteral("--answer-timeout-ms"), QString::number(kAnswerTimeoutMs)});
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
+    HttpClient http(server.host(), server.port(), 20'000);
+    TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-stall")), 201);
+    const QByteArray key = freshIdempotencyKey();
+    const QByteArray body = bookingBody({{"rider_id", "waits-too-long"}, {"pickup", kPickup}});
+
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    QElapsedTimer waited;
+    waited.start();
+    HttpClient rider(server.host(), server.port(), 20'000);
+    const HttpResponse overdue = bookWithKey(rider, body, key);
+    const qint64 answeredAfterMs = waited.elapsed();
+    TC_VERIFY_ERROR(overdue, 503, "answer_timeout");
+    // The sweep looks every 500 ms; the statement timeout (5 s) would have answered later.
+    QVERIFY2(answeredAfterMs >= kAnswerTimeoutMs && answeredAfterMs < kAnswerTimeoutMs + 2000,
+             qPrintable(QStringLiteral("answered after %1 ms").arg(answeredAfterMs)));
+    QVERIFY(overdue.header("Connection").toLower().contains("close")); // the answers behind it would wait
+    QTest::qWait(int(std::max<qint64>(0, kStallMs - waited.elapsed())));
+    m_pg.freeze(false);
+    thaw.dismiss();
+
+    HttpClient retry(server.host(), server.port(), 20'000);
+    HttpResponse again;
+    QVERIFY(waitUntil(
+        [&] {
+            again = bookWithKey(retry, body, key);
+            return again.status != 503 && again.status != 409; // settling, or the key in progress
+        },
+        kRecoverMs));
+    TC_VERIFY_STATUS(again, 201);
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'waits-too-long'")),
+             QStringLiteral("1"));
+    qInfo("the retry was %s", again.hasHeader(kReplayedHeader) ? "replayed (the first attempt committed)"
+                                                               : "a new booking (the first attempt did not commit)");
 }
 
 void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()
