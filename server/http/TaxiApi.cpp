@@ -93,6 +93,7 @@ TaxiApi::TaxiApi(FleetStore &fleet, const TripEstimator &estimator, Ledger *ledg
     , m_estimator(estimator)
     , m_ledger(ledger)
     , m_rateLimiter(fleet.control().access)
+    , m_openBookings(fleet.control().access, fleet)
 {
     if (m_ledger)
         m_lookups.setLocation(m_ledger->location());
@@ -184,7 +185,9 @@ ApiResponse TaxiApi::nearby(const ApiRequest &request) const
 
 ApiResponse TaxiApi::createBooking(const ApiRequest &request)
 {
-    const auto book = [this, request] {
+    // Operators and this machine's own clients are not limited (the console books for many riders).
+    const bool unlimited = isTrustedLoopback(request) || carriesAdminToken(request);
+    const auto book = [this, request, unlimited] {
         const BookingOrder order = readBookingOrder(readJsonObject(request));
         // Shown once: only its hash is kept (region, ledger); it proves ownership of the booking.
         // With an Idempotency-Key it derives from the key, so a retry can be shown it again.
@@ -196,15 +199,30 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
         // Priced with the pickup zone's surge now; that quote is the fare the rider will pay.
         PricingBoard pricing(m_fleet.pricing());
         const RidePrice price = priceRide(pricing, m_estimator, order.pickup, order.dropoff);
+        std::shared_ptr<OpenBookingsPerClient::Place> place;
+        if (!unlimited && !(place = m_openBookings.hold(request.remote))) {
+            const ApiResponse full = errorResponse(
+                429, "too_many_open_bookings",
+                QStringLiteral("this client has %1 bookings open, the most one client may hold at once; cancel one "
+                               "or wait for a ride to end")
+                    .arg(kOpenBookingsPerClient));
+            if (!keyToken)
+                throw ApiException{full};
+            // A retry of one of those bookings (its answer was lost) is answered with it.
+            answerWithKeyedBooking(
+                request.reply,
+                std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price, true, nullptr}), full);
+            return deferredResponse();
+        }
         // A keyed booking is booked like any other: its commit claims the key, and a key that made
         // a booking already (a retry, or the same request at once) is refused there and answered
         // with that booking. No read before: a retry is rare, a booking is not.
-        return placeBooking(
-            request.reply,
-            std::make_shared<const PendingBooking>(PendingBooking{order, riderToken, price, keyToken.has_value()}),
-            kBookingIdTries);
+        return placeBooking(request.reply,
+                            std::make_shared<const PendingBooking>(
+                                PendingBooking{order, riderToken, price, keyToken.has_value(), std::move(place)}),
+                            kBookingIdTries);
     };
-    if (isTrustedLoopback(request) || carriesAdminToken(request))
+    if (unlimited)
         return book();
     // A cluster's shared buckets answer later, from Redis: the booking goes on from there.
     const std::optional<int> retryAfterS = m_limiter->take(request.remote, [book, reply = request.reply](int after) {
@@ -270,8 +288,11 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
     ApiResponse response = jsonResponse(out, 201);
     const uint64_t id = booked.booking.id;
     response.headers.append({QByteArrayLiteral("Location"), "/api/v1/bookings/" + QByteArray::number(qulonglong(id))});
-    if (!m_ledger)
+    if (!m_ledger) {
+        if (pending->place)
+            pending->place->fill(id);
         return response;
+    }
     BookingRecord record = bookingRecord(booked.booking, price.kept);
     record.keyed = pending->keyed;
     // Not acknowledged before it is durable; if it cannot be, the car is freed again. In a
@@ -284,6 +305,8 @@ ApiResponse TaxiApi::placeBooking(const std::shared_ptr<const DeferredReply> &re
                                          idTries](bool committed, const QString &error) {
         if (committed) {
             m_fleet.announce(id);
+            if (pending->place)
+                pending->place->fill(id);
             (*reply)(response);
             return;
         }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "fleet/FleetTypes.h"
+#include "http/OpenBookingsPerClient.h"
 #include "http/BookingRateLimiter.h"
 #include "http/LedgerLookups.h"
 #include "wire/HttpTypes.h"
@@ -43,6 +44,9 @@ private:
         QByteArray riderToken;
         RidePrice price;
         bool keyed = false; // the token derives from an Idempotency-Key (http/IdempotencyKey.h)
+        // The client's place for one more open booking; null for an unlimited client (operators,
+        // trusted loopback). Filled with the booking's id once it is answered 201.
+        std::shared_ptr<OpenBookingsPerClient::Place> place;
     };
     // Books a car and answers once the ledger committed it; `idTries`: how many more times a
     // booking refused for a taken id is tried under a fresh one (kBookingIdTries). `refusedCar`:
@@ -95,6 +99,7 @@ private:
     Ledger *m_ledger;
     BookingRateLimiter m_rateLimiter; // POST /api/v1/bookings per client, shared by every process
     BookingLimiter *m_limiter = &m_rateLimiter;
+    OpenBookingsPerClient m_openBookings; // at most kOpenBookingsPerClient open bookings per client
     // Last: destroyed first, it waits for a running lookup while what that uses still exists.
     mutable LedgerLookups m_lookups;
 };

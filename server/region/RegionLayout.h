@@ -13,10 +13,11 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 12; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
+inline constexpr uint32_t kRegionVersion = 13; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
                                                // bookings' monotonic stamps; 10: each process's ledger counters;
                                                // 11: who made a booking and began its pending move, a
-                                               // reassign's new car; 12: a car's claim (carClaim)
+                                               // reassign's new car; 12: a car's claim (carClaim);
+                                               // 13: each client's open bookings (RateBucket)
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -135,10 +136,18 @@ struct EventSlot {
 inline constexpr int kAdminTokenBytes = 160;
 inline constexpr int kRateBuckets = 4096; // clients tracked at once; the stalest is evicted
 
+// Bookings one client address may hold open at once (http/OpenBookingsPerClient).
+inline constexpr int kOpenBookingsPerClient = 10;
+inline constexpr uint64_t kBookingBeingMade = ~uint64_t(0); // a place held until the booking is answered
+
 struct RateBucket {
     uint8_t client[16]; // the peer address (IPv4 mapped into IPv6); all zero = free
     double tokens;
     int64_t updatedMs;
+    // The client's open bookings by id (0: a free place; kBookingBeingMade: held for a booking
+    // not answered yet, until heldUntilMs on the monotonic clock).
+    uint64_t openBookings[kOpenBookingsPerClient];
+    int64_t heldUntilMs[kOpenBookingsPerClient];
 };
 
 struct AccessBlock {
