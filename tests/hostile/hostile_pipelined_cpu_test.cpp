@@ -3,14 +3,16 @@
 // as hung, every other client on it reset; in single mode every other client waited for the whole
 // pipeline. Now a connection's pipelined requests run a pass at a time (PassBudget: 10 ms of
 // them), the event loop turning between passes: against the real taxicore-server, a worker with
-// a 1 s heartbeat timeout answers a pipeline of 2–3 s of work and is not killed, and in single
-// mode a /hello on another connection is answered long before the pipeline ends.
+// a 1 s heartbeat timeout (2 s under ASan) answers a pipeline of 2–3 s of work (15–30 s under
+// ASan) and is not killed, and in single mode a /hello on another connection is answered long
+// before the pipeline ends.
 // The requests left for the next pass are hidden from Qt's parser: the first try only held them
 // back, Qt still read the next head, and a request with a body behind a slow one was never
 // answered (the connection closed as idle 15 s later; through nginx, a 502). A drain that comes
 // while requests wait for their pass closes the connection with an answer that says so.
 
 #include "ConnectionsKit.h"
+#include "SanitizerTiming.h"
 
 #include <QElapsedTimer>
 
@@ -18,10 +20,12 @@ using namespace taxicore::test;
 using namespace taxicore::test::rt;
 
 namespace {
-// fib(38): ~80 ms on this machine (the plain build), a few times that under ASan.
+// fib(38): ~80 ms on this machine (the plain build), ~0.5 s under ASan, ~1 s under ASan on a loaded machine.
 constexpr int kPipelined = 30;
 const QByteArray kFibRequest = "GET /fib?n=38 HTTP/1.1\r\nHost: t\r\n\r\n";
-constexpr int kHeartbeatTimeoutMs = 1000;
+// Well above one /fib?n=38 (under ASan on a loaded machine ~1 s: killed at 1 s during the second
+// request of a pipeline), far below the pipeline (30 of them) that once ran in one turn.
+constexpr int kHeartbeatTimeoutMs = 1000 * kSanitizerSlowdown;
 // Far below --idle-timeout-ms (15 s), which closed the connection of a request never answered.
 constexpr int kAnswerTimeoutMs = 8000;
 const QByteArray kBookingBody = R"({"rider_id":"behind-a-fib","pickup":{"lat":57.70,"lng":11.97}})";
