@@ -105,8 +105,7 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
     if (it == m_states.end())
         return;
     ConnectionState &state = it.value();
-    // A pass is due: the queued one, or new bytes (the event loop turned either way).
-    socket->unparkInput();
+    unpark(socket, state); // a pass is due (the event loop turned since the last one)
     state.lastActivityMs = clock::monotonicMs();
     const qint64 buffered = socket->receivedBytes();
     state.bufferedBytes = buffered;
@@ -191,8 +190,12 @@ qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &s
 void ConnectionGuard::parkUntilNextPass(GuardedSocket *socket, ConnectionState &state)
 {
     socket->parkInput();
+    // Nothing more is read from the kernel until the pass (as while paused): Qt closes a socket as
+    // soon as it reads the client's end of stream, and a client that sends its pipeline and then
+    // shuts its side down would lose the parked requests with it.
+    socket->setReadBufferSize(kPausedReadBufferBytes);
     if (state.passQueued)
-        return; // new bytes came before the queued pass: it serves them too
+        return; // another readyRead (Qt's, a resume's) came before the queued pass: it serves these
     state.passQueued = true;
     QPointer<GuardedSocket> target(socket);
     QMetaObject::invokeMethod(
@@ -210,6 +213,15 @@ void ConnectionGuard::parkUntilNextPass(GuardedSocket *socket, ConnectionState &
                 Q_EMIT target->readyRead();
         },
         Qt::QueuedConnection);
+}
+
+void ConnectionGuard::unpark(GuardedSocket *socket, ConnectionState &state)
+{
+    if (!socket->isParked())
+        return;
+    socket->unparkInput();
+    if (!state.paused)
+        socket->setReadBufferSize(m_readBufferBytes);
 }
 
 void ConnectionGuard::afterParser(GuardedSocket *socket)
@@ -331,6 +343,7 @@ void ConnectionGuard::stopReading(GuardedSocket *socket, ConnectionState &state)
     if (state.stoppedReading)
         return;
     state.stoppedReading = true;
+    unpark(socket, state); // what waited for its pass is dropped with the rest
     // Qt's parser hears nothing more of this connection, nor does the direct path; its input is
     // dropped until the answers owed are out and it closes.
     disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
@@ -346,7 +359,6 @@ void ConnectionGuard::stopReading(GuardedSocket *socket, ConnectionState &state)
 
 void ConnectionGuard::discardInput(GuardedSocket *socket)
 {
-    socket->unparkInput(); // what waited for its pass goes too
     // Qt's unfinished request would keep every byte since its start buffered.
     if (socket->isTransactionStarted())
         socket->commitTransaction();

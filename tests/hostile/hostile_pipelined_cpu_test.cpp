@@ -47,6 +47,7 @@ private Q_SLOTS:
     void otherClientsAreServedBetweenAPipelinesRequests();
     void aRequestWithABodyWaitingForItsPassIsAnswered();
     void aDrainClosesAPipelineWaitingForItsPassWithAnAnswerThatSaysSo();
+    void aClientThatEndsItsSideAfterItsPipelineGetsEveryAnswer();
 };
 
 void PipelinedCpuTest::aWorkerRunningAPipelineKeepsItsHeartbeat()
@@ -143,6 +144,26 @@ void PipelinedCpuTest::aDrainClosesAPipelineWaitingForItsPassWithAnAnswerThatSay
         // Only the last says close: the client knows the rest were not run and sends them again.
         QCOMPARE(answers[i].header("Connection").toLower() == "close", last);
     }
+}
+
+// `printf '…' | nc -N`: the pipeline, then the client's end of stream. Qt closes a socket once it
+// reads that end, so the requests waiting for their pass would have gone with it: the guard reads
+// nothing more from the kernel while requests wait (answered 2 of 5 before it did).
+void PipelinedCpuTest::aClientThatEndsItsSideAfterItsPipelineGetsEveryAnswer()
+{
+    constexpr int kRequests = 5;
+    ServerProcess server(
+        {QStringLiteral("--mode"), QStringLiteral("single"), QStringLiteral("--cars"), QStringLiteral("20")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    HttpClient client(server.host(), server.port(), 30'000);
+    QVERIFY(client.connectToServer());
+    QVERIFY(client.sendRaw(kFibRequest.repeated(kRequests)));
+    QCOMPARE(::shutdown(int(client.socket()->socketDescriptor()), SHUT_WR), 0);
+    const QList<HttpResponse> answers = client.readResponses(kRequests);
+    QCOMPARE(answers.size(), kRequests);
+    for (const HttpResponse &answer : answers)
+        TC_VERIFY_STATUS(answer, 200);
+    QCOMPARE(server.stop(), 0);
 }
 
 QTEST_GUILESS_MAIN(PipelinedCpuTest)
