@@ -3,6 +3,7 @@
 #include "wire/ApiError.h"
 #include "wire/PlainRequest.h"
 #include "http/GuardedSocket.h"
+#include "http/PassBudget.h"
 #include "wire/ResponseWriter.h"
 #include "metrics/MetricsRecorder.h"
 #include "region/Clock.h"
@@ -95,14 +96,16 @@ void ConnectionGuard::forget(QTcpSocket *socket)
 
 // Runs before Qt's parser on every readyRead: the bytes Qt has not parsed are the front of the
 // socket's buffer; those past `checkedBytes` are new and go through the framing check first.
-// Whole requests at the front that Qt holds no part of are then served directly (serveDirect);
-// what is left is Qt's to parse, in the same readyRead.
+// Whole requests at the front that Qt holds no part of are then served directly (serveDirect),
+// for as long as the pass's budget lasts; what is left is Qt's to parse, in the same readyRead,
+// or, when the budget ran out, the next pass's (parkUntilNextPass).
 void ConnectionGuard::inspect(GuardedSocket *socket)
 {
     auto it = m_states.find(socket);
     if (it == m_states.end())
         return;
     ConnectionState &state = it.value();
+    unpark(socket, state); // a pass is due (the event loop turned since the last one)
     state.lastActivityMs = clock::monotonicMs();
     const qint64 buffered = socket->receivedBytes();
     state.bufferedBytes = buffered;
@@ -116,6 +119,7 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
         return;
     // `front`: bytes of the peeked ones served directly (and so no longer in the socket).
     qsizetype front = 0;
+    PassBudget pass(state.lastActivityMs);
     for (;;) {
         const qint64 unchecked = buffered - front - state.checkedBytes;
         if (unchecked > 0) {
@@ -124,13 +128,18 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
             state.checkedBytes += consumed;
         }
         const qsizetype served =
-            m_direct ? serveDirect(socket, state, m_peekBuffer.data() + front, qsizetype(buffered) - front) : 0;
-        if (served == 0 || state.stoppedReading)
+            m_direct ? serveDirect(socket, state, m_peekBuffer.data() + front, qsizetype(buffered) - front, pass) : 0;
+        if (served == 0 || state.stoppedReading || pass.exhausted())
             break;
         front += served;
     }
     if (state.stoppedReading)
         return; // what was left of the buffer is dropped: nothing after the closing request runs
+    if (pass.exhausted()) {
+        // Before the framing error or the 100 Continue: both belong to requests behind these.
+        parkUntilNextPass(socket, state);
+        return;
+    }
     if (state.framing.failed()) {
         // Whole requests before the error are answered first: Qt parses them one per pass, and
         // beginRequest refuses the connection once the last of them is taken.
@@ -145,13 +154,16 @@ void ConnectionGuard::inspect(GuardedSocket *socket)
 }
 
 // Serves the whole requests at the front of the socket's buffer (`data`, `size`: its bytes) while
-// Qt's parser holds no part of them: the oldest head not yet taken starts exactly at the front.
-// Returns the bytes taken off the socket.
-qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size)
+// Qt's parser holds no part of them (the oldest head not yet taken starts exactly at the front)
+// and the pass's budget lasts. Returns the bytes taken off the socket.
+qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size,
+                                       PassBudget &pass)
 {
     qsizetype served = 0;
     while (!state.stoppedReading && !state.paused && state.framing.completeHeadsAhead() > 0
            && state.framing.pendingHeadStart() == state.consumedBytes) {
+        if (!pass.allowsAnother())
+            break;
         PlainRequest request;
         const qsizetype length = readPlainRequest(QByteArrayView(data + served, size - served), request);
         if (length == 0 || length > state.checkedBytes)
@@ -170,11 +182,55 @@ qsizetype ConnectionGuard::serveDirect(GuardedSocket *socket, ConnectionState &s
     return served;
 }
 
+// Holding the socket does not do (docs/QT64.md): Qt's parser, next on this readyRead, still reads
+// the next head with read(), runs a request without a body at once, and stops inside one with a
+// body, its head taken, its body held back. The first try held them: such a request was never
+// answered (the next pass found nothing new to check and left the hold on), and the connection
+// was closed as idle 15 s later; through nginx, a 502. Parked, Qt reads nothing of them.
+void ConnectionGuard::parkUntilNextPass(GuardedSocket *socket, ConnectionState &state)
+{
+    socket->parkInput();
+    // Nothing more is read from the kernel until the pass (as while paused): Qt closes a socket as
+    // soon as it reads the client's end of stream, and a client that sends its pipeline and then
+    // shuts its side down would lose the parked requests with it.
+    socket->setReadBufferSize(kPausedReadBufferBytes);
+    if (state.passQueued)
+        return; // another readyRead (Qt's, a resume's) came before the queued pass: it serves these
+    state.passQueued = true;
+    QPointer<GuardedSocket> target(socket);
+    QMetaObject::invokeMethod(
+        this,
+        [this, target] {
+            if (!target)
+                return;
+            auto it = m_states.find(target.data());
+            if (it == m_states.end())
+                return;
+            it->passQueued = false;
+            // The check, the direct path and Qt's parser, as on any read. A paused connection
+            // is unparked when it resumes; a stopped one dropped its input.
+            if (target->isParked() && !it->paused && !it->stoppedReading)
+                Q_EMIT target->readyRead();
+        },
+        Qt::QueuedConnection);
+}
+
+void ConnectionGuard::unpark(GuardedSocket *socket, ConnectionState &state)
+{
+    if (!socket->isParked())
+        return;
+    socket->unparkInput();
+    if (!state.paused)
+        socket->setReadBufferSize(m_readBufferBytes);
+}
+
 void ConnectionGuard::afterParser(GuardedSocket *socket)
 {
     auto it = m_states.find(socket);
     if (it == m_states.end())
         return;
+    if (socket->isParked())
+        return; // Qt's parser saw nothing in this pass (and receivedBytes() counts none of it)
     ConnectionState &state = it.value();
     const qint64 buffered = socket->receivedBytes();
     // What Qt parsed in this pass came off the front, out of what the check had seen.
@@ -308,6 +364,7 @@ void ConnectionGuard::stopReading(GuardedSocket *socket, ConnectionState &state)
     if (state.stoppedReading)
         return;
     state.stoppedReading = true;
+    unpark(socket, state); // what waited for its pass is dropped with the rest
     // Qt's parser hears nothing more of this connection, nor does the direct path; its input is
     // dropped until the answers owed are out and it closes.
     disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
@@ -369,7 +426,7 @@ void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
     disconnect(state.drainWatch);
     socket->setReadBufferSize(m_readBufferBytes);
     socket->setHeld(state.framing.endsInsideFinalCrlf());
-    if (socket->receivedBytes() == 0)
+    if (socket->receivedBytes() == 0 && !socket->isParked())
         return;
     // Qt parses buffered requests only on readyRead (the check runs first, as always).
     QPointer<GuardedSocket> target(socket);
@@ -380,7 +437,7 @@ void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
                 return;
             auto it = m_states.find(target.data());
             if (it != m_states.end() && !it->paused && !it->stoppedReading)
-                Q_EMIT target->readyRead();
+                Q_EMIT target->readyRead(); // unparks what waited for its pass, if anything
         },
         Qt::QueuedConnection);
 }
@@ -417,16 +474,19 @@ void ConnectionGuard::sweep()
     QList<QTcpSocket *> overdue;
     for (auto it = m_states.begin(); it != m_states.end(); ++it) {
         ConnectionState &s = it.value();
-        const bool busy = s.inFlight() > 0;
-        if (busy && s.owedSinceMs != 0 && s.watchedToWrite == s.nextToWrite && !s.closing) {
+        const bool owed = s.inFlight() > 0;
+        if (owed && s.owedSinceMs != 0 && s.watchedToWrite == s.nextToWrite && !s.closing) {
             if (now - s.owedSinceMs > m_limits.answerTimeoutMs) {
                 overdue.append(it.key());
                 continue;
             }
         } else {
             s.watchedToWrite = s.nextToWrite;
-            s.owedSinceMs = busy ? now : 0;
+            s.owedSinceMs = owed ? now : 0;
         }
+        // Requests waiting for their pass are owed answers as much as those running: closed, the
+        // client would lose them after answers that said keep-alive.
+        const bool busy = owed || s.passQueued || static_cast<GuardedSocket *>(it.key())->isParked();
         const long long headStartedMs = s.framing.headStartedMs();
         const bool midHead = headStartedMs != 0; // the request's first byte came, not its last
         const long long bodyStartedMs = s.framing.bodyStartedMs();

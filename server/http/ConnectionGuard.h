@@ -17,6 +17,7 @@ namespace taxicore {
 
 class GuardedSocket;
 class MetricsRecorder;
+class PassBudget;
 struct ApiResponse;
 struct PlainRequest;
 
@@ -98,7 +99,11 @@ protected:
 
 private:
     void inspect(GuardedSocket *socket);
-    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size);
+    qsizetype serveDirect(GuardedSocket *socket, ConnectionState &state, const char *data, qsizetype size,
+                          PassBudget &pass);
+    // The whole requests a pass had no time for wait, hidden from Qt's parser, for the next pass.
+    void parkUntilNextPass(GuardedSocket *socket, ConnectionState &state);
+    void unpark(GuardedSocket *socket, ConnectionState &state);
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);

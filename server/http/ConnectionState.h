@@ -40,6 +40,10 @@ struct ConnectionState {
     // Reading stopped: too much unsent output or too many unanswered requests (backpressure).
     bool paused = false;
     QMetaObject::Connection drainWatch; // bytesWritten → resume, while paused
+    // A pass spent its budget (PassBudget) with whole requests left: they are parked
+    // (GuardedSocket::parkInput) and the next pass is queued behind what the event loop has to do.
+    // The connection is busy meanwhile: neither a sweep nor a drain closes it as idle.
+    bool passQueued = false;
 
     // Requests dispatched and not yet answered; responses are written in dispatch order
     // even when pool threads finish out of order (pipelining, docs/QT64.md §3).

@@ -11,7 +11,8 @@ foreach(source IN ITEMS
     hostile_clock_step_test.cpp
     hostile_feed_limits_test.cpp
     hostile_feed_ping_flood_test.cpp
-    hostile_open_bookings_test.cpp)
+    hostile_open_bookings_test.cpp
+    hostile_pipelined_cpu_test.cpp)
   taxicore_add_test(${CMAKE_CURRENT_SOURCE_DIR}/${source} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ConnectionsKit.h
                     LIBS taxicore_server taxicore_testsupport DEPENDS taxicore-server
                     TIMEOUT 120 LABELS hostile)
