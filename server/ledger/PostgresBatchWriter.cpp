@@ -143,6 +143,8 @@ QString PostgresBatchWriter::connect()
         error = migratePostgresLedger(m_connection);
     if (error.isEmpty())
         error = PostgresRecordWriter::prepare(m_connection);
+    if (error.isEmpty())
+        m_session = PostgresCommitOutcome::sessionOf(m_connection, &error);
     if (!error.isEmpty()) {
         m_connection.close();
         return error;
@@ -232,7 +234,7 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
     if (records.empty())
         return true;
     const PgBatchMark mark{m_writerId, ++m_batchesSent};
-    const int backend = m_connection.backendPid();
+    const PgSession session = m_session;
     const bool forget = mark.batch % kForgetEvery == 0;
     QString error = m_connection.beginPipeline();
     if (error.isEmpty())
@@ -254,7 +256,7 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
         // The answer is lost, not necessarily the commit: what the database holds decides.
         m_health.failed(error, m_failed);
         std::vector<QString> verdicts(records.size());
-        if (settleLostAnswer(backend, mark, verdicts, &error)) {
+        if (settleLostAnswer(session, mark, verdicts, &error)) {
             for (std::size_t k = 0; k < sentAt.size(); ++k)
                 batch[sentAt[k]].verdict = verdicts[k];
             ++m_transactions;
@@ -294,14 +296,14 @@ bool PostgresBatchWriter::commitTogether(std::vector<Pending> &batch, std::size_
 // kProbeIntervalMs while it cannot be; what is appended meanwhile was not sent and is refused at
 // once, as in any outage. Stopping before an answer gives up: *error then says the outcome is
 // unknown (the next start reads the ledger, which is the truth either way).
-bool PostgresBatchWriter::settleLostAnswer(int backend, const PgBatchMark &mark, std::vector<QString> &verdicts,
-                                           QString *error)
+bool PostgresBatchWriter::settleLostAnswer(const PgSession &session, const PgBatchMark &mark,
+                                           std::vector<QString> &verdicts, QString *error)
 {
     for (;;) {
         m_connection.close();
         QString why = connect();
         if (why.isEmpty()) {
-            switch (PostgresCommitOutcome::settle(m_connection, backend, mark, verdicts, &why)) {
+            switch (PostgresCommitOutcome::settle(m_connection, session, mark, verdicts, &why)) {
             case PostgresCommitOutcome::Known::Committed:
                 return true;
             case PostgresCommitOutcome::Known::NotCommitted:
@@ -311,7 +313,10 @@ bool PostgresBatchWriter::settleLostAnswer(int backend, const PgBatchMark &mark,
                 break;
             }
         }
-        failQueued(QStringLiteral("%1; the record was not written").arg(why));
+        // Worded as an outage, so a rider hears "the database is unavailable" (ledgerFailureReason).
+        failQueued(QStringLiteral("PostgreSQL at %1 is unavailable: it has not said yet whether an earlier commit "
+                                  "was written (%2); the record was not written")
+                       .arg(m_connection.where(), why));
         std::unique_lock lock(m_mutex);
         if (m_wake.wait_for(lock, std::chrono::milliseconds(kProbeIntervalMs), [this] { return m_stopping; })) {
             *error = QStringLiteral("%1; stopped before PostgreSQL could say whether the transaction committed "

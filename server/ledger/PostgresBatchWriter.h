@@ -70,7 +70,8 @@ private:
     // Sends batch[first..] in one transaction; false when a statement failed (nothing committed).
     // A lost connection is *lost (every verdict set to it).
     bool commitTogether(std::vector<Pending> &batch, std::size_t first, std::size_t end, QString *lost);
-    bool settleLostAnswer(int backend, const PgBatchMark &mark, std::vector<QString> &verdicts, QString *error);
+    bool settleLostAnswer(const PgSession &session, const PgBatchMark &mark, std::vector<QString> &verdicts,
+                          QString *error);
     void failQueued(const QString &why);
     void commitOneByOne(std::vector<Pending> &batch);
     std::size_t takeQueued(std::vector<Pending> &batch);
@@ -81,6 +82,7 @@ private:
     PostgresConnection m_connection; // writer thread only
     PostgresNodeSlot *m_slot;        // re-taken after a reconnect; may be null
     QByteArray m_writerId;           // this writer's name in its batches' marks
+    PgSession m_session;             // of m_connection, read when it connected
     qint64 m_batchesSent = 0;        // writer thread only
     std::mutex m_mutex;
     std::condition_variable m_wake;

@@ -1,19 +1,23 @@
 #include "ledger/PostgresCommitOutcome.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QThread>
 #include <libpq-fe.h>
 
 namespace taxicore {
 
 namespace {
 
-// The old session, if it is still there: ours (same role), not this connection.
-constexpr char kLingering[] =
-    "FROM pg_stat_activity WHERE pid = $1 AND pid <> pg_backend_pid() AND usename = current_user";
-// How long PostgreSQL waits for the ended session's process to exit (pg_terminate_backend's
-// timeout, PostgreSQL 14 and newer); within the statement timeout.
+// The old session, if it is still there: ours (same role, and started when it was: after a restart
+// of PostgreSQL its process id may be another session's), not this connection.
+constexpr char kLingering[] = "FROM pg_stat_activity WHERE pid = $1 AND backend_start::text = $2"
+                              " AND pid <> pg_backend_pid() AND usename = current_user";
+// How long the ended session's process is given to exit, looked at every kEndPollMs (the
+// one-argument pg_terminate_backend, so any PostgreSQL will do; 14's timeout argument would not).
 constexpr int kEndWaitMs = 2000;
+constexpr int kEndPollMs = 50;
 
 bool readRefusals(const QByteArray &json, std::vector<QString> &verdicts)
 {
@@ -29,6 +33,33 @@ bool readRefusals(const QByteArray &json, std::vector<QString> &verdicts)
     return true;
 }
 
+// Ends `session` if it lingers and waits until it is gone: true once it is, false (and *error)
+// when it cannot be asked or outlives kEndWaitMs.
+bool endSession(PostgresConnection &connection, const PgSession &session, QString *error)
+{
+    PgParams which;
+    which.add(session.pid).addUtf8(session.startedAt);
+    if (!connection.exec(QByteArray("SELECT pg_terminate_backend(pid) ") + kLingering, which, error))
+        return false;
+    QElapsedTimer waited;
+    waited.start();
+    for (;;) {
+        const PgResult lingering = connection.exec(QByteArray("SELECT count(*) ") + kLingering, which, error);
+        if (!lingering)
+            return false;
+        if (QByteArray(PQgetvalue(lingering.get(), 0, 0)).toInt() == 0)
+            return true;
+        if (waited.elapsed() >= kEndWaitMs) {
+            *error = QStringLiteral("ledger PostgreSQL %1: the session that sent the commit (backend %2) has not "
+                                    "ended yet")
+                         .arg(connection.where())
+                         .arg(session.pid);
+            return false;
+        }
+        QThread::msleep(kEndPollMs);
+    }
+}
+
 } // namespace
 
 QByteArray PostgresCommitOutcome::markedBatchSql()
@@ -42,7 +73,10 @@ QByteArray PostgresCommitOutcome::markedBatchSql()
 
 QByteArray PostgresCommitOutcome::forgetSql()
 {
-    return "DELETE FROM taxicore_batch_outcomes WHERE writer = $1::text AND batch < $2::bigint";
+    // And anyone's a day old: a writer that died (each process start is a new writer) leaves its
+    // last few, which no one else would delete. A batch is settled long before.
+    return "DELETE FROM taxicore_batch_outcomes WHERE (writer = $1::text AND batch < $2::bigint)"
+           " OR written_at < now() - interval '1 day'";
 }
 
 PgParams PostgresCommitOutcome::forgetParams(const PgBatchMark &before)
@@ -52,7 +86,17 @@ PgParams PostgresCommitOutcome::forgetParams(const PgBatchMark &before)
     return params;
 }
 
-PostgresCommitOutcome::Known PostgresCommitOutcome::settle(PostgresConnection &connection, int lostBackendPid,
+PgSession PostgresCommitOutcome::sessionOf(PostgresConnection &connection, QString *error)
+{
+    const PgResult found = connection.exec(
+        "SELECT pg_backend_pid(), backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()", PgParams(),
+        error);
+    if (!found || PQntuples(found.get()) != 1)
+        return {};
+    return {QByteArray(PQgetvalue(found.get(), 0, 0)).toInt(), QByteArray(PQgetvalue(found.get(), 0, 1))};
+}
+
+PostgresCommitOutcome::Known PostgresCommitOutcome::settle(PostgresConnection &connection, const PgSession &lostSession,
                                                            const PgBatchMark &mark, std::vector<QString> &verdicts,
                                                            QString *error)
 {
@@ -60,21 +104,8 @@ PostgresCommitOutcome::Known PostgresCommitOutcome::settle(PostgresConnection &c
     // gone is the mark's absence an answer. PostgreSQL finishes a commit it has begun before the
     // session ends (interrupts wait out the commit's critical section), so ending it never undoes
     // a commit; it only stops one that had not begun.
-    PgParams pid;
-    pid.add(lostBackendPid);
-    if (!connection.exec(QByteArray("SELECT pg_terminate_backend(pid, ") + QByteArray::number(kEndWaitMs) + ") "
-                             + kLingering,
-                         pid, error))
+    if (!endSession(connection, lostSession, error))
         return Known::Unknown;
-    const PgResult lingering = connection.exec(QByteArray("SELECT count(*) ") + kLingering, pid, error);
-    if (!lingering)
-        return Known::Unknown;
-    if (QByteArray(PQgetvalue(lingering.get(), 0, 0)).toInt() != 0) {
-        *error = QStringLiteral("ledger PostgreSQL %1: the session that sent the commit (backend %2) has not ended yet")
-                     .arg(connection.where())
-                     .arg(lostBackendPid);
-        return Known::Unknown;
-    }
     PgParams key;
     key.addUtf8(mark.writer).add(mark.batch);
     const PgResult found = connection.exec(

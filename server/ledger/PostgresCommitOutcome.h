@@ -16,6 +16,12 @@ struct PgBatchMark {
     qint64 batch = 0;  // 1, 2, ... in the order this writer sent them
 };
 
+// A session of the database, as another session can tell it from a later one with its process id.
+struct PgSession {
+    int pid = 0;
+    QByteArray startedAt; // pg_stat_activity.backend_start, as text
+};
+
 // What became of a batch whose answer never came. A COMMIT that was sent may have been written
 // although its answer was lost (PostgreSQL stalled past the statement timeout, the connection cut,
 // the server restarted): answering "failed" then lies — the rider hears 503 of a booking the ledger
@@ -39,9 +45,11 @@ public:
     static QByteArray forgetSql();
     static PgParams forgetParams(const PgBatchMark &before);
 
-    // On a fresh connection (not the one the batch went on, whose backend was `lostBackendPid`):
-    // Committed with verdicts[position - 1] set for each refused record, NotCommitted, or Unknown.
-    static Known settle(PostgresConnection &connection, int lostBackendPid, const PgBatchMark &mark,
+    // The session of `connection` (pid 0 and *error when it cannot be read).
+    static PgSession sessionOf(PostgresConnection &connection, QString *error);
+    // On a fresh connection (not `lostSession`, the one the batch went on): Committed with
+    // verdicts[position - 1] set for each refused record, NotCommitted, or Unknown.
+    static Known settle(PostgresConnection &connection, const PgSession &lostSession, const PgBatchMark &mark,
                         std::vector<QString> &verdicts, QString *error);
 };
 

@@ -380,11 +380,6 @@ QString PostgresConnection::finishPipeline(int count, std::vector<PgResult> &res
     return {};
 }
 
-int PostgresConnection::backendPid() const
-{
-    return m_conn ? PQbackendPID(m_conn) : 0;
-}
-
 bool PostgresConnection::inFailedTransaction() const
 {
     return m_conn && PQtransactionStatus(m_conn) == PQTRANS_INERROR;

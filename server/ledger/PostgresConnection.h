@@ -73,8 +73,6 @@ public:
     const QString &where() const { return m_target.where; }
     const QString &masked() const { return m_target.masked; }
     pg_conn *raw() { return m_conn; }
-    // The server process of this session (0 when closed): how another session names it.
-    int backendPid() const;
 
     // One statement (parameters in text format); the result, or null with *error set. A lost
     // connection closes this one and says "PostgreSQL at host:port is unavailable: ...". It

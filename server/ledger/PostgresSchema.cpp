@@ -470,8 +470,8 @@ const QList<QByteArray> kMigration9 = {
 
 // 10: each batch's mark, written by the batch's own transaction with the records it refused: a
 // writer that lost a commit's answer reads there whether it committed (PostgresCommitOutcome).
-// Each writer deletes its own settled marks; one that died leaves its last few (at most
-// PostgresBatchWriter::kForgetEvery).
+// Each writer deletes its own settled marks, and anyone's a day old (a writer that died leaves its
+// last few, at most PostgresBatchWriter::kForgetEvery).
 const QList<QByteArray> kMigration10 = {
     "CREATE TABLE taxicore_batch_outcomes (writer text NOT NULL, batch bigint NOT NULL, refusals json NOT NULL,"
     " written_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (writer, batch))",

@@ -913,24 +913,34 @@ void LedgerPostgresTest::aBatchWhoseAnswerWasLostIsSettledByItsMark()
                         " VALUES ('lost-writer', 1, '[]')",
                         QStringLiteral("an uncommitted batch")),
              QString());
-    const int lostBackend = sender.backendPid();
-    QVERIFY(lostBackend > 0);
+    QString error;
+    const PgSession lost = PostgresCommitOutcome::sessionOf(sender, &error);
+    QVERIFY2(lost.pid > 0, qPrintable(error));
 
     PostgresConnection asker(settings);
     QCOMPARE(asker.connect(), QString());
     std::vector<QString> verdicts(3);
-    QString error;
-    QCOMPARE(PostgresCommitOutcome::settle(asker, lostBackend, {"lost-writer", 1}, verdicts, &error),
+    QCOMPARE(PostgresCommitOutcome::settle(asker, lost, {"lost-writer", 1}, verdicts, &error),
              PostgresCommitOutcome::Known::NotCommitted);
     QCOMPARE(error, QString());
-    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM pg_stat_activity WHERE pid = %1").arg(lostBackend)), 0);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM pg_stat_activity WHERE pid = %1").arg(lost.pid)), 0);
     QVERIFY(!sender.run("SELECT 1", QStringLiteral("after being ended")).isEmpty()); // its session is over
 
     m_pg.psql(QStringLiteral("INSERT INTO taxicore_batch_outcomes (writer, batch, refusals)"
                              " VALUES ('lost-writer', 2, '[[2, \"car_taken: car 7 is taken\"]]')"));
-    QCOMPARE(PostgresCommitOutcome::settle(asker, lostBackend, {"lost-writer", 2}, verdicts, &error),
+    QCOMPARE(PostgresCommitOutcome::settle(asker, lost, {"lost-writer", 2}, verdicts, &error),
              PostgresCommitOutcome::Known::Committed);
     QCOMPARE(verdicts, (std::vector<QString>{QString(), QStringLiteral("car_taken: car 7 is taken"), QString()}));
+
+    // A session that only has the lost one's process id (PostgreSQL restarted, the id reused by
+    // another node's connection) is not ended: it is told apart by its start time.
+    PostgresConnection bystander(settings);
+    QCOMPARE(bystander.connect(), QString());
+    PgSession sameIdEarlierStart = PostgresCommitOutcome::sessionOf(bystander, &error);
+    sameIdEarlierStart.startedAt = "2001-01-01 00:00:00+00";
+    QCOMPARE(PostgresCommitOutcome::settle(asker, sameIdEarlierStart, {"lost-writer", 3}, verdicts, &error),
+             PostgresCommitOutcome::Known::NotCommitted);
+    QCOMPARE(bystander.run("SELECT 1", QStringLiteral("after another session was settled")), QString());
 }
 
 // Every batch writes its mark in its own transaction (with the records it refused); the writer
@@ -938,6 +948,9 @@ void LedgerPostgresTest::aBatchWhoseAnswerWasLostIsSettledByItsMark()
 void LedgerPostgresTest::eachBatchLeavesAMarkThatIsForgottenOnceSettled()
 {
     m_pg.psql(QStringLiteral("TRUNCATE taxicore_batch_outcomes"));
+    // A writer that died two days ago (each process start is a new writer) left a mark behind.
+    m_pg.psql(QStringLiteral("INSERT INTO taxicore_batch_outcomes (writer, batch, refusals, written_at)"
+                             " VALUES ('dead-writer', 7, '[]', now() - interval '2 days')"));
     auto ledger = openLedger();
     QVERIFY(ledger);
     const int batches = PostgresBatchWriter::kForgetEvery + 6;
@@ -949,6 +962,7 @@ void LedgerPostgresTest::eachBatchLeavesAMarkThatIsForgottenOnceSettled()
     QVERIFY2(marks >= 1 && marks <= PostgresBatchWriter::kForgetEvery,
              qPrintable(QStringLiteral("%1 marks after %2 batches").arg(marks).arg(batches)));
     QCOMPARE(count(QStringLiteral("SELECT count(DISTINCT writer) FROM taxicore_batch_outcomes")), 1);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM taxicore_batch_outcomes WHERE writer = 'dead-writer'")), 0);
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)
