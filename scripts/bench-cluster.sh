@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # Riders all come from this machine: lift the per-client booking limit for the run.
-node_flags=(--cars 2000 --demand-rate 0 --booking-burst 1000000 --booking-rate 1000000 --device-token "$device_token")
+node_flags=(--cars 2000 --demand-rate 0 --booking-burst 1000000 --booking-rate 1000000 --open-bookings-per-client 0 --device-token "$device_token")
 up=$(TAXICORE_BIN_DIR="$(cd "$build" && pwd)/bin" timeout 180 scripts/cluster.sh up "$nodes" --port 0 --state-dir "$state" -- "${node_flags[@]}")
 url=$(sed -n 's|^url: ||p' <<<"$up" | tail -1)
 [ -n "$url" ] || { echo "bench-cluster: the cluster did not start: $up" >&2; exit 1; }

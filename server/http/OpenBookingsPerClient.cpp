@@ -33,6 +33,8 @@ void OpenBookingsPerClient::Place::fill(uint64_t bookingId)
 // Only while the place is still this one's: held by it, and the client's bucket not taken over.
 void OpenBookingsPerClient::Place::set(uint64_t value)
 {
+    if (m_index < 0)
+        return;
     SlotLock lock(m_block.bucketsLock);
     RateBucket *bucket = findClientBucket(m_block, m_client);
     if (bucket && bucket->openBookings[m_index] == kBookingBeingMade && bucket->heldUntilMs[m_index] == m_heldUntilMs)
@@ -49,10 +51,13 @@ std::shared_ptr<OpenBookingsPerClient::Place> OpenBookingsPerClient::hold(const 
 {
     const int64_t now = clock::monotonicMs();
     const Q_IPV6ADDR key = clientKey(client);
+    const int places = std::min(limit(), kMaxOpenBookingsPerClient);
+    if (places <= 0)
+        return std::make_shared<Place>(m_block, key, -1, 0);
     SlotLock lock(m_block.bucketsLock);
     RateBucket &bucket = clientBucket(m_block, key, now, std::max(1.0, m_block.bookingBurst));
     int free = -1;
-    for (int i = 0; i < kOpenBookingsPerClient; ++i) {
+    for (int i = 0; i < places; ++i) {
         const uint64_t id = bucket.openBookings[i];
         const bool stillHeld = id == kBookingBeingMade && bucket.heldUntilMs[i] > now;
         const bool stillOpen = id != 0 && id != kBookingBeingMade && [&] {

@@ -9,7 +9,8 @@ namespace taxicore {
 
 class FleetStore;
 
-// At most kOpenBookingsPerClient bookings open at once per client address. The rate limit alone
+// At most --open-bookings-per-client (10; AccessBlock::openBookingsPerClient, 0: no limit)
+// bookings open at once per client address. The rate limit alone
 // let one address keep ~620 bookings waiting (a burst of 20, then 60 a minute, each open for the
 // 600 s pickup timeout): more than the 500 cars, so one client could hold the whole fleet. The
 // places are kept with the client's rate bucket in the region (ClientBuckets), so every process of
@@ -21,7 +22,7 @@ class OpenBookingsPerClient {
 public:
     // A place held for a booking being made: given the booking's id once it is answered 201
     // (fill), or freed when it is destroyed unfilled (the booking failed). A held place not
-    // filled within kHoldMs (its process died) is free again.
+    // filled within kHoldMs (its process died) is free again. Index -1: no place kept (no limit).
     class Place {
     public:
         Place(AccessBlock &block, const Q_IPV6ADDR &client, int index, int64_t heldUntilMs);
@@ -43,8 +44,10 @@ public:
     static constexpr int64_t kHoldMs = 60'000;
 
     OpenBookingsPerClient(AccessBlock &block, const FleetStore &fleet);
-    // A place for one more open booking of `client`; null when all its places hold open bookings.
+    // A place for one more open booking of `client` (one that keeps nothing when there is no
+    // limit); null when all its places hold open bookings.
     std::shared_ptr<Place> hold(const QHostAddress &client) const;
+    int limit() const { return int(m_block.openBookingsPerClient); }
 
 private:
     AccessBlock &m_block;

@@ -205,7 +205,7 @@ ApiResponse TaxiApi::createBooking(const ApiRequest &request)
                 429, "too_many_open_bookings",
                 QStringLiteral("this client has %1 bookings open, the most one client may hold at once; cancel one "
                                "or wait for a ride to end")
-                    .arg(kOpenBookingsPerClient));
+                    .arg(m_openBookings.limit()));
             if (!keyToken)
                 throw ApiException{full};
             // A retry of one of those bookings (its answer was lost) is answered with it.

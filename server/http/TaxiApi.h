@@ -99,7 +99,7 @@ private:
     Ledger *m_ledger;
     BookingRateLimiter m_rateLimiter; // POST /api/v1/bookings per client, shared by every process
     BookingLimiter *m_limiter = &m_rateLimiter;
-    OpenBookingsPerClient m_openBookings; // at most kOpenBookingsPerClient open bookings per client
+    OpenBookingsPerClient m_openBookings; // --open-bookings-per-client
     // Last: destroyed first, it waits for a running lookup while what that uses still exists.
     mutable LedgerLookups m_lookups;
 };

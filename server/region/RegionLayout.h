@@ -136,8 +136,9 @@ struct EventSlot {
 inline constexpr int kAdminTokenBytes = 160;
 inline constexpr int kRateBuckets = 4096; // clients tracked at once; the stalest is evicted
 
-// Bookings one client address may hold open at once (http/OpenBookingsPerClient).
-inline constexpr int kOpenBookingsPerClient = 10;
+// The most bookings --open-bookings-per-client may let one client address hold open at once
+// (http/OpenBookingsPerClient): the places each client's bucket has.
+inline constexpr int kMaxOpenBookingsPerClient = 32;
 inline constexpr uint64_t kBookingBeingMade = ~uint64_t(0); // a place held until the booking is answered
 
 struct RateBucket {
@@ -146,8 +147,8 @@ struct RateBucket {
     int64_t updatedMs;
     // The client's open bookings by id (0: a free place; kBookingBeingMade: held for a booking
     // not answered yet, until heldUntilMs on the monotonic clock).
-    uint64_t openBookings[kOpenBookingsPerClient];
-    int64_t heldUntilMs[kOpenBookingsPerClient];
+    uint64_t openBookings[kMaxOpenBookingsPerClient];
+    int64_t heldUntilMs[kMaxOpenBookingsPerClient];
 };
 
 struct AccessBlock {
@@ -156,6 +157,7 @@ struct AccessBlock {
     uint32_t trustLoopback;
     double bookingRatePerMinute;
     double bookingBurst;
+    uint32_t openBookingsPerClient;    // 0: no limit
     std::atomic<uint32_t> bucketsLock; // one cross-process lock: a booking is far costlier
     RateBucket buckets[kRateBuckets];
 };

@@ -1,5 +1,6 @@
 #include "runtime/AccessSettings.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace taxicore {
@@ -15,6 +16,7 @@ void publishAccessSettings(AccessBlock &block, const AccessSettings &settings)
     block.trustLoopback = settings.trustLoopback ? 1 : 0;
     block.bookingRatePerMinute = settings.bookingRatePerMinute;
     block.bookingBurst = settings.bookingBurst;
+    block.openBookingsPerClient = uint32_t(std::clamp(settings.openBookingsPerClient, 0, kMaxOpenBookingsPerClient));
 }
 
 AccessSettings readAccessSettings(const AccessBlock &block)
@@ -25,6 +27,7 @@ AccessSettings readAccessSettings(const AccessBlock &block)
     settings.trustLoopback = block.trustLoopback != 0;
     settings.bookingRatePerMinute = block.bookingRatePerMinute;
     settings.bookingBurst = block.bookingBurst;
+    settings.openBookingsPerClient = int(block.openBookingsPerClient);
     return settings;
 }
 

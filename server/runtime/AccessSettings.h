@@ -14,6 +14,7 @@ struct AccessSettings {
     bool trustLoopback = true;
     double bookingRatePerMinute = 60;
     double bookingBurst = 20;
+    int openBookingsPerClient = 10; // 0: no limit
 };
 
 // Primary only, before any worker starts.

@@ -247,9 +247,9 @@ bool ServerHost::setUpOperatorAccess(QString &error)
     if (m_deviceToken.isEmpty())
         return false;
     // Workers read the same policy from the region (WorkerMain), so every process checks alike.
-    publishAccessSettings(m_fleet->control().access,
-                          {m_adminToken.toLatin1(), m_deviceToken.toLatin1(), m_options.trustLoopback,
-                           m_options.bookingRatePerMinute, double(m_options.bookingBurst)});
+    publishAccessSettings(m_fleet->control().access, {m_adminToken.toLatin1(), m_deviceToken.toLatin1(),
+                                                      m_options.trustLoopback, m_options.bookingRatePerMinute,
+                                                      double(m_options.bookingBurst), m_options.openBookingsPerClient});
     setOperatorAccessPolicy({m_adminToken.toLatin1(), m_options.trustLoopback, m_deviceToken.toLatin1()});
     setTrustedProxies(m_options.trustedProxies); // workers get it on their command line
     return true;

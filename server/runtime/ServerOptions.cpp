@@ -142,6 +142,9 @@ void addServerOptions(QCommandLineParser &parser)
          QStringLiteral("per-minute"), QStringLiteral("60")},
         {QStringLiteral("booking-burst"), QStringLiteral("Bookings a client may create at once (default 20)."),
          QStringLiteral("n"), QStringLiteral("20")},
+        {QStringLiteral("open-bookings-per-client"),
+         QStringLiteral("Bookings a client may hold open at once, 0 for no limit (default 10, at most 32)."),
+         QStringLiteral("n"), QStringLiteral("10")},
         {QStringLiteral("feed-idle-timeout-ms"),
          QStringLiteral("Milliseconds a live-feed WebSocket may stay open without subscribing (default 30000)."),
          QStringLiteral("ms"), QStringLiteral("30000")},
@@ -214,7 +217,9 @@ bool readAccessOptions(const QCommandLineParser &parser, ServerOptions &options,
         error = QStringLiteral("--booking-rate must be a number above 0 and at most 1000000 (per minute)");
         return false;
     }
-    return readInt(parser, "booking-burst", 1, 1'000'000, options.bookingBurst, error);
+    return readInt(parser, "booking-burst", 1, 1'000'000, options.bookingBurst, error)
+           && readInt(parser, "open-bookings-per-client", 0, kMaxOpenBookingsPerClient, options.openBookingsPerClient,
+                      error);
 }
 
 } // namespace

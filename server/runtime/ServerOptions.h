@@ -45,6 +45,7 @@ struct ServerOptions {
     bool trustLoopback = true;        // loopback clients are operators without a token, and not rate limited
     double bookingRatePerMinute = 60; // POST /api/v1/bookings per client (peer address)
     int bookingBurst = 20;
+    int openBookingsPerClient = 10; // --open-bookings-per-client; 0: no limit
     int feedIdleTimeoutMs = 30'000; // --feed-idle-timeout-ms: a feed client that does not subscribe is closed
     TrustedProxies trustedProxies;  // --trusted-proxy: whose X-Forwarded-For names the client (none)
     EventLoopKind eventLoop = defaultEventLoop(); // --event-loop: the I/O thread's and workers' dispatcher

@@ -71,7 +71,8 @@ std::unique_ptr<ServerProcess> ClusterExactlyOnceTest::startNode(const QString &
                     QStringLiteral("--fleet"), m_redis.url(), QStringLiteral("--demand-rate"), QStringLiteral("0"),
                     QStringLiteral("--trusted-proxy"), QStringLiteral("127.0.0.1/32"),
                     // Every rider of the burst comes from this test's one address: not a flood to refuse.
-                    QStringLiteral("--booking-burst"), QString::number(kRiders)});
+                    QStringLiteral("--booking-burst"), QString::number(kRiders),
+                    QStringLiteral("--open-bookings-per-client"), QStringLiteral("0")});
     if (!node->start(30'000))
         qWarning().noquote() << "node did not start:" << node->error() << node->stderrText();
     return node;

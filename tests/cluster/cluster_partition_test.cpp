@@ -122,7 +122,8 @@ void ClusterPartitionTest::initTestCase()
                 QStringLiteral("--demand-rate"), QStringLiteral("0"), QStringLiteral("--admin-token"),
                 QString::fromLatin1(kAdminToken),
                 // Every rider of this test comes from one address per node: not a flood.
-                QStringLiteral("--booking-burst"), QStringLiteral("500")});
+                QStringLiteral("--booking-burst"), QStringLiteral("500"), QStringLiteral("--open-bookings-per-client"),
+                QStringLiteral("0")});
         QVERIFY2(node->start(30'000), qPrintable(node->error()));
         m_pollers.push_back(std::make_unique<HttpClient>(node->host(), node->port(), 2000));
         m_nodes.push_back(std::move(node));

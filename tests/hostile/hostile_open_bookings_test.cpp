@@ -1,6 +1,6 @@
 // One client address cannot hold the whole fleet (review): the rate limit alone (a burst of 20,
 // then 60 a minute) let one address keep ~620 bookings waiting for the 600 s pickup timeout, more
-// than the 500 cars. Now at most kOpenBookingsPerClient (10) are open at once per client address,
+// than the 500 cars. Now at most --open-bookings-per-client (default 10) are open at once per client address,
 // in every mode (the places live in the shared region, so processes mode's workers count the same
 // ones): the next gets 429 too_many_open_bookings naming the limit, another address still books,
 // a cancelled booking frees its place, and a retry of an open booking with its Idempotency-Key is
@@ -19,7 +19,7 @@ using namespace taxicore::test;
 
 namespace {
 
-constexpr int kPerClient = 10; // kOpenBookingsPerClient (region/RegionLayout.h)
+constexpr int kPerClient = 10; // --open-bookings-per-client's default
 
 QByteArray bodyFor(const QString &rider)
 {
