@@ -25,7 +25,7 @@ CarSnapshot car(int id, CarState state, uint64_t booking)
     c.state = state;
     c.bookingId = booking;
     c.updatedMs = 1'764'000'000'000 + id;
-    c.odometerM = 1234.5 * id;
+    c.tripM = state == CarState::OnTrip ? 1234.5 * id : 0; // metres on board, sent for a car on a trip
     return c;
 }
 

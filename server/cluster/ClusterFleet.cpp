@@ -290,17 +290,30 @@ void ClusterFleet::queueDelta(QByteArray delta)
 
 void ClusterFleet::queueCar(const CarSnapshot &car, bool fromDevice)
 {
+    const CarSnapshot travelling = withTripMetres(car); // outside the lock: reads the booking's slot
     bool first = false;
     bool full = false;
     {
         std::lock_guard lock(m_pendingMutex);
         first = startsBatch();
-        m_pending[car.id] = car;
+        m_pending[car.id] = travelling;
         if (fromDevice)
             m_pendingDevices.insert(car.id);
         full = m_pending.size() >= std::size_t(kFlushCars);
     }
     queued(first, full);
+}
+
+CarSnapshot ClusterFleet::withTripMetres(CarSnapshot car) const
+{
+    // The metres on board at this very position: a copy that applies it takes them, whatever
+    // moves of the car it missed before (SharedMemoryFleet::applyRemotePosition).
+    car.tripM = 0;
+    if (car.state == CarState::OnTrip && car.bookingId != 0)
+        if (const auto booking = m_local.booking(car.bookingId))
+            if (booking->state == BookingState::OnTrip && booking->carId == car.id)
+                car.tripM = metresOnBoard(*booking, car.odometerM);
+    return car;
 }
 
 bool ClusterFleet::scheduleFlush()
@@ -448,7 +461,11 @@ void ClusterFleet::flushLoop()
         }
         if (const auto repair = m_view.repairDue(); repair && *repair <= Clock::now()) {
             lock.unlock();
-            m_view.repair(*m_redis, [this](int id) { return m_local.car(id); });
+            m_view.repair(*m_redis, [this](int id) -> std::optional<CarSnapshot> {
+                if (const auto car = m_local.car(id))
+                    return withTripMetres(*car);
+                return std::nullopt;
+            });
             lock.lock();
         }
         const auto ready = readyAt();

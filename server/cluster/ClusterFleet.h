@@ -195,6 +195,8 @@ private:
     struct FlushPost;
     ClusterFleet(SharedRegion &region, const Options &options);
     void queueCar(const CarSnapshot &car, bool fromDevice);
+    // `car` as it travels (the feed, the live view): on a trip, with its metres on board so far.
+    CarSnapshot withTripMetres(CarSnapshot car) const;
     // A booking's or a claim's delta, sent with the next batch.
     void queueDelta(QByteArray delta);
     // Under m_pendingMutex, before queueing: true (and the batch's clock started) when nothing waits yet.

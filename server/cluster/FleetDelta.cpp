@@ -13,7 +13,9 @@ namespace taxicore {
 namespace {
 
 constexpr quint32 kMagic = 0x54434644; // "TCFD"
-constexpr quint8 kVersion = 2;         // 2: a booking's ages on the sender's monotonic clock
+// 2: a booking's ages on the sender's monotonic clock. 3: a car's metres on board of its trip
+// (CarSnapshot::tripM) where the sender's odometer went (no other host can use that one).
+constexpr quint8 kVersion = 3;
 // What writeCar() writes: the float heading and speed go as doubles too (DoublePrecision).
 constexpr qsizetype kCarBytes = 4 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8;
 
@@ -28,7 +30,7 @@ bool onTheGlobe(LatLng p)
 bool plausibleCar(const CarSnapshot &c)
 {
     return c.state <= CarState::Waiting && onTheGlobe(c.position) && std::isfinite(c.heading)
-           && std::isfinite(c.speedKmh) && std::isfinite(c.odometerM);
+           && std::isfinite(c.speedKmh) && std::isfinite(c.tripM) && c.tripM >= 0;
 }
 
 bool plausibleBooking(const BookingSnapshot &b)
@@ -41,7 +43,7 @@ bool plausibleBooking(const BookingSnapshot &b)
 void writeCar(QDataStream &out, const CarSnapshot &c)
 {
     out << qint32(c.id) << c.position.lat << c.position.lng << c.heading << c.speedKmh << quint8(c.state)
-        << quint64(c.bookingId) << qint64(c.updatedMs) << c.odometerM;
+        << quint64(c.bookingId) << qint64(c.updatedMs) << c.tripM;
 }
 
 // A car's road place on the sender's city: segment + 1 (0: not located) and the offset along it.
@@ -70,8 +72,7 @@ bool readCar(QDataStream &in, CarSnapshot &c)
     quint8 state = 0;
     quint64 booking = 0;
     qint64 updated = 0;
-    in >> id >> c.position.lat >> c.position.lng >> c.heading >> c.speedKmh >> state >> booking >> updated
-        >> c.odometerM;
+    in >> id >> c.position.lat >> c.position.lng >> c.heading >> c.speedKmh >> state >> booking >> updated >> c.tripM;
     c.id = id;
     c.state = static_cast<CarState>(state);
     c.bookingId = booking;

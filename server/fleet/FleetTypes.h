@@ -32,6 +32,11 @@ struct CarSnapshot {
     // value another node sends is not taken over (two nodes moving one car at once would fork it,
     // and a trip metered on one node's at the pickup and another's at the end mixed the two).
     double odometerM = 0;
+    // In a position that travels to another copy (the feed, the live view): when the car is on a
+    // trip, its metres on board as the node that made the move metered them, else 0. The copy
+    // that applies the position takes them (SharedMemoryFleet::applyRemotePosition): a move it
+    // did not see step by step (Redis was away) is then never counted on top of metres that hold it.
+    double tripM = 0;
     RoadPlace road; // of `position`, read with it
 };
 

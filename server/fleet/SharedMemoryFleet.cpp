@@ -1323,13 +1323,29 @@ SharedMemoryFleet::RemotePosition SharedMemoryFleet::applyRemotePosition(const C
     // This copy's own odometer takes the step, as a local write does; the sender's (remote.odometerM)
     // counts on another host since another start, and two senders' fork when both move the car.
     const LatLng previous{slot->lat.load(std::memory_order_relaxed), slot->lng.load(std::memory_order_relaxed)};
-    slot->odometerM.store(slot->odometerM.load(std::memory_order_relaxed)
-                              + city::haversineMeters(previous, remote.position),
-                          std::memory_order_relaxed);
+    const double odometer =
+        slot->odometerM.load(std::memory_order_relaxed) + city::haversineMeters(previous, remote.position);
+    slot->odometerM.store(odometer, std::memory_order_relaxed);
     slot->updatedMs.store(remote.updatedMs, std::memory_order_relaxed);
     storePosition(*slot, remote.position, road);
     slot->seq.store(seq + 2, std::memory_order_release);
+    takeTripMetres(remote, odometer);
     return sent ? RemotePosition::PlaceAsSent : RemotePosition::Located;
+}
+
+void SharedMemoryFleet::takeTripMetres(const CarSnapshot &remote, double odometer)
+{
+    // The step just added may hold moves this copy never saw one by one (Redis was away: the
+    // position jumped from where the car stood before), which the trip's metres so far, as this
+    // copy had them from an announce or a resync, may count already. The node that made the move
+    // metered every step of it: the trip goes on from its count here.
+    if (remote.state != CarState::OnTrip || remote.bookingId == 0 || remote.tripM <= 0)
+        return; // not on a trip, or a sender that did not meter it (0: it takes nothing away)
+    BookingSlot &slot = bookingSlot(remote.bookingId);
+    SlotLock lock(slot.lock);
+    if (slot.id.load(std::memory_order_relaxed) == remote.bookingId
+        && static_cast<BookingState>(slot.state) == BookingState::OnTrip && slot.carId == remote.id)
+        slot.startOdometerM = odometer - remote.tripM;
 }
 
 bool SharedMemoryFleet::applyRemoteBooking(const BookingSnapshot &sent)

@@ -57,7 +57,8 @@ public:
     static constexpr int64_t kPlaceholderVersion = 1;
     // A cluster node's copy of the fleet (cluster/ClusterFleet) is fed what the other nodes changed.
     // A car's position and heading, when newer (updatedMs) than the one held; this copy's odometer
-    // takes the step from the position it held (the sender's odometer is not taken). Its road
+    // takes the step from the position it held (the sender's odometer is not taken), and the car's
+    // trip, when this copy has it on board too, its metres so far as sent (car.tripM). Its road
     // place is the sender's (car.road) when the sender located it as this fleet would (`placesKey`
     // equals placesKey() here) and it names a point of one of this city's segments; else the
     // position is located here (locateOnRoads). It never marks an arrival: the node that moved
@@ -87,6 +88,9 @@ public:
 
 private:
     bool releaseIfHeld(CarSlot &car);
+    // After a remote position of a car on a trip: this copy's trip goes on from the metres on
+    // board its sender counted (remote.tripM) at that position, `odometer` on this copy's.
+    void takeTripMetres(const CarSnapshot &remote, double odometer);
     // `sent` (another node's booking) as this copy stores it: an on-trip one metered on this
     // host's odometer (BookingSnapshot::startOdometerM), from the metres its sender counted so far
     // unless this copy meters the trip already.

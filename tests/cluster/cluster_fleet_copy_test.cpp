@@ -63,6 +63,7 @@ private Q_SLOTS:
     void aRemoteBookingOfTheCarABookingIsTakingSendsItToTheNext();
     void remotePositionsApplyOnlyWhenNewerAndNeverMarkAnArrival();
     void aRemoteTripIsMeteredOnThisCopysOdometer();
+    void aMoveThisCopyMissedIsNotCountedTwice();
 };
 
 void ClusterFleetCopyTest::deltasRoundTrip()
@@ -77,7 +78,8 @@ void ClusterFleetCopyTest::deltasRoundTrip()
     c.state = CarState::OnTrip;
     c.bookingId = 7;
     c.updatedMs = 1'700'000'000'123;
-    c.odometerM = 12'345.5;
+    c.odometerM = 99'999; // this host's: never sent
+    c.tripM = 12'345.5;
     cars.cars = {c, c};
     cars.cars[1].id = 43;
     const auto back = decodeFleetDelta(encodeFleetDelta(cars));
@@ -91,8 +93,9 @@ void ClusterFleetCopyTest::deltasRoundTrip()
     QCOMPARE(back->cars[0].state, CarState::OnTrip);
     QCOMPARE(back->cars[0].bookingId, uint64_t(7));
     QCOMPARE(back->cars[0].updatedMs, c.updatedMs);
-    QCOMPARE(back->cars[0].odometerM, c.odometerM);
-    QCOMPARE(decodeCar(encodeCar(c))->odometerM, c.odometerM);
+    QCOMPARE(back->cars[0].tripM, c.tripM);
+    QCOMPARE(back->cars[0].odometerM, 0.0);
+    QCOMPARE(decodeCar(encodeCar(c))->tripM, c.tripM);
     QVERIFY(back->deviceCars.empty());
     cars.deviceCars = {43};
     QCOMPARE(decodeFleetDelta(encodeFleetDelta(cars))->deviceCars, std::vector<int>{43});
@@ -244,7 +247,8 @@ void ClusterFleetCopyTest::implausibleValuesAreRefused()
     QVERIFY(refusedWith([](CarSnapshot &c) { c.position.lng = 181; }));
     QVERIFY(refusedWith([](CarSnapshot &c) { c.position.lat = -std::numeric_limits<double>::infinity(); }));
     QVERIFY(refusedWith([](CarSnapshot &c) { c.speedKmh = std::numeric_limits<float>::quiet_NaN(); }));
-    QVERIFY(refusedWith([](CarSnapshot &c) { c.odometerM = std::numeric_limits<double>::infinity(); }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.tripM = std::numeric_limits<double>::infinity(); }));
+    QVERIFY(refusedWith([](CarSnapshot &c) { c.tripM = -1; }));
 
     FleetDelta booking;
     booking.kind = FleetDelta::Kind::Booking;
@@ -578,6 +582,42 @@ void ClusterFleetCopyTest::aRemoteTripIsMeteredOnThisCopysOdometer()
     QCOMPARE(completed.result, FleetStore::TransitionResult::Done);
     QVERIFY2(std::abs(completed.booking.distanceM - 1300) < 0.5,
              qPrintable(QString::number(completed.booking.distanceM)));
+}
+
+void ClusterFleetCopyTest::aMoveThisCopyMissedIsNotCountedTwice()
+{
+    // Redis was away while A picked the car up and drove it 5 km: B's copy still holds the car at
+    // the pickup when it hears of the trip with its 5 km so far (A's announce, a resync's
+    // checkpoint), and only then of the car's new position. The jump from the pickup is the 5 km
+    // it counted already: the position's metres on board (A's count there) are taken instead.
+    Node a = makeNode(2), b = makeNode(2);
+    const auto booked = a.fleet->book(QStringLiteral("r1"), kCentre, std::nullopt, 5000, etaByDistance);
+    const int car = booked.booking.carId;
+    a.fleet->updatePosition(car, kCentre, 0, 0, false);
+    QVERIFY(b.fleet->applyRemotePosition(*a.fleet->car(car)) != SharedMemoryFleet::RemotePosition::Stale);
+    QCOMPARE(a.fleet->pickup(booked.booking.id).result, FleetStore::TransitionResult::Done);
+    const double metrePerDegree = city::haversineMeters({0, 0}, {1, 0});
+    const LatLng away{kCentre.lat + 5000 / metrePerDegree, kCentre.lng};
+    a.fleet->updatePosition(car, away, 0, 0, false);
+    const double drivenOnA = metresOnBoard(*a.fleet->booking(booked.booking.id), a.fleet->car(car)->odometerM);
+    QVERIFY(std::abs(drivenOnA - 5000) < 1);
+
+    BookingSnapshot onTrip = *a.fleet->booking(booked.booking.id);
+    onTrip.distanceM = drivenOnA;
+    QVERIFY(b.fleet->applyRemoteBooking(onTrip));
+    CarSnapshot moved = *a.fleet->car(car);
+    moved.tripM = drivenOnA; // as ClusterFleet sends it
+    moved.updatedMs = clock::wallMs() + 1000;
+    b.fleet->applyRemotePosition(moved);
+    // 500 m more, applied step by step as usual.
+    moved.position = {away.lat + 500 / metrePerDegree, away.lng};
+    moved.tripM = drivenOnA + 500;
+    moved.updatedMs += 1000;
+    b.fleet->applyRemotePosition(moved);
+    const auto completed = b.fleet->complete(onTrip.id, [](double metres, double) { return metres; });
+    QCOMPARE(completed.result, FleetStore::TransitionResult::Done);
+    QVERIFY2(std::abs(completed.booking.distanceM - 5500) < 1,
+             qPrintable(QStringLiteral("billed %1 m for 5500 m driven").arg(completed.booking.distanceM)));
 }
 
 QTEST_GUILESS_MAIN(ClusterFleetCopyTest)

@@ -8,6 +8,12 @@
 // lead), drive the car by device reports through both nodes for longer than a resync period,
 // complete on node one. Before the pickup the car is driven 3 km out and back, so an odometer
 // mixed into the trip shows as kilometres. The trip must be billed the metres driven on board.
+//
+// And across a Redis outage (the review of the metres-on-board design): Redis frozen while a trip
+// is picked up and driven through node one, then thawed, driven on and completed on node two. Node
+// two heard the trip's metres so far (the announce, the resync's checkpoint) while its copy still
+// held the car where it was before the outage, and counted the catch-up move to the car's new
+// position again: 10 km billed for 5 km driven.
 
 #include "HttpClient.h"
 #include "NodeListKit.h"
@@ -18,6 +24,7 @@
 #include "ServerProcess.h"
 #include "Wait.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QTest>
 #include <QThread>
@@ -69,6 +76,7 @@ class ClusterTripDistanceTest : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void aTripDrivenThroughBothNodesIsBilledItsOwnMetres();
+    void aTripDrivenWhileRedisWasFrozenIsBilledItsOwnMetres();
     void cleanupTestCase();
 
 private:
@@ -187,6 +195,66 @@ void ClusterTripDistanceTest::aTripDrivenThroughBothNodesIsBilledItsOwnMetres()
                  },
                  kSeenWithinMs),
              "node two never showed the trip completed as billed");
+}
+
+void ClusterTripDistanceTest::aTripDrivenWhileRedisWasFrozenIsBilledItsOwnMetres()
+{
+    // Steps of 0.0045° (about 500 m) north, kFrozenSteps while Redis is frozen, as many after.
+    constexpr int kFrozenSteps = 10;
+    constexpr double kStepDeg = 0.0045;
+    // Long enough for the nodes to give up on Redis and subscribe again (the reviewer's 12 s).
+    constexpr int kFrozenMs = 12'000;
+    constexpr int kStepGapMs = 400;
+    constexpr double kLng = kPickupLng - 0.01; // away from the first case's car
+    HttpClient one(m_one->host(), m_one->port());
+    HttpClient two(m_two->host(), m_two->port());
+    const HttpResponse booked = one.request("POST", "/api/v1/bookings",
+                                            QByteArrayLiteral("{\"rider_id\":\"trip-outage\",\"pickup\":")
+                                                + positionBody(kPickupLat, kLng) + '}',
+                                            {{"Content-Type", "application/json"}});
+    QVERIFY2(booked.status == 201, booked.body.constData());
+    const qint64 id = qint64(booked.json().value(QStringLiteral("booking_id")).toDouble());
+    const int carId = booked.json().value(QStringLiteral("car_id")).toInt();
+    const QByteArray token = riderToken(booked.json());
+    report(*m_one, *m_two, carId, kPickupLat, kLng);
+    QVERIFY2(waitUntil(
+                 [&] {
+                     return readBooking(two, id, token).json().value(QStringLiteral("state")).toString()
+                            == QStringLiteral("arriving");
+                 },
+                 kSeenWithinMs),
+             "node two never showed the car arrived");
+
+    QVERIFY(m_redis.pause());
+    QElapsedTimer frozen;
+    frozen.start();
+    const HttpResponse pickedUp = moveBooking(one, id, "pickup", token);
+    const bool pickedUpOk = pickedUp.status == 200;
+    double lat = kPickupLat;
+    for (int step = 0; pickedUpOk && step < kFrozenSteps; ++step) {
+        lat += kStepDeg;
+        HttpClient device(m_one->host(), m_one->port());
+        const HttpResponse answer =
+            device.request("PUT", "/api/v1/cars/" + QByteArray::number(carId) + "/position", positionBody(lat, kLng),
+                           {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + kAdminToken}});
+        if (answer.status != 200)
+            qWarning() << "a report during the freeze answered" << answer.status;
+        QThread::msleep(kStepGapMs);
+    }
+    QThread::msleep(std::max<qint64>(0, kFrozenMs - frozen.elapsed()));
+    QVERIFY(m_redis.resume());
+    QVERIFY2(pickedUpOk, pickedUp.body.constData());
+
+    for (int step = 0; step < kFrozenSteps; ++step) {
+        lat += kStepDeg;
+        report(*m_one, *m_two, carId, lat, kLng);
+    }
+    const double drivenM = 2 * kFrozenSteps * kStepDeg * kMetresPerDegreeLat;
+    const HttpResponse completed = moveBooking(two, id, "complete", token);
+    QVERIFY2(completed.status == 200, completed.body.constData());
+    const double billedM = completed.json().value(QStringLiteral("distance_m")).toDouble();
+    QVERIFY2(std::abs(billedM - drivenM) < kToleranceM,
+             qPrintable(QStringLiteral("billed %1 m for %2 m driven on board").arg(billedM).arg(drivenM)));
 }
 
 void ClusterTripDistanceTest::cleanupTestCase()
