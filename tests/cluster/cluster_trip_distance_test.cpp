@@ -68,6 +68,28 @@ double carLatOn(const ServerProcess &node, int carId)
     return std::nan("");
 }
 
+// A booking made through `node`, its pickup at (lat, lng): id, car and rider token; id 0 when refused.
+struct Booked {
+    qint64 id = 0;
+    int carId = 0;
+    QByteArray token;
+    QByteArray refusal;
+};
+
+Booked bookThrough(HttpClient &node, const char *rider, double lat, double lng)
+{
+    const HttpResponse booked =
+        node.request("POST", "/api/v1/bookings",
+                     QByteArray("{\"rider_id\":\"") + rider + "\",\"pickup\":" + positionBody(lat, lng) + '}',
+                     {{"Content-Type", "application/json"}});
+    if (booked.status != 201)
+        return {0, 0, {}, booked.body};
+    return {qint64(booked.json().value(QStringLiteral("booking_id")).toDouble()),
+            booked.json().value(QStringLiteral("car_id")).toInt(),
+            riderToken(booked.json()),
+            {}};
+}
+
 } // namespace
 
 class ClusterTripDistanceTest : public QObject {
@@ -134,14 +156,11 @@ void ClusterTripDistanceTest::aTripDrivenThroughBothNodesIsBilledItsOwnMetres()
 {
     HttpClient one(m_one->host(), m_one->port());
     HttpClient two(m_two->host(), m_two->port());
-    const HttpResponse booked = two.request("POST", "/api/v1/bookings",
-                                            QByteArrayLiteral("{\"rider_id\":\"trip-distance\",\"pickup\":")
-                                                + positionBody(kPickupLat, kPickupLng) + '}',
-                                            {{"Content-Type", "application/json"}});
-    QVERIFY2(booked.status == 201, booked.body.constData());
-    const qint64 id = qint64(booked.json().value(QStringLiteral("booking_id")).toDouble());
-    const int carId = booked.json().value(QStringLiteral("car_id")).toInt();
-    const QByteArray token = riderToken(booked.json());
+    const Booked booked = bookThrough(two, "trip-distance", kPickupLat, kPickupLng);
+    QVERIFY2(booked.id != 0, booked.refusal.constData());
+    const qint64 id = booked.id;
+    const int carId = booked.carId;
+    const QByteArray token = booked.token;
 
     // Kilometres on the odometers before the trip, through both nodes, then at the pickup.
     report(*m_one, *m_two, carId, kPickupLat + kDetourDeg, kPickupLng);
@@ -208,14 +227,11 @@ void ClusterTripDistanceTest::aTripDrivenWhileRedisWasFrozenIsBilledItsOwnMetres
     constexpr double kLng = kPickupLng - 0.01; // away from the first case's car
     HttpClient one(m_one->host(), m_one->port());
     HttpClient two(m_two->host(), m_two->port());
-    const HttpResponse booked = one.request("POST", "/api/v1/bookings",
-                                            QByteArrayLiteral("{\"rider_id\":\"trip-outage\",\"pickup\":")
-                                                + positionBody(kPickupLat, kLng) + '}',
-                                            {{"Content-Type", "application/json"}});
-    QVERIFY2(booked.status == 201, booked.body.constData());
-    const qint64 id = qint64(booked.json().value(QStringLiteral("booking_id")).toDouble());
-    const int carId = booked.json().value(QStringLiteral("car_id")).toInt();
-    const QByteArray token = riderToken(booked.json());
+    const Booked booked = bookThrough(one, "trip-outage", kPickupLat, kLng);
+    QVERIFY2(booked.id != 0, booked.refusal.constData());
+    const qint64 id = booked.id;
+    const int carId = booked.carId;
+    const QByteArray token = booked.token;
     report(*m_one, *m_two, carId, kPickupLat, kLng);
     QVERIFY2(waitUntil(
                  [&] {
