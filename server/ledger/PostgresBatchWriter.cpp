@@ -6,6 +6,7 @@
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
+#include <iterator>
 #include <libpq-fe.h>
 
 namespace taxicore {
@@ -193,7 +194,7 @@ std::size_t PostgresBatchWriter::commitBatch()
     if (!m_connection.isOpen())
         lost = connect();
     if (!lost.isEmpty()) {
-        takeQueued(batch);
+        batch = takeAllQueued(); // not one batch: the rest would each wait for another connect timeout
         m_health.failed(lost, m_failed);
         for (Pending &pending : batch)
             pending.verdict = lost;
@@ -330,9 +331,7 @@ bool PostgresBatchWriter::settleLostAnswer(const PgSession &session, const PgBat
 // Refuses everything queued (not sent) with `why`.
 void PostgresBatchWriter::failQueued(const QString &why)
 {
-    std::vector<Pending> refused;
-    while (takeQueued(refused) > 0) {
-    }
+    std::vector<Pending> refused = takeAllQueued();
     for (Pending &pending : refused)
         pending.verdict = why;
     finish(refused);
@@ -376,6 +375,14 @@ std::size_t PostgresBatchWriter::takeQueued(std::vector<Pending> &batch)
         m_queue.pop_front();
     }
     return count;
+}
+
+std::vector<PostgresBatchWriter::Pending> PostgresBatchWriter::takeAllQueued()
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<Pending> all(std::make_move_iterator(m_queue.begin()), std::make_move_iterator(m_queue.end()));
+    m_queue.clear();
+    return all;
 }
 
 void PostgresBatchWriter::finish(std::vector<Pending> &batch)

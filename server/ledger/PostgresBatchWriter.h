@@ -75,6 +75,8 @@ private:
     void failQueued(const QString &why);
     void commitOneByOne(std::vector<Pending> &batch);
     std::size_t takeQueued(std::vector<Pending> &batch);
+    // Everything queued, whatever its size: what is refused at once (not a batch to commit).
+    std::vector<Pending> takeAllQueued();
     void finish(std::vector<Pending> &batch);
     void stop();
 

@@ -3,7 +3,8 @@
 // ending moves and moved by reassigns, no deadlock between two nodes' commits, moves of an ended booking refused, an
 // unavailable database reported within the timeouts and reconnected by itself, concurrent schema creation, node slots,
 // a commit's cost not growing with the bookings table nor with the open bookings, a group commit as one set-based
-// statement deciding each record alone (schema 4), the migration of a version 3 database.
+// statement deciding each record alone (schema 4), the migration of a version 3 database, a lost commit
+// settled by its mark while the records queued behind it are refused at once.
 #include "LedgerTestSupport.h"
 #include "PostgresKit.h"
 #include "RequireTool.h"
@@ -16,8 +17,10 @@
 
 #include <QElapsedTimer>
 #include <QTest>
+#include <algorithm>
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 
 using namespace taxicore;
@@ -103,6 +106,7 @@ private slots:
     void aNodeKeepsItsSlotAcrossARestart();
     void aBatchWhoseAnswerWasLostIsSettledByItsMark();
     void eachBatchLeavesAMarkThatIsForgottenOnceSettled();
+    void recordsQueuedWhileACommitIsSettledAreAllRefusedAtOnce();
 
 private:
     LedgerOptions options(bool claimNodeSlot = false) const;
@@ -963,6 +967,63 @@ void LedgerPostgresTest::eachBatchLeavesAMarkThatIsForgottenOnceSettled()
              qPrintable(QStringLiteral("%1 marks after %2 batches").arg(marks).arg(batches)));
     QCOMPARE(count(QStringLiteral("SELECT count(DISTINCT writer) FROM taxicore_batch_outcomes")), 1);
     QCOMPARE(count(QStringLiteral("SELECT count(*) FROM taxicore_batch_outcomes WHERE writer = 'dead-writer'")), 0);
+}
+
+// While the writer learns whether a lost commit landed, every record queued behind it is refused at
+// once, worded as an outage (a rider hears "the database is unavailable"). The refusal took the
+// queue one batch (batchMaxRecords) at a time: under load the records past the first batch waited
+// one settle attempt (a connect timeout and a second) per batch for their 503.
+void LedgerPostgresTest::recordsQueuedWhileACommitIsSettledAreAllRefusedAtOnce()
+{
+    LedgerOptions o = options();
+    o.batchMaxRecords = 4;
+    auto opened = Ledger::open(o);
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    QVERIFY(appendNow(ledger, bookingOfCar(1, 1)).committed); // the writer's session is open
+
+    m_pg.freeze(true);
+    auto first = appendAsync(ledger, bookingOfCar(2, 2)); // sent; its answer will be lost
+    QTest::qWait(200);
+    constexpr int kQueued = 12; // three batches' worth
+    std::mutex mutex;
+    std::vector<qint64> refusedAtMs;
+    std::vector<QString> errors;
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 0; i < kQueued; ++i) {
+        ledger.append(bookingOfCar(quint64(10 + i), 10 + i), [&](bool committed, const QString &error) {
+            std::lock_guard lock(mutex);
+            refusedAtMs.push_back(committed ? -1 : clock.elapsed());
+            errors.push_back(error);
+        });
+    }
+    const bool allAnswered = waitUntil(
+        [&] {
+            std::lock_guard lock(mutex);
+            return int(refusedAtMs.size()) == kQueued;
+        },
+        4 * (kConnectTimeoutMs + kStatementTimeoutMs) + 5000);
+    m_pg.freeze(false);
+    QVERIFY(allAnswered);
+    {
+        std::lock_guard lock(mutex);
+        for (int i = 0; i < kQueued; ++i) {
+            QVERIFY2(refusedAtMs[std::size_t(i)] >= 0, "a record queued behind an unsettled commit was written");
+            QVERIFY2(errors[std::size_t(i)].contains(QStringLiteral("is unavailable")),
+                     qPrintable(errors[std::size_t(i)]));
+        }
+        const auto [earliest, latest] = std::minmax_element(refusedAtMs.begin(), refusedAtMs.end());
+        QVERIFY2(*latest - *earliest < 500, qPrintable(QStringLiteral("refused over %1 ms, from %2 ms to %3 ms")
+                                                           .arg(*latest - *earliest)
+                                                           .arg(*earliest)
+                                                           .arg(*latest)));
+    }
+    // Thawed, the sent commit is settled either way, as the ledger holds it.
+    QVERIFY(first.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+    const Verdict settled = first.get();
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 2")), settled.committed ? 1 : 0);
+    QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id >= 10")), 0);
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)
