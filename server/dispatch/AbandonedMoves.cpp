@@ -27,14 +27,7 @@ std::optional<BookingSnapshot> recordedBooking(const LedgerQueries *reader, uint
     }
     if (!stored.value)
         return std::nullopt;
-    BookingSnapshot recorded = bookingSnapshotOf(stored.value->booking);
-    if (const auto &trip = stored.value->trip) {
-        recorded.distanceM = trip->distanceM;
-        recorded.durationS = trip->durationS;
-        recorded.fare = trip->fare.total;
-        recorded.endedMs = trip->endedMs;
-    }
-    return recorded;
+    return bookingSnapshotOf(*stored.value);
 }
 
 } // namespace

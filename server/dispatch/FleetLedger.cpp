@@ -104,6 +104,18 @@ BookingSnapshot bookingSnapshotOf(const BookingRecord &r)
     return b;
 }
 
+BookingSnapshot bookingSnapshotOf(const StoredBooking &stored)
+{
+    BookingSnapshot b = bookingSnapshotOf(stored.booking);
+    if (const auto &trip = stored.trip) {
+        b.distanceM = trip->distanceM;
+        b.durationS = trip->durationS;
+        b.fare = trip->fare.total;
+        b.endedMs = trip->endedMs;
+    }
+    return b;
+}
+
 BookingPrice bookingPriceOf(const BookingRecord &record)
 {
     BookingPrice price;

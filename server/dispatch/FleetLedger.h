@@ -26,6 +26,8 @@ TripRecord tripRecord(const BookingSnapshot &booking, const FareBreakdown &fare,
 // A booking as the ledger records it (its latest state, car and times), for a fleet copy: what a
 // restart restores, and what a cluster node's copy is brought back to (cluster resync).
 BookingSnapshot bookingSnapshotOf(const BookingRecord &record);
+// The same, with a completed booking's trip as billed (its metres, seconds, fare and end).
+BookingSnapshot bookingSnapshotOf(const StoredBooking &stored);
 // The price a booking was booked at, as the ledger keeps it (surge, and the quote with a drop-off):
 // whichever node or restart finishes the ride charges it.
 BookingPrice bookingPriceOf(const BookingRecord &record);

@@ -27,8 +27,13 @@ void resyncFromLedger(ClusterFleet &fleet, const LedgerQueries &reader)
         if (openInLedger.count(mine.id))
             continue;
         const auto stored = reader.booking(mine.id);
-        if (stored.ok() && stored.value && !isOpen(bookingSnapshotOf(stored.value->booking).state))
-            fleet.applyCommitted(bookingSnapshotOf(stored.value->booking));
+        if (!stored.ok() || !stored.value)
+            continue;
+        // Ended while this copy was not listening: with its trip as billed, which the copy
+        // shows its rider (not the metres it heard before the end, nor none).
+        const BookingSnapshot ended = bookingSnapshotOf(*stored.value);
+        if (!isOpen(ended.state))
+            fleet.applyCommitted(ended);
     }
     fleet.releaseHeldCars();
 }

@@ -14,6 +14,10 @@
 // two heard the trip's metres so far (the announce, the resync's checkpoint) while its copy still
 // held the car where it was before the outage, and counted the catch-up move to the car's new
 // position again: 10 km billed for 5 km driven.
+//
+// And a completion the other node missed (Redis frozen while the trip ended): its resync took the
+// ended booking from the ledger without the trip's metres and seconds, so a rider whose GET went
+// to that node saw 0 m and the minimum fare.
 
 #include "HttpClient.h"
 #include "NodeListKit.h"
@@ -99,6 +103,7 @@ private Q_SLOTS:
     void initTestCase();
     void aTripDrivenThroughBothNodesIsBilledItsOwnMetres();
     void aTripDrivenWhileRedisWasFrozenIsBilledItsOwnMetres();
+    void aTripCompletedWhileRedisWasFrozenShowsItsBillOnTheOtherNode();
     void cleanupTestCase();
 
 private:
@@ -271,6 +276,68 @@ void ClusterTripDistanceTest::aTripDrivenWhileRedisWasFrozenIsBilledItsOwnMetres
     const double billedM = completed.json().value(QStringLiteral("distance_m")).toDouble();
     QVERIFY2(std::abs(billedM - drivenM) < kToleranceM,
              qPrintable(QStringLiteral("billed %1 m for %2 m driven on board").arg(billedM).arg(drivenM)));
+}
+
+void ClusterTripDistanceTest::aTripCompletedWhileRedisWasFrozenShowsItsBillOnTheOtherNode()
+{
+    constexpr int kSteps = 4;
+    constexpr double kStepDeg = 0.0045;        // about 500 m north each
+    constexpr int kFrozenMs = 12'000;          // the nodes give up on Redis and subscribe again (a resync)
+    constexpr double kLng = kPickupLng + 0.01; // away from the other cases' cars
+    HttpClient one(m_one->host(), m_one->port());
+    HttpClient two(m_two->host(), m_two->port());
+    const Booked booked = bookThrough(one, "trip-missed", kPickupLat, kLng);
+    QVERIFY2(booked.id != 0, booked.refusal.constData());
+    const qint64 id = booked.id;
+    report(*m_one, *m_two, booked.carId, kPickupLat, kLng);
+    QVERIFY2(waitUntil(
+                 [&] {
+                     return readBooking(one, id, booked.token).json().value(QStringLiteral("state")).toString()
+                            == QStringLiteral("arriving");
+                 },
+                 kSeenWithinMs),
+             "node one never showed the car arrived");
+    const HttpResponse pickedUp = moveBooking(one, id, "pickup", booked.token);
+    QVERIFY2(pickedUp.status == 200, pickedUp.body.constData());
+    double lat = kPickupLat;
+    for (int step = 0; step < kSteps; ++step) {
+        lat += kStepDeg;
+        report(*m_one, *m_two, booked.carId, lat, kLng);
+    }
+    QVERIFY2(waitUntil(
+                 [&] {
+                     return readBooking(two, id, booked.token).json().value(QStringLiteral("state")).toString()
+                            == QStringLiteral("on_trip");
+                 },
+                 kSeenWithinMs),
+             "node two never showed the pickup");
+
+    QVERIFY(m_redis.pause());
+    QElapsedTimer frozen;
+    frozen.start();
+    const HttpResponse completed = moveBooking(one, id, "complete", booked.token);
+    QThread::msleep(std::max<qint64>(0, kFrozenMs - frozen.elapsed()));
+    QVERIFY(m_redis.resume());
+    QVERIFY2(completed.status == 200, completed.body.constData());
+    const QJsonObject billed = completed.json();
+    const double billedM = billed.value(QStringLiteral("distance_m")).toDouble();
+    const double billedTotal =
+        billed.value(QStringLiteral("fare")).toObject().value(QStringLiteral("total")).toDouble();
+    QVERIFY2(billedM > 1'000, qPrintable(QStringLiteral("billed %1 m").arg(billedM)));
+
+    // Node two never heard the completion: its resync (on subscribing again) takes it from the ledger.
+    QJsonObject seen;
+    const bool completedThere = waitUntil(
+        [&] {
+            seen = readBooking(two, id, booked.token).json();
+            return seen.value(QStringLiteral("state")).toString() == QStringLiteral("completed");
+        },
+        kLeadsWithinMs);
+    QVERIFY2(completedThere, "node two never showed the trip completed");
+    QCOMPARE(seen.value(QStringLiteral("distance_m")).toDouble(), billedM);
+    QCOMPARE(seen.value(QStringLiteral("duration_s")).toDouble(),
+             billed.value(QStringLiteral("duration_s")).toDouble());
+    QCOMPARE(seen.value(QStringLiteral("fare")).toObject().value(QStringLiteral("total")).toDouble(), billedTotal);
 }
 
 void ClusterTripDistanceTest::cleanupTestCase()
