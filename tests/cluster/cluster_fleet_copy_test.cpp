@@ -48,6 +48,7 @@ class ClusterFleetCopyTest : public QObject {
 
 private Q_SLOTS:
     void deltasRoundTrip();
+    void theWireBytesAreFeedFormatVersion3s();
     void roadPlacesTravelWithTheirCitysChecksum();
     void unreadableDeltasAreRefused();
     void implausibleValuesAreRefused();
@@ -148,6 +149,98 @@ void ClusterFleetCopyTest::deltasRoundTrip()
         QCOMPARE(backClaim->booking.id, uint64_t(77));
         QCOMPARE(backClaim->booking.carId, 12);
     }
+}
+
+// The bytes every node of one feed version writes and reads: these were written by the QDataStream
+// encoder of feed format version 3 (the first release of that version); an encoder or decoder
+// rewritten for speed must keep them, or nodes of one cluster stop understanding each other.
+void ClusterFleetCopyTest::theWireBytesAreFeedFormatVersion3s()
+{
+    FleetDelta cars;
+    cars.origin = 0x0102030405060708ULL;
+    CarSnapshot c;
+    c.id = 42;
+    c.position = {57.71, 11.96};
+    c.heading = 90.5f;
+    c.speedKmh = 31.25f;
+    c.state = CarState::OnTrip;
+    c.bookingId = 7;
+    c.updatedMs = 1'700'000'000'123;
+    c.tripM = 12'345.5;
+    c.road = {true, 1234, 56.78125};
+    cars.cars = {c, c};
+    cars.cars[1].id = 43;
+    cars.cars[1].road = {};
+    cars.deviceCars = {43};
+    cars.placesKey = 0x0123456789abcdefULL;
+
+    FleetDelta booking;
+    booking.kind = FleetDelta::Kind::Booking;
+    booking.origin = cars.origin;
+    BookingSnapshot &b = booking.booking;
+    b.id = 1u << 20;
+    b.state = BookingState::OnTrip;
+    b.carId = 3;
+    b.riderId = QStringLiteral("rider-åäö");
+    b.pickup = {57.7, 11.9};
+    b.hasDropoff = true;
+    b.dropoff = {57.72, 11.99};
+    b.etaS = 12;
+    b.createdMs = 1;
+    b.arrivedMs = 2;
+    b.pickupMs = 3;
+    b.distanceM = 250.5;
+    b.riderTokenHash = QByteArray(4, 'h');
+    b.hasDestination = true;
+    b.destination = {57.73, 11.98};
+    booking.price = BookingPrice{1.4, true, 1800, 300, {40, 50, 20, 90, 1.4, 154}};
+    booking.bookingAgeMs = 5000;
+    booking.bookingOnBoardMs = 2000;
+
+    FleetDelta unowned = booking; // no rider, no token, no price: the null forms
+    unowned.booking.riderId = QString();
+    unowned.booking.riderTokenHash = QByteArray();
+    unowned.price.reset();
+
+    FleetDelta claim;
+    claim.kind = FleetDelta::Kind::Claim;
+    claim.origin = cars.origin;
+    claim.booking.id = 77;
+    claim.booking.carId = 12;
+
+    const QByteArray message = encodeFleetMessage(cars.origin, {encodeFleetDelta(cars), encodeFleetDelta(booking),
+                                                                encodeFleetDelta(unowned), encodeFleetDelta(claim)});
+    const QByteArray expected = QByteArray::fromHex(
+        "544346440305010203040506070800000004000000b45443464403010102030405060708000000020000002a404cdae1"
+        "47ae147b4027eb851eb851ec4056a00000000000403f4000000000000300000000000000070000018bcfe5687b40c81c"
+        "c0000000000000002b404cdae147ae147b4027eb851eb851ec4056a00000000000403f40000000000003000000000000"
+        "00070000018bcfe5687b40c81cc000000000000000010000002b0123456789abcdef000004d3404c6400000000000000"
+        "000000000000000000000000010954434644030201020304050607080000000000100000030000000300000012007200"
+        "69006400650072002d00e500e400f6404cd9999999999a4027cccccccccccd01404cdc28f5c28f5c4027fae147ae147b"
+        "0000000c00000000000000010000000000000002000000000000000300000000000000000000000000000000406f5000"
+        "000000000000000000000000000000046868686801404cdd70a3d70a3d4027f5c28f5c28f60000000000000000013ff6"
+        "66666666666601409c2000000000004072c0000000000040440000000000004049000000000000403400000000000040"
+        "568000000000003ff66666666666664063400000000000000000000000138800000000000007d0000000aa5443464403"
+        "02010203040506070800000000001000000300000003ffffffff404cd9999999999a4027cccccccccccd01404cdc28f5"
+        "c28f5c4027fae147ae147b0000000c000000000000000100000000000000020000000000000003000000000000000000"
+        "00000000000000406f5000000000000000000000000000ffffffff01404cdd70a3d70a3d4027f5c28f5c28f600000000"
+        "0000000000000000000000138800000000000007d00000001a5443464403030102030405060708000000000000004d00"
+        "00000c");
+    QCOMPARE(message.toHex(), expected.toHex());
+    const auto back = decodeFleetMessage(expected);
+    QVERIFY(back && back->size() == 4);
+    QCOMPARE((*back)[0].cars[0].road.offsetM, 56.78125);
+    QCOMPARE((*back)[0].cars[1].id, 43);
+    QCOMPARE((*back)[0].deviceCars, std::vector<int>{43});
+    QCOMPARE((*back)[1].booking.riderId, b.riderId);
+    QCOMPARE((*back)[1].booking.riderTokenHash, b.riderTokenHash);
+    QCOMPARE((*back)[1].price->quote.total, 154.0);
+    QCOMPARE((*back)[1].bookingOnBoardMs, qint64(2000));
+    QVERIFY((*back)[2].booking.riderId.isNull() && (*back)[2].booking.riderTokenHash.isNull() && !(*back)[2].price);
+    QCOMPARE((*back)[3].booking.carId, 12);
+    QCOMPARE(encodeCar(c).toHex(), QByteArray("0000002a404cdae147ae147b4027eb851eb851ec4056a00000000000403f400000000000"
+                                              "0300000000000000070000018bcfe5687b40c81cc000000000"));
+    QCOMPARE(decodeCar(encodeCar(c))->speedKmh, c.speedKmh);
 }
 
 void ClusterFleetCopyTest::roadPlacesTravelWithTheirCitysChecksum()
