@@ -2,9 +2,9 @@
 
 #include "region/Clock.h"
 
-#include <QDataStream>
+#include "cluster/WireBytes.h"
+
 #include <algorithm>
-#include <QIODevice>
 #include <cmath>
 #include <limits>
 
@@ -40,44 +40,51 @@ bool plausibleBooking(const BookingSnapshot &b)
            && std::isfinite(b.fare) && std::isfinite(b.durationS);
 }
 
-void writeCar(QDataStream &out, const CarSnapshot &c)
+void writeCar(WireWriter &out, const CarSnapshot &c)
 {
-    out << qint32(c.id) << c.position.lat << c.position.lng << c.heading << c.speedKmh << quint8(c.state)
-        << quint64(c.bookingId) << qint64(c.updatedMs) << c.tripM;
+    out.integer(qint32(c.id));
+    out.real(c.position.lat);
+    out.real(c.position.lng);
+    out.real(c.heading);
+    out.real(c.speedKmh);
+    out.integer(quint8(c.state));
+    out.integer(quint64(c.bookingId));
+    out.integer(qint64(c.updatedMs));
+    out.real(c.tripM);
 }
 
 // A car's road place on the sender's city: segment + 1 (0: not located) and the offset along it.
-void writeRoadPlace(QDataStream &out, const RoadPlace &road)
+void writeRoadPlace(WireWriter &out, const RoadPlace &road)
 {
     const bool located = road.located && road.segment != std::numeric_limits<uint32_t>::max();
-    out << quint32(located ? road.segment + 1 : 0) << (located ? road.offsetM : 0.0);
+    out.integer(quint32(located ? road.segment + 1 : 0));
+    out.real(located ? road.offsetM : 0.0);
 }
 
 // Whether the segment is one of the reader's city is for the reader's fleet to check
 // (SharedMemoryFleet::applyRemotePosition); a negative or non-finite offset is garbage here.
-bool readRoadPlace(QDataStream &in, RoadPlace &road)
+bool readRoadPlace(WireReader &in, RoadPlace &road)
 {
-    quint32 segment = 0;
-    double offset = 0;
-    in >> segment >> offset;
-    if (in.status() != QDataStream::Ok || !std::isfinite(offset) || offset < 0)
+    const quint32 segment = in.integer<quint32>();
+    const double offset = in.real();
+    if (!in.ok() || !std::isfinite(offset) || offset < 0)
         return false;
     road = segment == 0 ? RoadPlace{} : RoadPlace{true, segment - 1, offset};
     return true;
 }
 
-bool readCar(QDataStream &in, CarSnapshot &c)
+bool readCar(WireReader &in, CarSnapshot &c)
 {
-    qint32 id = 0;
-    quint8 state = 0;
-    quint64 booking = 0;
-    qint64 updated = 0;
-    in >> id >> c.position.lat >> c.position.lng >> c.heading >> c.speedKmh >> state >> booking >> updated >> c.tripM;
-    c.id = id;
-    c.state = static_cast<CarState>(state);
-    c.bookingId = booking;
-    c.updatedMs = updated;
-    return in.status() == QDataStream::Ok && plausibleCar(c);
+    c.id = in.integer<qint32>();
+    c.position.lat = in.real();
+    c.position.lng = in.real();
+    c.heading = float(in.real());
+    c.speedKmh = float(in.real());
+    c.state = static_cast<CarState>(in.integer<quint8>());
+    c.bookingId = in.integer<quint64>();
+    c.updatedMs = in.integer<qint64>();
+    c.tripM = in.real();
+    return in.ok() && plausibleCar(c);
 }
 
 constexpr qint64 kUnknownAge = -1;
@@ -88,68 +95,107 @@ qint64 ageOf(int64_t monotonicStamp, int64_t now)
     return monotonicStamp != 0 ? std::max<qint64>(0, now - monotonicStamp) : kUnknownAge;
 }
 
-void writeBooking(QDataStream &out, const BookingSnapshot &b)
+void writeBooking(WireWriter &out, const BookingSnapshot &b)
 {
-    out << quint64(b.id) << quint8(b.state) << qint32(b.carId) << b.riderId << b.pickup.lat << b.pickup.lng
-        << b.hasDropoff << b.dropoff.lat << b.dropoff.lng << quint32(b.etaS) << qint64(b.createdMs)
-        << qint64(b.arrivedMs) << qint64(b.pickupMs) << qint64(b.endedMs) << b.startOdometerM << b.distanceM << b.fare
-        << b.riderTokenHash << b.hasDestination << b.destination.lat << b.destination.lng << b.durationS;
+    out.integer(quint64(b.id));
+    out.integer(quint8(b.state));
+    out.integer(qint32(b.carId));
+    out.string(b.riderId);
+    out.real(b.pickup.lat);
+    out.real(b.pickup.lng);
+    out.boolean(b.hasDropoff);
+    out.real(b.dropoff.lat);
+    out.real(b.dropoff.lng);
+    out.integer(quint32(b.etaS));
+    for (const int64_t stamp : {b.createdMs, b.arrivedMs, b.pickupMs, b.endedMs})
+        out.integer(qint64(stamp));
+    out.real(b.startOdometerM);
+    out.real(b.distanceM);
+    out.real(b.fare);
+    out.bytes(b.riderTokenHash);
+    out.boolean(b.hasDestination);
+    out.real(b.destination.lat);
+    out.real(b.destination.lng);
+    out.real(b.durationS);
 }
 
-bool readBooking(QDataStream &in, BookingSnapshot &b)
+bool readBooking(WireReader &in, BookingSnapshot &b)
 {
-    quint64 id = 0;
-    quint8 state = 0;
-    qint32 car = 0;
-    quint32 eta = 0;
-    qint64 created = 0, arrived = 0, pickedUp = 0, ended = 0;
-    in >> id >> state >> car >> b.riderId >> b.pickup.lat >> b.pickup.lng >> b.hasDropoff >> b.dropoff.lat
-        >> b.dropoff.lng >> eta >> created >> arrived >> pickedUp >> ended >> b.startOdometerM >> b.distanceM >> b.fare
-        >> b.riderTokenHash >> b.hasDestination >> b.destination.lat >> b.destination.lng >> b.durationS;
-    b.id = id;
-    b.state = static_cast<BookingState>(state);
-    b.carId = car;
-    b.etaS = eta;
-    b.createdMs = created;
-    b.arrivedMs = arrived;
-    b.pickupMs = pickedUp;
-    b.endedMs = ended;
-    return in.status() == QDataStream::Ok && plausibleBooking(b);
+    b.id = in.integer<quint64>();
+    b.state = static_cast<BookingState>(in.integer<quint8>());
+    b.carId = in.integer<qint32>();
+    b.riderId = in.string();
+    b.pickup.lat = in.real();
+    b.pickup.lng = in.real();
+    b.hasDropoff = in.boolean();
+    b.dropoff.lat = in.real();
+    b.dropoff.lng = in.real();
+    b.etaS = in.integer<quint32>();
+    b.createdMs = in.integer<qint64>();
+    b.arrivedMs = in.integer<qint64>();
+    b.pickupMs = in.integer<qint64>();
+    b.endedMs = in.integer<qint64>();
+    b.startOdometerM = in.real();
+    b.distanceM = in.real();
+    b.fare = in.real();
+    b.riderTokenHash = in.bytes();
+    b.hasDestination = in.boolean();
+    b.destination.lat = in.real();
+    b.destination.lng = in.real();
+    b.durationS = in.real();
+    return in.ok() && plausibleBooking(b);
 }
 
-void writePrice(QDataStream &out, const std::optional<BookingPrice> &price)
+void writePrice(WireWriter &out, const std::optional<BookingPrice> &price)
 {
-    out << bool(price);
+    out.boolean(bool(price));
     if (!price)
         return;
     const FareBreakdown &q = price->quote;
-    out << price->surge << price->hasQuote << price->quotedDistanceM << price->quotedDurationS << q.base
-        << q.distanceCharge << q.timeCharge << q.minimum << q.surge << q.total;
+    out.real(price->surge);
+    out.boolean(price->hasQuote);
+    for (const double value : {price->quotedDistanceM, price->quotedDurationS, q.base, q.distanceCharge, q.timeCharge,
+                               q.minimum, q.surge, q.total})
+        out.real(value);
 }
 
-bool readPrice(QDataStream &in, std::optional<BookingPrice> &price)
+bool readPrice(WireReader &in, std::optional<BookingPrice> &price)
 {
-    bool has = false;
-    in >> has;
-    if (has) {
+    if (in.boolean()) {
         BookingPrice p;
         FareBreakdown &q = p.quote;
-        in >> p.surge >> p.hasQuote >> p.quotedDistanceM >> p.quotedDurationS >> q.base >> q.distanceCharge
-            >> q.timeCharge >> q.minimum >> q.surge >> q.total;
+        p.surge = in.real();
+        p.hasQuote = in.boolean();
+        for (double *value : {&p.quotedDistanceM, &p.quotedDurationS, &q.base, &q.distanceCharge, &q.timeCharge,
+                              &q.minimum, &q.surge, &q.total})
+            *value = in.real();
         for (const double value : {p.surge, p.quotedDistanceM, p.quotedDurationS, q.base, q.distanceCharge,
                                    q.timeCharge, q.minimum, q.surge, q.total})
             if (!std::isfinite(value))
                 return false;
         price = p;
     }
-    return in.status() == QDataStream::Ok;
+    return in.ok();
 }
 
-QDataStream &prepared(QDataStream &stream)
+void writeHeader(WireWriter &out, FleetDelta::Kind kind, quint64 origin)
 {
-    stream.setVersion(QDataStream::Qt_6_4);
-    stream.setFloatingPointPrecision(QDataStream::DoublePrecision);
-    return stream;
+    out.integer(kMagic);
+    out.integer(kVersion);
+    out.integer(quint8(kind));
+    out.integer(origin);
+}
+
+// The header's kind, or none when the bytes are not of this feed version.
+std::optional<quint8> readHeader(WireReader &in, quint64 &origin)
+{
+    const quint32 magic = in.integer<quint32>();
+    const quint8 version = in.integer<quint8>();
+    const quint8 kind = in.integer<quint8>();
+    origin = in.integer<quint64>();
+    if (!in.ok() || magic != kMagic || version != kVersion)
+        return std::nullopt;
+    return kind;
 }
 
 } // namespace
@@ -166,16 +212,18 @@ BookingSnapshot FleetDelta::bookingStampedHere() const
 QByteArray encodeFleetDelta(const FleetDelta &delta)
 {
     QByteArray bytes;
-    QDataStream out(&bytes, QIODevice::WriteOnly);
-    prepared(out) << kMagic << kVersion << quint8(delta.kind) << delta.origin;
+    if (delta.kind == FleetDelta::Kind::Cars)
+        bytes.reserve(32 + qsizetype(delta.cars.size()) * (kCarBytes + 16));
+    WireWriter out(bytes);
+    writeHeader(out, delta.kind, delta.origin);
     if (delta.kind == FleetDelta::Kind::Cars) {
-        out << quint32(delta.cars.size());
+        out.integer(quint32(delta.cars.size()));
         for (const CarSnapshot &c : delta.cars)
             writeCar(out, c);
-        out << quint32(delta.deviceCars.size());
+        out.integer(quint32(delta.deviceCars.size()));
         for (const int id : delta.deviceCars)
-            out << qint32(id);
-        out << delta.placesKey;
+            out.integer(qint32(id));
+        out.integer(delta.placesKey);
         if (delta.placesKey != 0)
             for (const CarSnapshot &c : delta.cars)
                 writeRoadPlace(out, c.road);
@@ -183,28 +231,27 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
         writeBooking(out, delta.booking);
         writePrice(out, delta.price);
         const int64_t now = clock::monotonicMs();
-        out << (delta.bookingAgeMs >= 0 ? delta.bookingAgeMs : ageOf(delta.booking.createdMonoMs, now))
-            << (delta.bookingOnBoardMs >= 0 ? delta.bookingOnBoardMs : ageOf(delta.booking.pickupMonoMs, now));
+        out.integer(qint64(delta.bookingAgeMs >= 0 ? delta.bookingAgeMs : ageOf(delta.booking.createdMonoMs, now)));
+        out.integer(
+            qint64(delta.bookingOnBoardMs >= 0 ? delta.bookingOnBoardMs : ageOf(delta.booking.pickupMonoMs, now)));
     } else {
-        out << quint64(delta.booking.id) << qint32(delta.booking.carId);
+        out.integer(quint64(delta.booking.id));
+        out.integer(qint32(delta.booking.carId));
     }
     return bytes;
 }
 
 std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
 {
-    QDataStream in(bytes);
-    quint32 magic = 0;
-    quint8 version = 0, kind = 0;
+    WireReader in(bytes);
     FleetDelta delta;
-    prepared(in) >> magic >> version >> kind >> delta.origin;
-    if (in.status() != QDataStream::Ok || magic != kMagic || version != kVersion)
+    const auto kind = readHeader(in, delta.origin);
+    if (!kind)
         return std::nullopt;
-    delta.kind = static_cast<FleetDelta::Kind>(kind);
+    delta.kind = static_cast<FleetDelta::Kind>(*kind);
     if (delta.kind == FleetDelta::Kind::Cars) {
-        quint32 count = 0;
-        in >> count;
-        if (in.status() != QDataStream::Ok || count > kMaxCarsPerDelta || qsizetype(count) * kCarBytes > bytes.size())
+        const quint32 count = in.integer<quint32>();
+        if (!in.ok() || count > kMaxCarsPerDelta || qsizetype(count) * kCarBytes > in.left())
             return std::nullopt;
         delta.cars.resize(count);
         for (CarSnapshot &c : delta.cars)
@@ -212,32 +259,29 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
                 return std::nullopt;
         if (in.atEnd())
             return delta; // from a node that does not send device cars
-        quint32 devices = 0;
-        in >> devices;
-        if (in.status() != QDataStream::Ok || devices > count)
+        const quint32 devices = in.integer<quint32>();
+        if (!in.ok() || devices > count)
             return std::nullopt;
         delta.deviceCars.resize(devices);
-        for (int &id : delta.deviceCars) {
-            qint32 car = 0;
-            in >> car;
-            id = car;
-        }
-        if (in.status() != QDataStream::Ok)
+        for (int &id : delta.deviceCars)
+            id = in.integer<qint32>();
+        if (!in.ok())
             return std::nullopt;
         if (in.atEnd())
             return delta; // from a node that does not send road places
-        in >> delta.placesKey;
+        delta.placesKey = in.integer<quint64>();
         if (delta.placesKey != 0)
             for (CarSnapshot &c : delta.cars)
                 if (!readRoadPlace(in, c.road))
                     return std::nullopt;
-        if (in.status() != QDataStream::Ok)
+        if (!in.ok())
             return std::nullopt;
         return delta;
     }
     if (delta.kind == FleetDelta::Kind::Booking && readBooking(in, delta.booking) && readPrice(in, delta.price)) {
-        in >> delta.bookingAgeMs >> delta.bookingOnBoardMs;
-        if (in.status() != QDataStream::Ok)
+        delta.bookingAgeMs = in.integer<qint64>();
+        delta.bookingOnBoardMs = in.integer<qint64>();
+        if (!in.ok())
             return std::nullopt;
         if (delta.bookingAgeMs < 0 || delta.bookingAgeMs > kMaxAgeMs)
             delta.bookingAgeMs = kUnknownAge;
@@ -246,10 +290,9 @@ std::optional<FleetDelta> decodeFleetDelta(const QByteArray &bytes)
         return delta;
     }
     if (delta.kind == FleetDelta::Kind::Claim || delta.kind == FleetDelta::Kind::Unclaim) {
-        quint64 booking = 0;
-        qint32 car = 0;
-        in >> booking >> car;
-        if (in.status() != QDataStream::Ok || car <= 0)
+        const quint64 booking = in.integer<quint64>();
+        const qint32 car = in.integer<qint32>();
+        if (!in.ok() || car <= 0)
             return std::nullopt;
         delta.booking.id = booking;
         delta.booking.carId = car;
@@ -263,48 +306,49 @@ QByteArray encodeFleetMessage(quint64 origin, const std::vector<QByteArray> &del
     if (deltas.size() == 1)
         return deltas.front();
     QByteArray bytes;
-    QDataStream out(&bytes, QIODevice::WriteOnly);
-    prepared(out) << kMagic << kVersion << quint8(FleetDelta::Kind::Batch) << origin << quint32(deltas.size());
+    qsizetype size = 18;
+    for (const QByteArray &delta : deltas)
+        size += 4 + delta.size();
+    bytes.reserve(size);
+    WireWriter out(bytes);
+    writeHeader(out, FleetDelta::Kind::Batch, origin);
+    out.integer(quint32(deltas.size()));
     for (const QByteArray &delta : deltas) {
-        out << quint32(delta.size());
-        out.writeRawData(delta.constData(), int(delta.size()));
+        out.integer(quint32(delta.size()));
+        out.raw(delta);
     }
     return bytes;
 }
 
 std::optional<std::vector<FleetDelta>> decodeFleetMessage(const QByteArray &bytes)
 {
-    QDataStream in(bytes);
-    quint32 magic = 0, count = 0;
-    quint8 version = 0, kind = 0;
+    WireReader in(bytes);
     quint64 origin = 0;
-    prepared(in) >> magic >> version >> kind >> origin;
-    if (in.status() != QDataStream::Ok || magic != kMagic || version != kVersion)
+    const auto kind = readHeader(in, origin);
+    if (!kind)
         return std::nullopt;
     std::vector<FleetDelta> deltas;
-    if (kind != quint8(FleetDelta::Kind::Batch)) {
+    if (*kind != quint8(FleetDelta::Kind::Batch)) {
         auto one = decodeFleetDelta(bytes);
         if (!one)
             return std::nullopt;
         deltas.push_back(std::move(*one));
         return deltas;
     }
-    in >> count;
-    if (in.status() != QDataStream::Ok || count == 0 || count > kMaxDeltasPerMessage)
+    const quint32 count = in.integer<quint32>();
+    if (!in.ok() || count == 0 || count > kMaxDeltasPerMessage)
         return std::nullopt;
     deltas.reserve(count);
     for (quint32 i = 0; i < count; ++i) {
-        quint32 size = 0;
-        in >> size;
-        const qsizetype at = qsizetype(in.device()->pos());
-        if (in.status() != QDataStream::Ok || qsizetype(size) > bytes.size() - at)
+        const quint32 size = in.integer<quint32>();
+        if (!in.ok() || qsizetype(size) > in.left())
             return std::nullopt;
         // A view, not a copy: `bytes` outlives it. A Batch inside is refused there.
-        auto part = decodeFleetDelta(QByteArray::fromRawData(bytes.constData() + at, qsizetype(size)));
+        auto part = decodeFleetDelta(QByteArray::fromRawData(in.position(), qsizetype(size)));
         if (!part || part->origin != origin)
             return std::nullopt;
         deltas.push_back(std::move(*part));
-        in.skipRawData(int(size));
+        in.skip(qsizetype(size));
     }
     if (!in.atEnd())
         return std::nullopt;
@@ -314,16 +358,17 @@ std::optional<std::vector<FleetDelta>> decodeFleetMessage(const QByteArray &byte
 QByteArray encodeCar(const CarSnapshot &car)
 {
     QByteArray bytes;
-    QDataStream out(&bytes, QIODevice::WriteOnly);
-    writeCar(prepared(out), car);
+    bytes.reserve(kCarBytes);
+    WireWriter out(bytes);
+    writeCar(out, car);
     return bytes;
 }
 
 std::optional<CarSnapshot> decodeCar(const QByteArray &bytes)
 {
-    QDataStream in(bytes);
+    WireReader in(bytes);
     CarSnapshot car;
-    if (!readCar(prepared(in), car))
+    if (!readCar(in, car))
         return std::nullopt;
     return car;
 }
