@@ -34,6 +34,10 @@ QString describe(const FramingError &error)
     return message.contains(QLatin1String("%1")) ? message.arg(error.limit) : message;
 }
 
+// What a client told that its request's answer will not come needs to know.
+constexpr const char *kMayStillBeDone = "what the request asked for may still be done (a booking may be recorded); "
+                                        "read it back, or send it again with the same Idempotency-Key";
+
 } // namespace
 
 ConnectionGuard::ConnectionGuard(ConnectionLimits limits, MetricsRecorder &metrics, QObject *parent)
@@ -345,18 +349,39 @@ void ConnectionGuard::refuseWith(GuardedSocket *socket, ConnectionState &state, 
 // committed meanwhile: the client reads it back or repeats the request with its Idempotency-Key).
 void ConnectionGuard::answerOverdue(GuardedSocket *socket)
 {
+    answerInPlace(socket, errorResponse(503, "answer_timeout",
+                                        QStringLiteral("no answer within %1 ms: %2")
+                                            .arg(m_limits.answerTimeoutMs)
+                                            .arg(QLatin1String(kMayStillBeDone))));
+}
+
+// The drain's time is up and the server stops: a request still owed its answer (a booking whose
+// commit PostgreSQL has not settled) hears so, as an overdue one does, instead of its connection
+// closing without a word, after which a client retrying without an Idempotency-Key books twice.
+void ConnectionGuard::answerOwedBeforeStopping()
+{
+    QList<GuardedSocket *> owed;
+    for (auto it = m_states.cbegin(); it != m_states.cend(); ++it)
+        if (it->inFlight() > 0 && !it->closing)
+            owed.append(static_cast<GuardedSocket *>(it.key()));
+    for (GuardedSocket *socket : owed)
+        answerInPlace(
+            socket, errorResponse(
+                        503, "shutting_down",
+                        QStringLiteral("the server stopped before answering: %1").arg(QLatin1String(kMayStillBeDone))));
+}
+
+// Answers the oldest request owed with `answer` in place of its own, then closes: the answers
+// behind it would have to wait for it. Its own answer, if it comes, finds the connection closing.
+void ConnectionGuard::answerInPlace(GuardedSocket *socket, const ApiResponse &answer)
+{
     auto it = m_states.find(socket);
     if (it == m_states.end())
         return;
     ConnectionState &state = it.value();
     stopReading(socket, state);
-    const ApiResponse overdue = errorResponse(
-        503, "answer_timeout",
-        QStringLiteral("no answer within %1 ms: what the request asked for may still be done (a booking may be "
-                       "recorded); read it back, or send it again with the same Idempotency-Key")
-            .arg(m_limits.answerTimeoutMs));
     deliver(socket, state.nextToWrite,
-            Answer{serializeResponse(overdue, state.framing.currentIsHttp10(), false, false), true});
+            Answer{serializeResponse(answer, state.framing.currentIsHttp10(), false, false), true});
 }
 
 void ConnectionGuard::stopReading(GuardedSocket *socket, ConnectionState &state)

@@ -73,6 +73,11 @@ public:
     // Connection: close, so a client that finds the listener refusing never gets a keep-alive
     // answer in the moment before startDraining() runs on the guard's thread.
     void announceDraining() { m_drainAnnounced = true; }
+    // The drain's time is up: every request still owed an answer hears 503 shutting_down ("it may
+    // still be done") and its connection closes once that is written.
+    void answerOwedBeforeStopping();
+    // How long those 503s may take to go out before the caller stops anyway.
+    static constexpr int kLastAnswersMs = 300;
     bool isDraining() const { return m_draining || m_drainAnnounced; } // any thread
     int openConnections() const { return int(m_states.size()); }
     const ConnectionLimits &limits() const { return m_limits; }
@@ -108,6 +113,7 @@ private:
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);
     void answerOverdue(GuardedSocket *socket);
+    void answerInPlace(GuardedSocket *socket, const ApiResponse &answer);
     void stopReading(GuardedSocket *socket, ConnectionState &state);
     void discardInput(GuardedSocket *socket);
     void updateFlow(GuardedSocket *socket, ConnectionState &state);

@@ -128,7 +128,12 @@ void PrimaryIoThread::drainAndStop(int graceMs)
         [this, listeners, guard, graceMs] {
             listeners->stopAccepting();
             connect(guard, &ConnectionGuard::allConnectionsClosed, this, &QThread::quit, Qt::DirectConnection);
-            QTimer::singleShot(graceMs, listeners, [this] { quit(); });
+            // Grace over: what is still owed is answered 503 (shutting_down) in its place; the
+            // thread ends once those are written (connections closed) or kLastAnswersMs later.
+            QTimer::singleShot(graceMs, listeners, [this, listeners, guard] {
+                guard->answerOwedBeforeStopping();
+                QTimer::singleShot(ConnectionGuard::kLastAnswersMs, listeners, [this] { quit(); });
+            });
             guard->startDraining();
         },
         Qt::QueuedConnection);

@@ -139,7 +139,11 @@ int runWorker(const WorkerOptions &options)
         draining = true;
         slot.state.store(WorkerSlotState::Draining, std::memory_order_relaxed);
         QObject::connect(&guard, &ConnectionGuard::allConnectionsClosed, qApp, &QCoreApplication::quit);
-        QTimer::singleShot(kWorkerDrainTimeoutMs, qApp, &QCoreApplication::quit);
+        // Time up: what is still owed is answered 503 (shutting_down) in its place, then the end.
+        QTimer::singleShot(kWorkerDrainTimeoutMs, qApp, [&guard] {
+            guard.answerOwedBeforeStopping();
+            QTimer::singleShot(ConnectionGuard::kLastAnswersMs, qApp, &QCoreApplication::quit);
+        });
         stopListening();
         guard.startDraining();
     };

@@ -21,8 +21,10 @@
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
+#include <chrono>
 #include <csignal>
 #include <memory>
+#include <thread>
 
 using namespace taxicore::test;
 
@@ -55,6 +57,7 @@ private Q_SLOTS:
     void aBookingAwaitingItsCommitIsAnsweredPastTheHeaderTimeout();
     void aCommitWhoseAnswerWasLostIsAnsweredAsTheLedgerHoldsIt();
     void aBookingTheLedgerCannotSettleIsAnsweredWithinTheAnswerTimeout();
+    void aServerStoppedWhileACommitIsUnsettledAnswersItsRider();
     void unknownLedgerSchemeIsRefused();
 
 private:
@@ -412,6 +415,51 @@ void ServerPostgresLedgerTest::aBookingTheLedgerCannotSettleIsAnsweredWithinTheA
              QStringLiteral("1"));
     qInfo("the retry was %s", again.hasHeader(kReplayedHeader) ? "replayed (the first attempt committed)"
                                                                : "a new booking (the first attempt did not commit)");
+}
+
+// SIGTERM while a booking waits for a commit PostgreSQL can neither confirm nor deny: when the
+// drain's grace (5 s) ends, the rider hears 503 shutting_down (it may still be done: read it back
+// or retry with the Idempotency-Key), not a connection closed without a word (the hostile review
+// of the settle: a rider retrying without a key then booked twice).
+void ServerPostgresLedgerTest::aServerStoppedWhileACommitIsUnsettledAnswersItsRider()
+{
+    static constexpr int kStopAfterMs = 1000;
+    constexpr int kGraceMs = 5000; // taxicore-server's shutdown grace
+    QTemporaryDir dir;
+    const auto started = serverOnFreshLedger(dir, {QStringLiteral("--answer-timeout-ms"), QStringLiteral("60000")});
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
+    HttpClient http(server.host(), server.port(), 20'000);
+    TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-stall")), 201);
+    const QByteArray key = freshIdempotencyKey();
+    const QByteArray body = bookingBody({{"rider_id", "stopped-mid-commit"}, {"pickup", kPickup}});
+
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    const qint64 pid = server.pid();
+    std::thread stopper([pid] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kStopAfterMs));
+        ::kill(pid_t(pid), SIGTERM);
+    });
+    QElapsedTimer waited;
+    waited.start();
+    HttpClient rider(server.host(), server.port(), 20'000);
+    const HttpResponse answer = bookWithKey(rider, body, key);
+    const qint64 answeredAfterMs = waited.elapsed();
+    stopper.join();
+    QVERIFY2(answer.complete,
+             qPrintable(QStringLiteral("no answer after %1 ms: %2").arg(answeredAfterMs).arg(answer.error)));
+    TC_VERIFY_ERROR(answer, 503, "shutting_down");
+    QVERIFY2(answeredAfterMs >= kStopAfterMs + kGraceMs - 500 && answeredAfterMs < kStopAfterMs + kGraceMs + 3000,
+             qPrintable(QStringLiteral("answered after %1 ms").arg(answeredAfterMs)));
+    QVERIFY(answer.header("Connection").toLower().contains("close"));
+    QVERIFY2(server.waitForExit(30'000), "the server did not stop");
+    m_pg.freeze(false);
+    thaw.dismiss();
+    const QString stored =
+        m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'stopped-mid-commit'"));
+    QVERIFY2(stored == QStringLiteral("0") || stored == QStringLiteral("1"), qPrintable(stored));
+    qInfo("the unsettled booking was %s", stored == QStringLiteral("1") ? "committed" : "not committed");
 }
 
 void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()
