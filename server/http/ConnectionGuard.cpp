@@ -201,19 +201,27 @@ void ConnectionGuard::parkUntilNextPass(GuardedSocket *socket, ConnectionState &
     if (state.passQueued)
         return; // another readyRead (Qt's, a resume's) came before the queued pass: it serves these
     state.passQueued = true;
+    readAgainLater(socket, true);
+}
+
+// Once the event loop turned: the check, the direct path and Qt's parser, as on any read, unless
+// the connection paused or stopped reading meanwhile (a paused one is unparked when it resumes; a
+// stopped one dropped its input). `nextPass`: the pass parkUntilNextPass queued, which runs only
+// for a socket still parked.
+void ConnectionGuard::readAgainLater(GuardedSocket *socket, bool nextPass)
+{
     QPointer<GuardedSocket> target(socket);
     QMetaObject::invokeMethod(
         this,
-        [this, target] {
+        [this, target, nextPass] {
             if (!target)
                 return;
             auto it = m_states.find(target.data());
             if (it == m_states.end())
                 return;
-            it->passQueued = false;
-            // The check, the direct path and Qt's parser, as on any read. A paused connection
-            // is unparked when it resumes; a stopped one dropped its input.
-            if (target->isParked() && !it->paused && !it->stoppedReading)
+            if (nextPass)
+                it->passQueued = false;
+            if ((!nextPass || target->isParked()) && !it->paused && !it->stoppedReading)
                 Q_EMIT target->readyRead();
         },
         Qt::QueuedConnection);
@@ -453,18 +461,8 @@ void ConnectionGuard::resume(GuardedSocket *socket, ConnectionState &state)
     socket->setHeld(state.framing.endsInsideFinalCrlf());
     if (socket->receivedBytes() == 0 && !socket->isParked())
         return;
-    // Qt parses buffered requests only on readyRead (the check runs first, as always).
-    QPointer<GuardedSocket> target(socket);
-    QMetaObject::invokeMethod(
-        this,
-        [this, target] {
-            if (!target)
-                return;
-            auto it = m_states.find(target.data());
-            if (it != m_states.end() && !it->paused && !it->stoppedReading)
-                Q_EMIT target->readyRead(); // unparks what waited for its pass, if anything
-        },
-        Qt::QueuedConnection);
+    // Qt parses buffered requests only on readyRead (which also unparks what waited for its pass).
+    readAgainLater(socket, false);
 }
 
 void ConnectionGuard::releaseUpgraded(QTcpSocket *socket)

@@ -109,6 +109,7 @@ private:
     // The whole requests a pass had no time for wait, hidden from Qt's parser, for the next pass.
     void parkUntilNextPass(GuardedSocket *socket, ConnectionState &state);
     void unpark(GuardedSocket *socket, ConnectionState &state);
+    void readAgainLater(GuardedSocket *socket, bool nextPass);
     void afterParser(GuardedSocket *socket);
     void reject(GuardedSocket *socket, ConnectionState &state, const FramingError &error);
     void refuseWith(GuardedSocket *socket, ConnectionState &state, const ApiResponse &refusal);
