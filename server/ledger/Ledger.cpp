@@ -10,7 +10,7 @@ namespace taxicore {
 
 Ledger::Opened Ledger::open(const LedgerOptions &options)
 {
-    if (options.url.isEmpty() || options.url == QLatin1String("sqlite:"))
+    if (isSqliteLedgerUrl(options.url))
         return SqliteLedger::open(options);
     if (PostgresLedger::handles(options.url))
         return PostgresLedger::open(options);

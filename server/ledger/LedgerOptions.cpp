@@ -18,6 +18,11 @@ QString ledgerDurabilityName(LedgerDurability durability)
     return durability == LedgerDurability::Full ? QStringLiteral("full") : QStringLiteral("normal");
 }
 
+bool isSqliteLedgerUrl(const QString &url)
+{
+    return url.isEmpty() || url == QLatin1String("sqlite:");
+}
+
 QString ledgerFilePath(const QString &dataDir)
 {
     return QDir(dataDir).filePath(QLatin1StringView(kLedgerFileName));

@@ -39,5 +39,7 @@ struct LedgerOptions {
 inline constexpr auto kLedgerFileName = "ledger.sqlite";
 
 QString ledgerFilePath(const QString &dataDir);
+// Whether a --ledger URL names the embedded SQLite file of the data directory (empty or "sqlite:").
+bool isSqliteLedgerUrl(const QString &url);
 
 } // namespace taxicore

@@ -20,6 +20,7 @@
 #include "runtime/CityLocator.h"
 #include "runtime/ClusterResync.h"
 #include "runtime/DataDirLock.h"
+#include "runtime/LedgerFileLock.h"
 #include "runtime/NodeStatusSampler.h"
 #include "control/EventLog.h"
 #include "runtime/RuntimeController.h"
@@ -187,6 +188,12 @@ QString ServerHost::dataDir() const
 
 bool ServerHost::openLedger(QString &error)
 {
+    // Before SQLite opens it: another server may hold the same file through another path.
+    if (isSqliteLedgerUrl(m_options.ledgerUrl)) {
+        m_ledgerFileLock = LedgerFileLock::acquire(ledgerFilePath(dataDir()), error);
+        if (!m_ledgerFileLock)
+            return false;
+    }
     LedgerOptions options;
     options.dataDir = dataDir();
     options.durability = parseLedgerDurability(m_options.durability).value_or(LedgerDurability::Normal);
@@ -350,8 +357,9 @@ void ServerHost::stop(int graceMs)
         m_simulator.reset();
         m_simulationThread.reset();
     }
-    m_ledger.reset();      // commits what is queued, then closes
-    m_dataDirLock.reset(); // last: the ledger is closed, another server may take the directory
+    m_ledger.reset();         // commits what is queued, then closes
+    m_ledgerFileLock.reset(); // the ledger is closed: SQLite's own locks are gone with it
+    m_dataDirLock.reset();    // last: another server may take the directory
 }
 
 void ServerHost::setTariff(const Tariff &tariff)

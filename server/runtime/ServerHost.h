@@ -23,6 +23,7 @@ class Ledger;
 class FleetStore;
 struct BookingSnapshot;
 class DataDirLock;
+class LedgerFileLock;
 class LeaderLease;
 class PrimaryIoThread;
 class SharedRegion;
@@ -82,7 +83,8 @@ private:
     ServerOptions m_options;
     QString m_cityPath;
     std::shared_ptr<const city::City> m_city;
-    std::unique_ptr<DataDirLock> m_dataDirLock; // held from start() to the end of stop()
+    std::unique_ptr<DataDirLock> m_dataDirLock;       // held from start() to the end of stop()
+    std::unique_ptr<LedgerFileLock> m_ledgerFileLock; // the SQLite ledger's file, while the ledger is open
     std::unique_ptr<SharedRegion> m_region;
     std::unique_ptr<Ledger> m_ledger;
     std::unique_ptr<FleetStore> m_fleet;

@@ -1,0 +1,83 @@
+#include "runtime/LedgerFileLock.h"
+
+#include <QFile>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace taxicore {
+
+namespace {
+
+QString systemError()
+{
+    return QString::fromLocal8Bit(std::strerror(errno));
+}
+
+// The pid holding a flock on the file (device, inode), from /proc/locks ("" when not found).
+QString flockHolder(const struct stat &st)
+{
+    QFile locks(QStringLiteral("/proc/locks"));
+    if (!locks.open(QIODevice::ReadOnly | QIODevice::Text))
+        return {};
+    // "1: FLOCK  ADVISORY  WRITE 4711 08:01:1234 0 EOF": the last part of the file field is the inode.
+    const QByteArray inode = ':' + QByteArray::number(quint64(st.st_ino));
+    for (QByteArray line = locks.readLine(); !line.isEmpty(); line = locks.readLine()) {
+        const QList<QByteArray> fields = line.simplified().split(' ');
+        if (fields.size() >= 6 && fields.at(1) == "FLOCK" && fields.at(5).endsWith(inode))
+            return QString::fromLatin1(fields.at(4));
+    }
+    return {};
+}
+
+} // namespace
+
+std::unique_ptr<LedgerFileLock> LedgerFileLock::acquire(const QString &ledgerFile, QString &error)
+{
+    // Created if missing (SQLite takes an empty file as a new database): a first start on two
+    // linked paths must not race past the lock either. Close-on-exec: workers must not keep it.
+    const QByteArray path = QFile::encodeName(ledgerFile);
+    const int fd = ::open(path.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        error = QStringLiteral("cannot open the ledger %1: %2").arg(ledgerFile, systemError());
+        return nullptr;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        error = QStringLiteral("cannot read the ledger %1: %2").arg(ledgerFile, systemError());
+        ::close(fd);
+        return nullptr;
+    }
+    if (st.st_nlink > 1) {
+        error = QStringLiteral("the ledger %1 has %2 names (hard links): each name would keep its own -wal and "
+                               "-shm files and corrupt it; keep one name (remove the other links) and restart")
+                    .arg(ledgerFile)
+                    .arg(quint64(st.st_nlink));
+        ::close(fd);
+        return nullptr;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const bool held = errno == EWOULDBLOCK;
+        const QString why = systemError();
+        const QString pid = held ? flockHolder(st) : QString();
+        ::close(fd);
+        error = held ? QStringLiteral("the ledger %1 is in use by another TaxiCore server (pid %2), through another "
+                                      "data directory (a link to the same file?); stop it or give this server "
+                                      "a ledger of its own")
+                           .arg(ledgerFile, pid.isEmpty() ? QStringLiteral("unknown") : pid)
+                     : QStringLiteral("cannot lock the ledger %1: %2").arg(ledgerFile, why);
+        return nullptr;
+    }
+    return std::unique_ptr<LedgerFileLock>(new LedgerFileLock(fd));
+}
+
+LedgerFileLock::~LedgerFileLock()
+{
+    ::close(m_fd);
+}
+
+} // namespace taxicore
