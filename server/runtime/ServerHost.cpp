@@ -103,9 +103,12 @@ bool ServerHost::start(QString &error)
         error = QStringLiteral("cannot read the ledger %1: %2").arg(m_ledger->location(), error);
         return false;
     }
-    if (restored > 0)
-        EventLog(m_fleet->control())
-            .append("restore", QStringLiteral("%1 open bookings restored from the ledger").arg(restored));
+    if (restored > 0) {
+        // On stderr too: after an unclean stop the operator looks there first.
+        const QString message = QStringLiteral("%1 open bookings restored from the ledger").arg(restored);
+        qInfo().noquote() << message;
+        EventLog(m_fleet->control()).append("restore", message);
+    }
     if (!unplaced.empty())
         endUnplaced(unplaced);
     m_simulationThread = std::make_unique<QThread>();

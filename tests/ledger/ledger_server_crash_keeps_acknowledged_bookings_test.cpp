@@ -18,6 +18,7 @@
 #include <QRandomGenerator>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QRegularExpression>
 #include <QTest>
 #include <QTimer>
 #include <csignal>
@@ -276,6 +277,12 @@ void ServerCrashTest::acknowledgedBookingsSurviveKill9()
 
     ServerProcess second(args);
     QVERIFY2(second.start(30'000), qPrintable(second.error()));
+    // The operator reads what the restart recovered on stderr, not only in the event log.
+    const QRegularExpressionMatch said =
+        QRegularExpression(QStringLiteral("(\\d+) open bookings restored from the ledger"))
+            .match(QString::fromLocal8Bit(second.stderrText()));
+    QVERIFY2(said.hasMatch(), second.stderrText().constData());
+    QVERIFY2(said.captured(1).toULongLong() >= ids.size(), qPrintable(said.captured(0)));
     HttpClient http(second.host(), second.port(), 10'000);
     int missing = 0, notOpen = 0, carNotReserved = 0, otherCar = 0;
     std::set<int> cars;
