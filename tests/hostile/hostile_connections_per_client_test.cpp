@@ -35,6 +35,9 @@ namespace {
 
 constexpr int kDefaultPerClient = 64; // --max-connections-per-client's default
 const QString kAdminToken = QStringLiteral("conncap-admin-token-0123456789abcdef");
+// Connections held here stay open for the whole case (the default 15 s idle timeout would close
+// them under a slow machine and give their counts back).
+const QString kIdleMs = QStringLiteral("120000");
 
 // One client connection from a chosen local address, closed by its destructor.
 class Client {
@@ -114,7 +117,7 @@ public:
     HttpResponse served()
     {
         pollfd p{m_fd, POLLIN, 0};
-        if (m_fd >= 0 && ::poll(&p, 1, 300) > 0)
+        if (m_fd >= 0 && ::poll(&p, 1, 100) > 0)
             return read(5000);
         return hello();
     }
@@ -141,18 +144,29 @@ private:
 
 using Clients = std::vector<std::unique_ptr<Client>>;
 
-// Opens `count` connections from `from`, each answering GET /hello with 200 and held open.
+// Opens `count` connections from `from`, each answering GET /hello with 200 and held open. An
+// answer that says Connection: close (a connection the primary served in-process while it drains,
+// in processes mode) holds nothing: another connection is opened in its place.
 bool holdServed(Clients &clients, const char *from, const ServerProcess &server, int count, QByteArray &why)
 {
-    for (int i = 0; i < count; ++i) {
+    why.clear();
+    for (int held = 0, closing = 0; held < count;) {
         auto client = std::make_unique<Client>(from, server.port());
         const HttpResponse r = client->served();
         if (!r.complete || r.status != 200) {
-            why = QByteArray("connection ") + QByteArray::number(i + 1) + " of " + QByteArray::number(count) + " from "
-                  + from + " was not served: " + r.describe();
+            why = QByteArray("connection ") + QByteArray::number(held + 1) + " of " + QByteArray::number(count)
+                  + " from " + from + " was not served: " + r.describe();
             return false;
         }
+        if (r.header("Connection").compare("close", Qt::CaseInsensitive) == 0) {
+            if (++closing > count) {
+                why = QByteArray("every connection from ") + from + " was answered with Connection: close";
+                return false;
+            }
+            continue;
+        }
         clients.push_back(std::move(client));
+        ++held;
     }
     return true;
 }
@@ -160,6 +174,7 @@ bool holdServed(Clients &clients, const char *from, const ServerProcess &server,
 // The answer one more connection from `from` gets, which must be the named refusal.
 bool refused(const char *from, const ServerProcess &server, int limit, QByteArray &why)
 {
+    why.clear();
     Client client(from, server.port());
     const HttpResponse r = client.served();
     const bool ok = r.complete && r.status == 429 && r.json().value("error").toString() == "too_many_connections"
@@ -239,9 +254,14 @@ bool workersTakeConnections(const ServerProcess &server, int count)
 
 QStringList capped(const QString &perClient)
 {
-    QStringList args{QStringLiteral("--cars"),           QStringLiteral("10"),
-                     QStringLiteral("--trust-loopback"), QStringLiteral("off"),
-                     QStringLiteral("--admin-token"),    kAdminToken};
+    QStringList args{QStringLiteral("--cars"),
+                     QStringLiteral("10"),
+                     QStringLiteral("--trust-loopback"),
+                     QStringLiteral("off"),
+                     QStringLiteral("--admin-token"),
+                     kAdminToken,
+                     QStringLiteral("--idle-timeout-ms"),
+                     kIdleMs};
     if (!perClient.isEmpty())
         args << QStringLiteral("--max-connections-per-client") << perClient;
     return args;
@@ -400,8 +420,8 @@ void ConnectionsPerClientTest::trustedLoopbackAndTrustedProxiesAreNotCapped()
     constexpr int kLimit = 3;
     QByteArray why;
     {
-        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"),
-                              QStringLiteral("--max-connections-per-client"), QString::number(kLimit)});
+        ServerProcess server({QStringLiteral("--cars"), QStringLiteral("10"), QStringLiteral("--idle-timeout-ms"),
+                              kIdleMs, QStringLiteral("--max-connections-per-client"), QString::number(kLimit)});
         QVERIFY2(server.start(), qPrintable(server.error()));
         Clients local;
         QVERIFY2(holdServed(local, "127.0.0.2", server, 4 * kLimit, why), why.constData());
