@@ -53,6 +53,14 @@ ConnectionGuard::ConnectionGuard(ConnectionLimits limits, MetricsRecorder &metri
     m_sweepTimer.start();
 }
 
+void ConnectionGuard::countPerClient(AccessBlock &block, int workerSlot)
+{
+    if (m_limits.maxConnectionsPerClient > 0)
+        m_perClient.emplace(block, workerSlot, m_limits.maxConnectionsPerClient);
+    else
+        m_perClient.reset();
+}
+
 void ConnectionGuard::incomingConnection(qintptr descriptor)
 {
     adoptSocket(descriptor);
@@ -80,6 +88,18 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
         refuseWith(socket, state,
                    errorResponse(503, "too_many_connections",
                                  QStringLiteral("the server has too many open connections; retry shortly")));
+        return;
+    }
+    // One address must not hold every connection: counted on the machine (every process), the
+    // count given back when the socket is destroyed. The same path as the total cap: answered
+    // without reading a request, then closed.
+    if (m_perClient && !m_perClient->admit(socket->peerAddress(), socket)) {
+        refuseWith(socket, state,
+                   errorResponse(429, "too_many_connections",
+                                 QStringLiteral("this client address already has %1 open connections, the most "
+                                                "--max-connections-per-client allows; close one and retry")
+                                     .arg(m_perClient->limit()),
+                                 {{QStringLiteral("limit"), m_perClient->limit()}}));
         return;
     }
     addPendingConnection(socket);

@@ -2,6 +2,7 @@
 
 #include "wire/ConnectionLimits.h"
 #include "http/ConnectionState.h"
+#include "http/ConnectionsPerClient.h"
 
 #include <QHash>
 #include <QPointer>
@@ -9,6 +10,7 @@
 #include <QTimer>
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <vector>
 
 class QTcpSocket;
@@ -34,6 +36,11 @@ public:
 
     // Takes over an accepted socket descriptor (from this listener, or passed in by another).
     void adoptSocket(qintptr descriptor);
+
+    // --max-connections-per-client: connections are counted per client address in `block` (the
+    // region's table, shared by every process) in the column of `workerSlot`. Without it (or with
+    // a limit of 0) only --max-connections applies. Before the first connection is adopted.
+    void countPerClient(AccessBlock &block, int workerSlot);
 
     // A request Qt parsed: where its answer goes in the connection's order, and what its head said.
     struct Ticket {
@@ -123,6 +130,7 @@ private:
     void forget(QTcpSocket *socket);
 
     ConnectionLimits m_limits;
+    std::optional<ConnectionsPerClient> m_perClient; // --max-connections-per-client, when counted
     int m_pipelineCap;        // --max-pipelined, or fewer with parallel handlers (setParallelHandlers)
     qint64 m_readBufferBytes; // the most a connection's input buffer holds (a whole request fits)
     MetricsRecorder &m_metrics;

@@ -13,11 +13,12 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 13; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
+inline constexpr uint32_t kRegionVersion = 14; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
                                                // bookings' monotonic stamps; 10: each process's ledger counters;
                                                // 11: who made a booking and began its pending move, a
                                                // reassign's new car; 12: a car's claim (carClaim);
-                                               // 13: each client's open bookings (RateBucket)
+                                               // 13: each client's open bookings (RateBucket);
+                                               // 14: each client's open connections (ClientConnections)
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -151,6 +152,19 @@ struct RateBucket {
     int64_t heldUntilMs[kMaxOpenBookingsPerClient];
 };
 
+// The connections each client address has open on this machine (http/ConnectionsPerClient,
+// --max-connections-per-client): an entry per address while it has any open, none kept after, so
+// an address is never evicted while it holds connections. Each process counts the connections it
+// holds in the column of its worker slot (0: the primary), so the primary gives back a dead
+// worker's (kill -9) by clearing its column when the supervisor sees it die.
+inline constexpr int kConnectionClients = 16384; // addresses with connections open, tracked at once
+inline constexpr int kConnectionProbe = 64;      // entries after an address's home it may live in
+
+struct ClientConnections {
+    uint8_t client[16];         // IPv4 mapped into IPv6, IPv6 by its /64; all zero = free
+    uint16_t open[kMaxWorkers]; // by worker slot; --max-connections-per-client is at most 65535
+};
+
 struct AccessBlock {
     char adminToken[kAdminTokenBytes];  // NUL-terminated
     char deviceToken[kAdminTokenBytes]; // PUT /api/v1/cars/{id}/position; NUL-terminated
@@ -160,6 +174,11 @@ struct AccessBlock {
     uint32_t openBookingsPerClient;    // 0: no limit
     std::atomic<uint32_t> bucketsLock; // one cross-process lock: a booking is far costlier
     RateBucket buckets[kRateBuckets];
+    // Keys the table's hash (random per run, written by the primary before any worker starts), so
+    // no client can pick addresses that crowd one part of it.
+    uint64_t connectionsSeed;
+    std::atomic<uint32_t> connectionsLock; // one cross-process lock, apart from the booking buckets'
+    ClientConnections connections[kConnectionClients];
 };
 
 // Run-wide control: the runtime settings applied now (published by the primary, read by

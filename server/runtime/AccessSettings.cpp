@@ -1,5 +1,6 @@
 #include "runtime/AccessSettings.h"
 
+#include <QRandomGenerator>
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +18,9 @@ void publishAccessSettings(AccessBlock &block, const AccessSettings &settings)
     block.bookingRatePerMinute = settings.bookingRatePerMinute;
     block.bookingBurst = settings.bookingBurst;
     block.openBookingsPerClient = uint32_t(std::clamp(settings.openBookingsPerClient, 0, kMaxOpenBookingsPerClient));
+    // Once per region: a new seed would lose every address already counted (http/ConnectionsPerClient).
+    if (block.connectionsSeed == 0)
+        block.connectionsSeed = QRandomGenerator::system()->generate64() | 1;
 }
 
 AccessSettings readAccessSettings(const AccessBlock &block)

@@ -71,6 +71,7 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
 
     installQtWarningFilter();
     m_guard = new ConnectionGuard(limits, m_metrics);
+    m_guard->countPerClient(m_fleet.control().access, workerSlot);
     m_service = std::make_unique<HttpService>(*m_router, *m_guard, m_metrics);
     m_feed = std::make_unique<LiveFeed>(*m_service, m_fleet);
     m_feed->setEstimator(&estimator);

@@ -43,6 +43,10 @@ const LimitFlag kLimitFlags[] = {
      &ConnectionLimits::idleTimeoutMs},
     {"max-connections", "Open connections per process; over it gets 503 and close", 1, 1'000'000, nullptr,
      &ConnectionLimits::maxConnections},
+    {"max-connections-per-client",
+     "Open connections one client address may hold on this machine (every process), 0 for no cap; over it gets 429 "
+     "and close (trusted loopback and --trusted-proxy peers are not capped)",
+     0, 65535, nullptr, &ConnectionLimits::maxConnectionsPerClient},
     {"drain-grace-ms", "Milliseconds idle connections stay open while the server drains", 0, 600'000, nullptr,
      &ConnectionLimits::drainGraceMs},
     {"max-pending-output", "Unsent answer bytes per connection above which it is not read until they drain", 4096,

@@ -2,6 +2,7 @@
 
 #include "fleet/FleetStore.h"
 #include "control/EventLog.h"
+#include "http/ConnectionsPerClient.h"
 #include "runtime/ServerOptions.h"
 #include "runtime/WorkerChannel.h"
 
@@ -200,6 +201,9 @@ void WorkerSupervisor::onFinished(int index)
     // against it for good.) The request and latency counters are totals and stay.
     slot.openConnections.store(0, std::memory_order_relaxed);
     slot.inFlight.store(0, std::memory_order_relaxed);
+    // Likewise its connections' per-client counts (a kill -9 gave none back), before the slot's
+    // replacement can count its own there.
+    ConnectionsPerClient::releaseSlot(m_fleet.control().access, index);
     Q_EMIT readyChanged();
     EventLog log(m_fleet.control());
     if (planned) {

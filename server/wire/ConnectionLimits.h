@@ -11,6 +11,7 @@ struct ConnectionLimits {
     int headerTimeoutMs = 10'000;           // a request head must arrive within this
     int idleTimeoutMs = 15'000;             // a keep-alive connection with nothing to do is closed
     int maxConnections = 20'000;            // over it → 503 and close
+    int maxConnectionsPerClient = 64;       // one peer address over it, on the machine → 429 and close; 0: none
     int drainGraceMs = 2'000;               // idle connections left open this long when draining
     int maxPendingOutputBytes = 256 * 1024; // unsent answers above it → stop reading the connection
     int maxPipelined = 32;                  // unanswered requests at it → stop reading the connection

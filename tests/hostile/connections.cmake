@@ -1,6 +1,7 @@
 # Connection-level hostile clients (issue 14 items 4–7), each against the real taxicore-server:
 # accept back-off when out of descriptors, the WebSocket feed within the connection limit and
-# its idle timeout, draining refusing new connections, and a wall-clock step in processes mode.
+# its idle timeout, draining refusing new connections, a wall-clock step in processes mode, and one
+# client address holding every connection (--max-connections-per-client).
 if(NOT TARGET taxicore_testsupport)
   add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/../support ${CMAKE_BINARY_DIR}/tests/support)
 endif()
@@ -11,6 +12,7 @@ foreach(source IN ITEMS
     hostile_clock_step_test.cpp
     hostile_feed_limits_test.cpp
     hostile_feed_ping_flood_test.cpp
+    hostile_connections_per_client_test.cpp
     hostile_open_bookings_test.cpp
     hostile_pipelined_cpu_test.cpp)
   taxicore_add_test(${CMAKE_CURRENT_SOURCE_DIR}/${source} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ConnectionsKit.h
