@@ -46,6 +46,13 @@ namespace {
     "(" row ".created_ms IS NOT NULL AND (" row ".created_ms IS DISTINCT FROM " created " OR " row                     \
     ".rider_id IS DISTINCT FROM " rider " OR " row ".rider_token_hash IS DISTINCT FROM " token "))"
 
+// A progress checkpoint `x` is newer than the row's (`row` is "b." or ""): by the time on board
+// first (monotonic: it grows through a wall-clock step), then by the wall clock. By the wall clock
+// alone, a step back refused a ride's checkpoints for as long as the step (schema 11).
+#define TAXICORE_PROGRESS_IS_NEWER(row)                                                                                \
+    "(coalesce(" row "trip_elapsed_s, -1) < x.telapsed OR (coalesce(" row "trip_elapsed_s, -1) = x.telapsed"           \
+    " AND coalesce(" row "progress_ms, 0) <= x.at))"
+
 // A booking's row, upserted (`bookings AS b`) over the same booking only (TAXICORE_ANOTHER_BOOKING
 // was refused before): what it was booked with is written, car, state and time only move forward,
 // the drop-off is kept unless given. The per-record function and the set-based batch take this one text.
@@ -344,7 +351,7 @@ constexpr char kApplyBatchFunction[] =
     "   IF has_progress THEN"
     "   UPDATE bookings b SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
     "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at FROM unnest(recs) x"
-    "    WHERE x.w = wave AND x.k = 'p' AND b.id = x.id AND b.state_rank < 4 AND coalesce(b.progress_ms, 0) <= x.at;"
+    "    WHERE x.w = wave AND x.k = 'p' AND b.id = x.id AND b.state_rank < 4 AND " TAXICORE_PROGRESS_IS_NEWER("b.") ";"
     "   END IF;"
     "   IF has_book OR has_move THEN"
     "   INSERT INTO transitions (booking_id, state, car_id, at_ms)"
@@ -389,7 +396,7 @@ constexpr char kApplyOneFunction[] =
     "  ELSIF x.k = 'p' THEN"
     "   UPDATE bookings SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
     "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at"
-    "    WHERE id = x.id AND state_rank < 4 AND coalesce(progress_ms, 0) <= x.at;"
+    "    WHERE id = x.id AND state_rank < 4 AND " TAXICORE_PROGRESS_IS_NEWER("") ";"
     "  END IF;"
     "  RETURN '';"
     " END $$";
@@ -477,13 +484,22 @@ const QList<QByteArray> kMigration10 = {
     " written_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (writer, batch))",
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-                                              kMigration6, kMigration7, kMigration8, kMigration9, kMigration10};
+// 11: a progress checkpoint is newer by the time on board first, then by the wall clock
+// (TAXICORE_PROGRESS_IS_NEWER), in both functions that write one.
+const QList<QByteArray> kMigration11 = {
+    QByteArray("CREATE OR REPLACE ") + kApplyOneFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2,  kMigration3, kMigration4,
+                                              kMigration5, kMigration6,  kMigration7, kMigration8,
+                                              kMigration9, kMigration10, kMigration11};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
 #undef TAXICORE_MOVE_REFUSED
 #undef TAXICORE_MOVE_APPLIES
 #undef TAXICORE_BOOK_UPSERT_ON_CONFLICT
 #undef TAXICORE_ANOTHER_BOOKING
+#undef TAXICORE_PROGRESS_IS_NEWER
 
 // Read under the lock; -1 and *error on failure.
 int readVersion(PostgresConnection &connection, QString *error)

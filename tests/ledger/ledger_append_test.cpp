@@ -26,6 +26,7 @@ private slots:
     void appendAndWaitBlocksUntilCommitted();
     void invalidRecordFailsAloneOthersCommit();
     void lateOlderTransitionNeverMovesBookingBack();
+    void aCheckpointAfterTheWallClockSteppedBackIsKept();
     void aRowOnlyAMoveMadeIsNoBooking();
     void arrivalOlderThanAReassignKeepsTheNewCar();
     void aBookingNeverReplacesAnotherUnderItsId();
@@ -173,6 +174,31 @@ void LedgerAppendTest::lateOlderTransitionNeverMovesBookingBack()
     QCOMPARE(open.value[0].riderId, QStringLiteral("rider-5"));
     QCOMPARE(open.value[0].createdMs, 1000);
     QCOMPARE(open.value[0].atMs, 2000);
+}
+
+// A ride's checkpoints after the wall clock stepped back an hour: newer by the time on board, so
+// kept (judged by the wall clock alone they were refused for the hour, and a crash then lost the
+// ride's time and metres since: hostile review M2); a late one with less time on board is not.
+void LedgerAppendTest::aCheckpointAfterTheWallClockSteppedBackIsKept()
+{
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    constexpr qint64 kAt = 1'700'000'200'000;
+    constexpr qint64 kHourMs = 3'600'000;
+    QVERIFY(ledger.appendAndWait(booking(51, QStringLiteral("assigned"), kAt - 60'000)));
+    QVERIFY(ledger.appendAndWait(TransitionRecord{51, QStringLiteral("on_trip"), 1, kAt - 30'000, {}}));
+    QVERIFY(ledger.appendAndWait(ProgressRecord{51, {{57.700, 11.960}, std::nullopt, 100, 10, kAt}}));
+    QVERIFY(ledger.appendAndWait(ProgressRecord{51, {{57.701, 11.961}, std::nullopt, 200, 20, kAt - kHourMs}}));
+    QVERIFY(ledger.appendAndWait(ProgressRecord{51, {{57.600, 11.900}, std::nullopt, 150, 15, kAt + 1000}}));
+    const auto open = ledger.reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value.size(), std::size_t(1));
+    QVERIFY(open.value[0].progress);
+    QCOMPARE(open.value[0].progress->tripElapsedS, 20.0);
+    QCOMPARE(open.value[0].progress->tripDistanceM, 200.0);
+    QCOMPARE(open.value[0].progress->carAt.lat, 57.701);
 }
 
 // A move committed for a booking whose own record never commits (its worker was killed before

@@ -107,6 +107,7 @@ private slots:
     void aBatchWhoseAnswerWasLostIsSettledByItsMark();
     void eachBatchLeavesAMarkThatIsForgottenOnceSettled();
     void recordsQueuedWhileACommitIsSettledAreAllRefusedAtOnce();
+    void aCheckpointAfterTheWallClockSteppedBackIsKept();
 
 private:
     LedgerOptions options(bool claimNodeSlot = false) const;
@@ -1024,6 +1025,28 @@ void LedgerPostgresTest::recordsQueuedWhileACommitIsSettledAreAllRefusedAtOnce()
     const Verdict settled = first.get();
     QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id = 2")), settled.committed ? 1 : 0);
     QCOMPARE(count(QStringLiteral("SELECT count(*) FROM bookings WHERE id >= 10")), 0);
+}
+
+// A ride's checkpoints after the wall clock stepped back an hour: newer by the time on board, so
+// kept (schema 11; judged by the wall clock alone they were refused for the hour); a late one with
+// less time on board is not.
+void LedgerPostgresTest::aCheckpointAfterTheWallClockSteppedBackIsKept()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    constexpr qint64 kAt = 1'700'000'200'000;
+    constexpr qint64 kHourMs = 3'600'000;
+    QVERIFY(ledger->appendAndWait(bookingOfCar(51, 5)));
+    QVERIFY(ledger->appendAndWait(move(51, QStringLiteral("on_trip"), 5)));
+    // The set-based batch judges them (the per-record function, used after a failed batch, takes
+    // the same condition's text: TAXICORE_PROGRESS_IS_NEWER).
+    for (const LedgerRecord &record :
+         std::vector<LedgerRecord>{ProgressRecord{51, {{57.700, 11.960}, std::nullopt, 100, 10, kAt}},
+                                   ProgressRecord{51, {{57.701, 11.961}, std::nullopt, 200, 20, kAt - kHourMs}},
+                                   ProgressRecord{51, {{57.600, 11.900}, std::nullopt, 150, 15, kAt + 1000}}})
+        QVERIFY(appendNow(*ledger, record).committed);
+    QCOMPARE(m_pg.psql(QStringLiteral("SELECT trip_elapsed_s, trip_distance_m FROM bookings WHERE id = 51")),
+             QStringLiteral("20|200"));
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)
