@@ -213,7 +213,7 @@ QByteArray encodeFleetDelta(const FleetDelta &delta)
 {
     QByteArray bytes;
     if (delta.kind == FleetDelta::Kind::Cars)
-        bytes.reserve(32 + qsizetype(delta.cars.size()) * (kCarBytes + 16));
+        bytes.reserve(32 + qsizetype(delta.cars.size()) * (kCarBytes + 16)); // + a road place and a device id each
     WireWriter out(bytes);
     writeHeader(out, delta.kind, delta.origin);
     if (delta.kind == FleetDelta::Kind::Cars) {
@@ -306,7 +306,7 @@ QByteArray encodeFleetMessage(quint64 origin, const std::vector<QByteArray> &del
     if (deltas.size() == 1)
         return deltas.front();
     QByteArray bytes;
-    qsizetype size = 18;
+    qsizetype size = 18; // the header and the count
     for (const QByteArray &delta : deltas)
         size += 4 + delta.size();
     bytes.reserve(size);
