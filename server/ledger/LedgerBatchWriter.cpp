@@ -129,8 +129,18 @@ QString LedgerBatchWriter::openFile(LedgerConnection &connection)
         error = connection.quickCheck();
     if (error.isEmpty())
         error = migrateLedger(connection, m_options.busyTimeoutMs);
-    if (error.isEmpty())
-        m_identity.recordWal(); // there after the migration's transaction
+    if (error.isEmpty()) {
+        m_identity.recordWal(); // there after the migration's transaction (and -shm since the open)
+        m_fingerprint = m_identity.fingerprint();
+    }
+    // A worker: what it opened must be its primary's files (SqliteLedger::open checked them before
+    // the open; this closes the gap between the two).
+    if (error.isEmpty() && !m_options.expectedFiles.isEmpty() && m_fingerprint != m_options.expectedFiles)
+        error = LedgerFileIdentity::verify(m_file, m_options.expectedFiles);
+    if (error.isEmpty() && !m_options.expectedFiles.isEmpty() && m_fingerprint != m_options.expectedFiles)
+        error = QStringLiteral("ledger %1: its files changed while this process opened them: not the one its "
+                               "primary opened; not used here: restart the server")
+                    .arg(m_file);
     // From now on BEGIN/COMMIT retry on SQLITE_BUSY themselves, with short jittered pauses.
     if (error.isEmpty())
         error = connection.setBusyTimeout(0);
