@@ -86,6 +86,7 @@ private:
     LedgerFileIdentity m_identity;  // writer thread only, recorded at open (check() from any thread)
     QString m_fingerprint;          // set by the writer thread before start() returns
     bool m_walRescued = false;      // writer thread only: a deleted WAL's commits are in the file
+    bool m_truncated = false;       // writer thread only: the file or its WAL was truncated under us
     CommitHealth m_health;
 
     std::atomic<quint64> m_appended{0};

@@ -2,7 +2,9 @@
 
 #include <QFile>
 #include <QStringList>
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,6 +29,16 @@ QString systemError(int error)
     return QString::fromLocal8Bit(strerror(error));
 }
 
+// SQLite's WAL file: a 32-byte header, then frames of a 24-byte header and one page each.
+constexpr qint64 kWalHeaderBytes = 32;
+constexpr qint64 kWalFrameHeaderBytes = 24;
+// The WAL index (-shm) starts with its header (WalIndexHdr in sqlite3.c, native byte order):
+// iVersion u32, unused u32, iChange u32, isInit u8, bigEndCksum u8, szPage u16, mxFrame u32, ...
+constexpr int kShmHeaderBytes = 48;
+constexpr int kShmIsInitOffset = 12;
+constexpr int kShmPageSizeOffset = 14;
+constexpr int kShmMaxFrameOffset = 16;
+
 } // namespace
 
 LedgerFileIdentity::~LedgerFileIdentity()
@@ -44,6 +56,7 @@ QString LedgerFileIdentity::record(const QString &path)
     if (::stat(QFile::encodeName(path).constData(), &info) != 0)
         return QStringLiteral("ledger %1: cannot read the file's identity: %2").arg(path, systemError(errno));
     m_file = {info.st_dev, info.st_ino, true};
+    m_fileSize = info.st_size;
     return {};
 }
 
@@ -52,6 +65,8 @@ void LedgerFileIdentity::recordWal()
     struct stat info {};
     if (::stat(QFile::encodeName(walPathOf(m_path)).constData(), &info) == 0)
         m_wal = {info.st_dev, info.st_ino, true};
+    if (::stat(QFile::encodeName(m_path).constData(), &info) == 0)
+        m_fileSize = std::max<qint64>(m_fileSize, info.st_size);
     const QByteArray shm = QFile::encodeName(shmPathOf(m_path));
     if (m_shmFd < 0)
         m_shmFd = ::open(shm.constData(), O_RDONLY | O_CLOEXEC);
@@ -95,6 +110,45 @@ QString LedgerFileIdentity::check() const
                                   "recorded: restart the server (what was committed is kept)")
                 .arg(m_path, what);
     }
+    return {};
+}
+
+QString LedgerFileIdentity::checkSizes()
+{
+    struct stat info {};
+    if (::stat(QFile::encodeName(m_path).constData(), &info) != 0)
+        return check(); // gone since: says how
+    if (info.st_size < m_fileSize)
+        return QStringLiteral("ledger %1: the file shrank from %2 to %3 bytes while the server ran (truncated?); "
+                              "it is damaged, nothing more can be recorded in it: restart the server, which "
+                              "checks it")
+            .arg(m_path)
+            .arg(m_fileSize)
+            .arg(qint64(info.st_size));
+    m_fileSize = info.st_size;
+    if (m_shmFd < 0 || !m_wal.known)
+        return {};
+    unsigned char header[kShmHeaderBytes];
+    if (::pread(m_shmFd, header, sizeof header, 0) != qint64(sizeof header) || header[kShmIsInitOffset] == 0)
+        return {}; // not initialised yet: nothing to hold the WAL to
+    uint16_t pageField = 0;
+    uint32_t frames = 0;
+    std::memcpy(&pageField, header + kShmPageSizeOffset, sizeof pageField);
+    std::memcpy(&frames, header + kShmMaxFrameOffset, sizeof frames);
+    if (frames == 0)
+        return {};
+    const qint64 pageSize = pageField == 1 ? 65536 : pageField; // 65536 does not fit: stored as 1
+    const qint64 needed = kWalHeaderBytes + qint64(frames) * (pageSize + kWalFrameHeaderBytes);
+    if (::stat(QFile::encodeName(walPathOf(m_path)).constData(), &info) != 0)
+        return check();
+    if (info.st_size < needed)
+        return QStringLiteral("ledger %1: its WAL file (-wal) is %2 bytes, shorter than the %3 pages its index "
+                              "counts need (%4 bytes: truncated?); the commits they held are lost, nothing more can "
+                              "be recorded: restart the server")
+            .arg(m_path)
+            .arg(qint64(info.st_size))
+            .arg(frames)
+            .arg(needed);
     return {};
 }
 

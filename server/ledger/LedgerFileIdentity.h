@@ -14,6 +14,9 @@ namespace taxicore {
 // And for its WAL index (`path`-shm), which holds the WAL's frame index and the locks every
 // process takes: deleted, a process opening the ledger afterwards makes a fresh one and writes
 // into the same WAL as the others without excluding them (a corrupt ledger).
+// Besides which files, how long: SQLite never shrinks the database file here (no VACUUM, no
+// auto_vacuum), and the WAL is never shorter than the frames its index counts; a file truncated
+// in place (truncate -s 0) is seen before the next transaction.
 class LedgerFileIdentity {
 public:
     LedgerFileIdentity() = default;
@@ -24,11 +27,16 @@ public:
     // Remembers the file `path` names now; an error if it cannot be read.
     QString record(const QString &path);
     // Remembers the WAL (`path`-wal) and its index (`path`-shm) as they are now (once the
-    // connection made them: after its first transaction); without them, they are not watched.
+    // connection made them: after its first transaction), and the file's size; without them,
+    // they are not watched.
     void recordWal();
     // Empty while `path` (and its WAL and WAL index) still name the recorded files; otherwise why
     // not, as a ledger error.
     QString check() const;
+    // Empty while the database file is no shorter than it was and the WAL holds every frame its
+    // index counts; otherwise why not, as a ledger error. Meant inside a write transaction (no
+    // other process checkpoints or commits meanwhile). One stat per file and a 48-byte read.
+    QString checkSizes();
     // The database file is there but its WAL was removed or replaced: what the open, unlinked WAL
     // holds must be checkpointed into the file before a crash loses it.
     bool walLost() const;
@@ -52,9 +60,10 @@ private:
     Identity m_file;
     Identity m_wal;
     Identity m_shm;
-    // Read-only, for the -shm's identity; never closed while a connection may hold locks on the
-    // file (closing any descriptor of a file drops every POSIX lock the process has on it): kept
-    // open until this object goes, after the writer's connection closed.
+    qint64 m_fileSize = 0; // the largest size seen: the file never shrinks by SQLite's hand here
+    // Read-only, to read the WAL index header; never closed while a connection may hold locks on
+    // the file (closing any descriptor of a file drops every POSIX lock the process has on it):
+    // kept open until this object goes, after the writer's connection closed.
     int m_shmFd = -1;
 };
 

@@ -7,6 +7,8 @@
 //   open ledger files that are not the ones its primary opened.
 // - The data directory deleted and a second server started on the same path: a respawned worker
 //   of the first server opened the second server's ledger and committed into it. It refuses now.
+// - ledger.sqlite or its -wal truncated in place: the server answered 201 with health "ok" and the
+//   ledger was corrupt at restart. Every process now refuses commits once it sees it.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -63,6 +65,8 @@ class LedgerFileSwapTest : public QObject {
 private Q_SLOTS:
     void aDeletedShmStopsEveryWriterAndKeepsTheLedgerWhole();
     void aRespawnedWorkerDoesNotOpenAnotherServersLedger();
+    void aTruncatedLedgerFileRefusesBookings();
+    void aTruncatedWalRefusesBookings();
 };
 
 void LedgerFileSwapTest::aDeletedShmStopsEveryWriterAndKeepsTheLedgerWhole()
@@ -140,6 +144,54 @@ void LedgerFileSwapTest::aRespawnedWorkerDoesNotOpenAnotherServersLedger()
     QCOMPARE(first.stop(), 0);
     TC_VERIFY_STATUS(book(other, 3), 201);
     QCOMPARE(second.stop(), 0);
+}
+
+void LedgerFileSwapTest::aTruncatedLedgerFileRefusesBookings()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString file = dir.filePath(QStringLiteral("ledger.sqlite"));
+    const QString wal = dir.filePath(QStringLiteral("ledger.sqlite-wal"));
+    ServerProcess server(serverArgs(dir.path()));
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port(), 10'000);
+    for (int i = 0; i < 3; ++i)
+        TC_VERIFY_STATUS(book(http, i), 201);
+    // Idle: the WAL is copied into the file (and emptied) within a few checkpoint intervals.
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(wal).size() == 0, 5'000);
+    QVERIFY(QFileInfo(file).size() > 0);
+    QVERIFY(QFile::resize(file, 0)); // truncate -s 0 ledger.sqlite
+
+    const HttpResponse refused = book(http, 10);
+    TC_VERIFY_ERROR(refused, 503, "ledger_unavailable");
+    QVERIFY2(refused.body.contains("shrank"), refused.body.constData());
+    QCOMPARE(ledgerHealth(http), QStringLiteral("failing"));
+    TC_VERIFY_ERROR(book(http, 11), 503, "ledger_unavailable");
+    QTRY_VERIFY_WITH_TIMEOUT(server.stderrText().contains("ledger " + file.toUtf8() + ": the file shrank"), 5'000);
+    QCOMPARE(server.stop(), 0);
+}
+
+void LedgerFileSwapTest::aTruncatedWalRefusesBookings()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString wal = dir.filePath(QStringLiteral("ledger.sqlite-wal"));
+    ServerProcess server(serverArgs(dir.path()));
+    QVERIFY2(server.start(kStartMs), qPrintable(server.error()));
+    HttpClient http(server.host(), server.port(), 10'000);
+    TC_VERIFY_STATUS(book(http, 1), 201);
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(wal).size() == 0, 5'000);
+    // A burst inside one checkpoint interval (500 ms idle): its commits are in the WAL only.
+    for (int i = 0; i < 3; ++i)
+        TC_VERIFY_STATUS(book(http, 2 + i), 201);
+    QVERIFY(QFileInfo(wal).size() > 0);
+    QVERIFY(QFile::resize(wal, 0)); // truncate -s 0 ledger.sqlite-wal
+
+    const HttpResponse refused = book(http, 10);
+    TC_VERIFY_ERROR(refused, 503, "ledger_unavailable");
+    QVERIFY2(refused.body.contains("WAL") && refused.body.contains("truncated"), refused.body.constData());
+    QCOMPARE(ledgerHealth(http), QStringLiteral("failing"));
+    QCOMPARE(server.stop(), 0);
 }
 
 QTEST_GUILESS_MAIN(LedgerFileSwapTest)
