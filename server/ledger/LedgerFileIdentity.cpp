@@ -50,10 +50,13 @@ LedgerFileIdentity::~LedgerFileIdentity()
 QString LedgerFileIdentity::record(const QString &path)
 {
     m_path = path;
+    m_fileName = QFile::encodeName(path);
+    m_walName = QFile::encodeName(walPathOf(path));
+    m_shmName = QFile::encodeName(shmPathOf(path));
     m_wal = {};
     m_shm = {};
     struct stat info {};
-    if (::stat(QFile::encodeName(path).constData(), &info) != 0)
+    if (::stat(m_fileName.constData(), &info) != 0)
         return QStringLiteral("ledger %1: cannot read the file's identity: %2").arg(path, systemError(errno));
     m_file = {info.st_dev, info.st_ino, true};
     m_fileSize = info.st_size;
@@ -63,21 +66,20 @@ QString LedgerFileIdentity::record(const QString &path)
 void LedgerFileIdentity::recordWal()
 {
     struct stat info {};
-    if (::stat(QFile::encodeName(walPathOf(m_path)).constData(), &info) == 0)
+    if (::stat(m_walName.constData(), &info) == 0)
         m_wal = {info.st_dev, info.st_ino, true};
-    if (::stat(QFile::encodeName(m_path).constData(), &info) == 0)
+    if (::stat(m_fileName.constData(), &info) == 0)
         m_fileSize = std::max<qint64>(m_fileSize, info.st_size);
-    const QByteArray shm = QFile::encodeName(shmPathOf(m_path));
     if (m_shmFd < 0)
-        m_shmFd = ::open(shm.constData(), O_RDONLY | O_CLOEXEC);
+        m_shmFd = ::open(m_shmName.constData(), O_RDONLY | O_CLOEXEC);
     if (m_shmFd >= 0 && ::fstat(m_shmFd, &info) == 0)
         m_shm = {info.st_dev, info.st_ino, true};
 }
 
-QString LedgerFileIdentity::whatBecameOf(const QString &path, const Identity &identity)
+QString LedgerFileIdentity::whatBecameOf(const QByteArray &path, const Identity &identity)
 {
     struct stat info {};
-    if (::stat(QFile::encodeName(path).constData(), &info) != 0) {
+    if (::stat(path.constData(), &info) != 0) {
         const int error = errno;
         if (error != ENOENT && error != ENOTDIR) // not known gone: a permission changed, an I/O error
             return QStringLiteral("cannot be reached: %1").arg(systemError(error));
@@ -90,7 +92,7 @@ QString LedgerFileIdentity::whatBecameOf(const QString &path, const Identity &id
 
 QString LedgerFileIdentity::check() const
 {
-    if (const QString what = whatBecameOf(m_path, m_file); !what.isEmpty()) {
+    if (const QString what = whatBecameOf(m_fileName, m_file); !what.isEmpty()) {
         if (what.startsWith(QLatin1StringView("cannot")))
             return QStringLiteral("ledger %1: the file %2").arg(m_path, what);
         return QStringLiteral("ledger %1: the file %2 while the server ran (its data directory deleted?); "
@@ -98,13 +100,13 @@ QString LedgerFileIdentity::check() const
             .arg(m_path, what);
     }
     if (m_wal.known) {
-        if (const QString what = whatBecameOf(walPathOf(m_path), m_wal); !what.isEmpty())
+        if (const QString what = whatBecameOf(m_walName, m_wal); !what.isEmpty())
             return QStringLiteral("ledger %1: its WAL file (-wal) %2 while the server ran; what it held is kept in "
                                   "the database file, nothing more can be recorded: restart the server")
                 .arg(m_path, what);
     }
     if (m_shm.known) {
-        if (const QString what = whatBecameOf(shmPathOf(m_path), m_shm); !what.isEmpty())
+        if (const QString what = whatBecameOf(m_shmName, m_shm); !what.isEmpty())
             return QStringLiteral("ledger %1: its WAL index (-shm) %2 while the server ran; a process opening the "
                                   "ledger now would write without excluding the others, so nothing more is "
                                   "recorded: restart the server (what was committed is kept)")
@@ -116,7 +118,7 @@ QString LedgerFileIdentity::check() const
 QString LedgerFileIdentity::checkSizes()
 {
     struct stat info {};
-    if (::stat(QFile::encodeName(m_path).constData(), &info) != 0)
+    if (::stat(m_fileName.constData(), &info) != 0)
         return check(); // gone since: says how
     if (info.st_size < m_fileSize)
         return QStringLiteral("ledger %1: the file shrank from %2 to %3 bytes while the server ran (truncated?); "
@@ -139,7 +141,7 @@ QString LedgerFileIdentity::checkSizes()
         return {};
     const qint64 pageSize = pageField == 1 ? 65536 : pageField; // 65536 does not fit: stored as 1
     const qint64 needed = kWalHeaderBytes + qint64(frames) * (pageSize + kWalFrameHeaderBytes);
-    if (::stat(QFile::encodeName(walPathOf(m_path)).constData(), &info) != 0)
+    if (::stat(m_walName.constData(), &info) != 0)
         return check();
     if (info.st_size < needed)
         return QStringLiteral("ledger %1: its WAL file (-wal) is %2 bytes, shorter than the %3 pages its index "
@@ -154,7 +156,7 @@ QString LedgerFileIdentity::checkSizes()
 
 bool LedgerFileIdentity::walLost() const
 {
-    return m_wal.known && whatBecameOf(m_path, m_file).isEmpty() && !whatBecameOf(walPathOf(m_path), m_wal).isEmpty();
+    return m_wal.known && whatBecameOf(m_fileName, m_file).isEmpty() && !whatBecameOf(m_walName, m_wal).isEmpty();
 }
 
 QString LedgerFileIdentity::fingerprint() const
@@ -184,7 +186,7 @@ QString LedgerFileIdentity::verify(const QString &path, const QString &fingerpri
         if (!deviceOk || !inodeOk)
             return QStringLiteral("ledger %1: the primary's file identity \"%2\" cannot be read")
                 .arg(path, fingerprint);
-        if (const QString what = whatBecameOf(paths[i], expected); !what.isEmpty())
+        if (const QString what = whatBecameOf(QFile::encodeName(paths[i]), expected); !what.isEmpty())
             return QStringLiteral("ledger %1: %2 is not the one its primary opened (it %3: the data directory or the "
                                   "file deleted, or another server's there now); not opened here: restart the server")
                 .arg(path, QLatin1StringView(names[i]), what);

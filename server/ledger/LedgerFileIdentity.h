@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QByteArray>
 #include <QString>
 #include <sys/types.h>
 
@@ -54,9 +55,13 @@ private:
         bool known = false;
     };
     // Why `path` no longer names `identity`: "removed", "replaced", an error; empty when it does.
-    static QString whatBecameOf(const QString &path, const Identity &identity);
+    static QString whatBecameOf(const QByteArray &path, const Identity &identity);
 
     QString m_path;
+    // The three paths as the system calls take them, encoded once (each check stats them).
+    QByteArray m_fileName;
+    QByteArray m_walName;
+    QByteArray m_shmName;
     Identity m_file;
     Identity m_wal;
     Identity m_shm;
