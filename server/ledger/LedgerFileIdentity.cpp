@@ -122,8 +122,9 @@ QString LedgerFileIdentity::checkSizes()
         return check(); // gone since: says how
     if (info.st_size < m_fileSize)
         return QStringLiteral("ledger %1: the file shrank from %2 to %3 bytes while the server ran (truncated?); "
-                              "it is damaged, nothing more can be recorded in it: restart the server, which "
-                              "checks it")
+                              "what it held is gone and nothing more is recorded in it: stop the server and "
+                              "restore the file from a backup (a restart on it starts from what is left, "
+                              "possibly an empty ledger)")
             .arg(m_path)
             .arg(m_fileSize)
             .arg(qint64(info.st_size));
