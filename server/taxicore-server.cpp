@@ -65,6 +65,10 @@ int run(int argc, char *argv[])
     QCommandLineOption nodeUrlOption(QStringLiteral("node-url"),
                                      QStringLiteral("The node's address in the node list (internal)."),
                                      QStringLiteral("url"));
+    QCommandLineOption ledgerFilesOption(QStringLiteral("ledger-files"),
+                                         QStringLiteral("The primary's ledger files, device:inode (internal)."),
+                                         QStringLiteral("ids"));
+    ledgerFilesOption.setFlags(QCommandLineOption::HiddenFromHelp);
     nodeUrlOption.setFlags(QCommandLineOption::HiddenFromHelp);
     workerOption.setFlags(QCommandLineOption::HiddenFromHelp);
     workerIndexOption.setFlags(QCommandLineOption::HiddenFromHelp);
@@ -73,6 +77,7 @@ int run(int argc, char *argv[])
     parser.addOption(workerIndexOption);
     parser.addOption(nodeOriginOption);
     parser.addOption(nodeUrlOption);
+    parser.addOption(ledgerFilesOption);
     // An unknown flag or a missing value is a bad command line like a bad value: status 2 (process()
     // alone would exit 1, the status of a server that cannot start). process() then does --help, --version.
     if (!parser.parse(QCoreApplication::arguments())) {
@@ -99,6 +104,7 @@ int run(int argc, char *argv[])
         worker.dataDir = parser.value(QStringLiteral("data-dir"));
         worker.durability = parser.value(QStringLiteral("durability"));
         worker.ledgerUrl = parser.value(QStringLiteral("ledger"));
+        worker.ledgerFiles = parser.value(ledgerFilesOption);
         worker.fleetUrl = parser.value(QStringLiteral("fleet"));
         worker.nodeOrigin = parser.value(nodeOriginOption).toULongLong();
         worker.nodeName = parser.value(QStringLiteral("node-name"));

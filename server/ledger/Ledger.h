@@ -58,6 +58,10 @@ public:
     virtual LedgerStats stats() const = 0;
     // Where the ledger is, for messages: the file, or the database.
     virtual QString location() const = 0;
+    // The embedded ledger: which files it opened (the database file, its -wal and -shm as
+    // device:inode), for worker processes to check theirs against (LedgerOptions::expectedFiles);
+    // empty for a backend without files.
+    virtual QString fileFingerprint() const { return {}; }
     // How long after a process died a commit it had sent may still land: a database server
     // finishes a COMMIT it received whether or not its client is still there. 0 for a file.
     virtual int commitsOfTheDeadLandWithinMs() const { return 0; }

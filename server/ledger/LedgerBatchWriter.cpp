@@ -129,8 +129,18 @@ QString LedgerBatchWriter::openFile(LedgerConnection &connection)
         error = connection.quickCheck();
     if (error.isEmpty())
         error = migrateLedger(connection, m_options.busyTimeoutMs);
-    if (error.isEmpty())
-        m_identity.recordWal(); // there after the migration's transaction
+    if (error.isEmpty()) {
+        m_identity.recordWal(); // there after the migration's transaction (and -shm since the open)
+        m_fingerprint = m_identity.fingerprint();
+    }
+    // A worker: what it opened must be its primary's files (SqliteLedger::open checked them before
+    // the open; this closes the gap between the two).
+    if (error.isEmpty() && !m_options.expectedFiles.isEmpty() && m_fingerprint != m_options.expectedFiles)
+        error = LedgerFileIdentity::verify(m_file, m_options.expectedFiles);
+    if (error.isEmpty() && !m_options.expectedFiles.isEmpty() && m_fingerprint != m_options.expectedFiles)
+        error = QStringLiteral("ledger %1: its files changed while this process opened them: not the one its "
+                               "primary opened; not used here: restart the server")
+                    .arg(m_file);
     // From now on BEGIN/COMMIT retry on SQLITE_BUSY themselves, with short jittered pauses.
     if (error.isEmpty())
         error = connection.setBusyTimeout(0);
@@ -161,6 +171,10 @@ bool LedgerBatchWriter::waitForWork(LedgerConnection &connection)
 // process's connection reads an older snapshot or writes): the next idle interval tries again.
 void LedgerBatchWriter::emptyWalWhileIdle(LedgerConnection &connection)
 {
+    if (m_truncated) {
+        m_walHoldsCommits = false; // nothing copied from a truncated file: see checkpointIfDue
+        return;
+    }
     if (!m_identity.check().isEmpty()) {
         rescueLostWal(connection);
         m_walHoldsCommits = false; // not our file any more: the next transaction says so
@@ -178,8 +192,17 @@ std::size_t LedgerBatchWriter::commitBatch(LedgerConnection &connection, LedgerR
     QString error = m_identity.check();
     if (!error.isEmpty())
         rescueLostWal(connection);
-    if (error.isEmpty())
+    if (error.isEmpty()) {
         error = connection.beginImmediate(m_options.lockedGiveUpMs, &m_busyRetries);
+        // Under the write lock: no other process checkpoints or commits while the sizes are read.
+        if (error.isEmpty()) {
+            error = m_identity.checkSizes();
+            if (!error.isEmpty()) {
+                connection.rollback();
+                m_truncated = true;
+            }
+        }
+    }
     if (!error.isEmpty()) {
         takeQueued(batch);
         m_health.failed(error, m_failed);
@@ -269,7 +292,9 @@ void LedgerBatchWriter::rescueLostWal(LedgerConnection &connection)
 // checkpointing): tried again after the next batch.
 void LedgerBatchWriter::checkpointIfDue(LedgerConnection &connection)
 {
-    if (m_options.checkpointIntervalMs <= 0)
+    // A truncated file or WAL: a checkpoint would copy what is left of the WAL (some of a commit's
+    // pages, not all of them) over the file; the restart's integrity check sees it as it is.
+    if (m_options.checkpointIntervalMs <= 0 || m_truncated)
         return;
     const bool large = m_options.walResetBytes > 0 && QFileInfo(m_wal).size() > m_options.walResetBytes;
     // An interval, so on the steady clock: a wall-clock step back stopped the checkpoints for its length.

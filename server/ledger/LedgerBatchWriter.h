@@ -46,6 +46,8 @@ public:
     // at most `timeoutMs`; false on timeout. Not from a callback (it would wait for itself).
     bool waitUntilIdle(int timeoutMs);
     LedgerStats stats() const;
+    // LedgerFileIdentity::fingerprint() of the files opened; fixed once start() returned.
+    QString fileFingerprint() const { return m_fingerprint; }
 
 private:
     struct Pending {
@@ -81,8 +83,10 @@ private:
     std::thread m_thread;
     qint64 m_lastCheckpointMs = 0;  // writer thread only; steady-clock milliseconds
     bool m_walHoldsCommits = false; // writer thread only: committed since the WAL was last emptied
-    LedgerFileIdentity m_identity;  // writer thread only, recorded at open
+    LedgerFileIdentity m_identity;  // writer thread only, recorded at open (check() from any thread)
+    QString m_fingerprint;          // set by the writer thread before start() returns
     bool m_walRescued = false;      // writer thread only: a deleted WAL's commits are in the file
+    bool m_truncated = false;       // writer thread only: the file or its WAL was truncated under us
     CommitHealth m_health;
 
     std::atomic<quint64> m_appended{0};

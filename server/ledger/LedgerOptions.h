@@ -34,6 +34,8 @@ struct LedgerOptions {
     int connectTimeoutMs = 2000;     // PostgreSQL: a connection attempt gives up after this
     int statementTimeoutMs = 5000;   // PostgreSQL: no statement or batch waits longer for an answer
     bool claimNodeSlot = false;      // PostgreSQL: hold a node slot, so maxBookingId() is this node's range
+    QString expectedFiles;           // SQLite, a worker: its primary's Ledger::fileFingerprint(); the ledger
+                                     // opens only if the file, its -wal and -shm are still exactly those
 };
 
 inline constexpr auto kLedgerFileName = "ledger.sqlite";

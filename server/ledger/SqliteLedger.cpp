@@ -1,5 +1,7 @@
 #include "ledger/SqliteLedger.h"
 
+#include "ledger/LedgerFileIdentity.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <chrono>
@@ -43,6 +45,13 @@ Ledger::Opened SqliteLedger::open(const LedgerOptions &options)
 {
     if (QString error = prepareDirectory(options.dataDir, options.createIfMissing); !error.isEmpty())
         return {nullptr, error};
+    // A worker: before anything opens the file (which would make a -shm of its own if it was
+    // deleted: a second WAL index, writers not excluding each other), the files must be the primary's.
+    if (!options.expectedFiles.isEmpty()) {
+        if (QString error = LedgerFileIdentity::verify(ledgerFilePath(options.dataDir), options.expectedFiles);
+            !error.isEmpty())
+            return {nullptr, error};
+    }
     std::unique_ptr<SqliteLedger> ledger(new SqliteLedger(options));
     if (QString error = ledger->m_writer.start(); !error.isEmpty())
         return {nullptr, error};

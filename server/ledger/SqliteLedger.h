@@ -19,6 +19,7 @@ public:
     const LedgerQueries &reader() const override { return m_reader; }
     LedgerStats stats() const override { return m_writer.stats(); }
     QString location() const override { return m_file; }
+    QString fileFingerprint() const override { return m_writer.fileFingerprint(); }
 
 private:
     explicit SqliteLedger(const LedgerOptions &options);

@@ -283,6 +283,10 @@ void ServerHost::startController(const RuntimeController::InProcess &inProcess)
         workers.extraArgs << QStringLiteral("--trusted-proxy") << range;
     if (!m_options.ledgerUrl.isEmpty()) // workers append to the same ledger as the primary
         workers.extraArgs << QStringLiteral("--ledger") << m_options.ledgerUrl;
+    // ... and only to the very files it opened (fixed while it holds them open: SQLite removes the
+    // -wal and -shm when its last connection closes, and the primary's stays open).
+    if (const QString files = m_ledger->fileFingerprint(); !files.isEmpty())
+        workers.extraArgs << QStringLiteral("--ledger-files") << files;
     if (!m_options.fleetUrl.isEmpty()) // and, on a cluster node, publish on its feed under its name
         workers.extraArgs << QStringLiteral("--fleet") << m_options.fleetUrl << QStringLiteral("--node-origin")
                           << QString::number(m_nodeOrigin);

@@ -89,6 +89,9 @@ int runWorker(const WorkerOptions &options)
     ledgerOptions.verifyOnOpen = false;    // the primary verified the file before starting us
     ledgerOptions.createIfMissing = false; // and made it: gone now means deleted under the server
     ledgerOptions.url = options.ledgerUrl;
+    // Not another server's ledger at the same path (the directory deleted and taken since), nor
+    // the file with a -shm of our own (deleted under the others: writers not excluding each other).
+    ledgerOptions.expectedFiles = options.ledgerFiles;
     Ledger::Opened ledger = Ledger::open(ledgerOptions);
     if (!ledger.ledger) {
         fail(ledger.error);

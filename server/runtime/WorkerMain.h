@@ -15,6 +15,7 @@ struct WorkerOptions {
     QString dataDir;
     QString durability;
     QString ledgerUrl;      // the primary's --ledger (empty: the SQLite file in dataDir)
+    QString ledgerFiles;    // the primary's SQLite files (Ledger::fileFingerprint()): opened only if still those
     QString fleetUrl;       // the primary's --fleet (empty: the region alone; redis://: a cluster node)
     quint64 nodeOrigin = 0; // a cluster node's name on the feed: the primary's
     QString nodeName;       // the node's name and address in the node list (GET /admin/v1/cluster)
