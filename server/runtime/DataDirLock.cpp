@@ -1,5 +1,7 @@
 #include "runtime/DataDirLock.h"
 
+#include "runtime/FlockHolder.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -9,7 +11,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace taxicore {
@@ -27,28 +28,6 @@ QString ownerPid(int fd)
     char buffer[32] = {};
     const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
     return n > 0 ? QString::fromLatin1(buffer, int(n)).trimmed() : QString();
-}
-
-// The pid of the process holding the flock on the file `fd` is open on, from /proc/locks ("" when
-// not found): the directory's lock holds no pid, and server.lock may be gone.
-QString lockHolderPid(int fd)
-{
-    struct stat st {};
-    if (::fstat(fd, &st) != 0)
-        return {};
-    // "1: FLOCK  ADVISORY  WRITE 4711 08:01:1234 0 EOF"; waiters read "1: -> FLOCK ...".
-    const QByteArray file = QByteArray::number(major(st.st_dev), 16).rightJustified(2, '0') + ':'
-                            + QByteArray::number(minor(st.st_dev), 16).rightJustified(2, '0') + ':'
-                            + QByteArray::number(quint64(st.st_ino));
-    QFile locks(QStringLiteral("/proc/locks"));
-    if (!locks.open(QIODevice::ReadOnly | QIODevice::Text))
-        return {};
-    for (QByteArray line = locks.readLine(); !line.isEmpty(); line = locks.readLine()) {
-        const QList<QByteArray> fields = line.simplified().split(' ');
-        if (fields.size() >= 6 && fields.at(1) == "FLOCK" && fields.at(5) == file)
-            return QString::fromLatin1(fields.at(4));
-    }
-    return {};
 }
 
 QString inUse(const QString &dataDir, const QString &pid)
@@ -104,7 +83,7 @@ std::unique_ptr<DataDirLock> DataDirLock::acquire(const QString &dataDir, QStrin
         const QString why = systemError();
         QString pid;
         if (held) {
-            pid = lockHolderPid(dirFd);
+            pid = flockHolderPid(dirFd);
             if (pid.isEmpty()) { // /proc unreadable: the pid the owner wrote, if its file is still there
                 const QByteArray file = QFile::encodeName(QDir(dataDir).filePath(QStringLiteral("server.lock")));
                 if (const int fd = ::open(file.constData(), O_RDONLY | O_CLOEXEC); fd >= 0) {

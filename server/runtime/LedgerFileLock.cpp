@@ -1,5 +1,7 @@
 #include "runtime/LedgerFileLock.h"
 
+#include "runtime/FlockHolder.h"
+
 #include <QFile>
 
 #include <cerrno>
@@ -16,22 +18,6 @@ namespace {
 QString systemError()
 {
     return QString::fromLocal8Bit(std::strerror(errno));
-}
-
-// The pid holding a flock on the file (device, inode), from /proc/locks ("" when not found).
-QString flockHolder(const struct stat &st)
-{
-    QFile locks(QStringLiteral("/proc/locks"));
-    if (!locks.open(QIODevice::ReadOnly | QIODevice::Text))
-        return {};
-    // "1: FLOCK  ADVISORY  WRITE 4711 08:01:1234 0 EOF": the last part of the file field is the inode.
-    const QByteArray inode = ':' + QByteArray::number(quint64(st.st_ino));
-    for (QByteArray line = locks.readLine(); !line.isEmpty(); line = locks.readLine()) {
-        const QList<QByteArray> fields = line.simplified().split(' ');
-        if (fields.size() >= 6 && fields.at(1) == "FLOCK" && fields.at(5).endsWith(inode))
-            return QString::fromLatin1(fields.at(4));
-    }
-    return {};
 }
 
 } // namespace
@@ -63,7 +49,7 @@ std::unique_ptr<LedgerFileLock> LedgerFileLock::acquire(const QString &ledgerFil
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const bool held = errno == EWOULDBLOCK;
         const QString why = systemError();
-        const QString pid = held ? flockHolder(st) : QString();
+        const QString pid = held ? flockHolderPid(fd) : QString();
         ::close(fd);
         error = held ? QStringLiteral("the ledger %1 is in use by another TaxiCore server (pid %2), through another "
                                       "data directory (a link to the same file?); stop it or give this server "
