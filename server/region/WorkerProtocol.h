@@ -43,9 +43,15 @@ inline constexpr int kWorkerHeartbeatTimeoutMs = 10'000;
 // A starting worker loads the city and opens the ledger before it says Serving; one that has
 // not within this is killed (and counts as a crash).
 inline constexpr int kWorkerStartTimeoutMs = 30'000;
-// A draining worker finishes its open connections; after this it quits on its own, and the
-// supervisor kills one that has not exited by then.
+// A draining worker finishes its open connections; after this it answers what it still owes
+// (503 shutting_down) and quits on its own. The Drain message carries the time the primary gives
+// (its `id`, in ms: this when it switches away from processes mode, its shutdown grace when it
+// stops), so both sides count the same deadline.
 inline constexpr int kWorkerDrainTimeoutMs = 10'000;
+// The supervisor kills a draining worker only this long after that deadline: the worker writes
+// its last answers first (ConnectionGuard::kLastAnswersMs) and exits. Killed at the deadline
+// itself, a rider still owed an answer would have his connection closed without one.
+inline constexpr int kWorkerExitAfterDrainMs = 1000;
 // A switch to processes mode waits this long for every worker to say Serving, then goes on
 // with those that do (runtime/RuntimeController).
 inline constexpr int kAllWorkersReadyWaitMs = 3000;
@@ -122,7 +128,7 @@ enum class WorkerMessageType : uint32_t {
     Declined = 2,      // worker → primary: give connection `id` to someone else (no fd)
     Listen = 3,        // primary → worker: accept on this listening socket yourself (fd)
     StopListening = 4, // primary → worker: stop accepting on your listening socket
-    Drain = 5,         // primary → worker: finish what you have, then exit
+    Drain = 5,         // primary → worker: finish what you have within `id` ms, then exit
     Adopted = 6,       // worker → primary: connection `id` is mine now, drop your copy (no fd)
 };
 

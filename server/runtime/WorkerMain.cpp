@@ -136,17 +136,24 @@ int runWorker(const WorkerOptions &options)
     };
 
     bool draining = false;
-    const auto drain = [&] {
+    // Time up: what is still owed is answered 503 (shutting_down) in its place, then the end. A
+    // second Drain with a sooner deadline (the primary stopping during a mode switch's drain)
+    // brings it forward; a later one changes nothing.
+    QTimer drainDeadline;
+    drainDeadline.setSingleShot(true);
+    QObject::connect(&drainDeadline, &QTimer::timeout, qApp, [&guard] {
+        guard.answerOwedBeforeStopping();
+        QTimer::singleShot(ConnectionGuard::kLastAnswersMs, qApp, &QCoreApplication::quit);
+    });
+    const auto drain = [&](int withinMs) {
+        if (draining && drainDeadline.remainingTime() <= withinMs)
+            return;
+        drainDeadline.start(withinMs);
         if (draining)
             return;
         draining = true;
         slot.state.store(WorkerSlotState::Draining, std::memory_order_relaxed);
         QObject::connect(&guard, &ConnectionGuard::allConnectionsClosed, qApp, &QCoreApplication::quit);
-        // Time up: what is still owed is answered 503 (shutting_down) in its place, then the end.
-        QTimer::singleShot(kWorkerDrainTimeoutMs, qApp, [&guard] {
-            guard.answerOwedBeforeStopping();
-            QTimer::singleShot(ConnectionGuard::kLastAnswersMs, qApp, &QCoreApplication::quit);
-        });
         stopListening();
         guard.startDraining();
     };
@@ -159,7 +166,7 @@ int runWorker(const WorkerOptions &options)
             if (!message) {
                 char probe;
                 if (::recv(kWorkerChannelFd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-                    drain(); // the primary is gone
+                    drain(kWorkerDrainTimeoutMs); // the primary is gone
                 return;
             }
             switch (message->type) {
@@ -189,7 +196,7 @@ int runWorker(const WorkerOptions &options)
                 stopListening();
                 break;
             case WorkerChannel::Type::Drain:
-                drain();
+                drain(message->id > 0 ? int(message->id) : kWorkerDrainTimeoutMs);
                 break;
             default:
                 if (message->fd >= 0)
@@ -199,7 +206,8 @@ int runWorker(const WorkerOptions &options)
     });
     // Drained like the primary's Drain: what is in flight is answered (a booking awaiting its
     // commit included) before the worker exits.
-    QObject::connect(&terminationSignals, &UnixSignalWatcher::terminationRequested, qApp, [&] { drain(); });
+    QObject::connect(&terminationSignals, &UnixSignalWatcher::terminationRequested, qApp,
+                     [&] { drain(kWorkerDrainTimeoutMs); });
     terminationSignals.setServing();
     slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(WorkerSlotState::Serving, std::memory_order_release);

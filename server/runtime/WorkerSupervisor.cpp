@@ -117,6 +117,8 @@ void WorkerSupervisor::spawn(int index)
     m_workers.insert(index, worker);
     process->start();
     ::close(fds[1]);
+    if (const auto started = m_workers.find(index); started != m_workers.end() && started->process == process)
+        started->pid = process->processId();
     // Some of start()'s failures (a pipe it could not create) leave it NotRunning without a signal.
     const auto it = m_workers.constFind(index);
     if (it != m_workers.constEnd() && it->process == process && process->state() == QProcess::NotRunning)
@@ -126,8 +128,8 @@ void WorkerSupervisor::spawn(int index)
 void WorkerSupervisor::drain(Worker &worker)
 {
     worker.state = State::Draining;
-    worker.drainDeadline = clock::monotonicMs() + m_settings.drainTimeoutMs;
-    WorkerChannel(worker.channelFd).send(WorkerChannel::Type::Drain);
+    worker.drainDeadline = clock::monotonicMs() + m_settings.drainTimeoutMs + kWorkerExitAfterDrainMs;
+    sendDrain(worker, m_settings.drainTimeoutMs);
     Q_EMIT readyChanged();
 }
 
@@ -188,7 +190,7 @@ void WorkerSupervisor::onFinished(int index)
     onChannel(index); // answers it sent before dying still count
     Worker worker = *it;
     m_workers.erase(it);
-    const qint64 pid = m_fleet.workerSlot(index).pid.load(std::memory_order_relaxed);
+    const qint64 pid = worker.pid;
     Q_EMIT workerGone(index, pid);
     const bool planned = worker.state == State::Draining;
     const int exitCode = worker.process->exitCode();
@@ -307,13 +309,21 @@ void WorkerSupervisor::tick()
         Q_EMIT readyChanged();
 }
 
+void WorkerSupervisor::sendDrain(const Worker &worker, int withinMs)
+{
+    WorkerChannel(worker.channelFd).send(WorkerChannel::Type::Drain, -1, uint32_t(std::max(1, withinMs)));
+}
+
 void WorkerSupervisor::shutdown(int graceMs)
 {
     m_tick.stop();
     m_count = 0;
+    // Every worker, one already draining from a mode switch included, answers what it owes by
+    // the end of the grace (a worker keeps the sooner of two deadlines).
     for (Worker &w : m_workers)
-        if (w.state != State::Draining)
-            WorkerChannel(w.channelFd).send(WorkerChannel::Type::Drain);
+        sendDrain(w, graceMs);
+    // One deadline for all: the workers drain side by side, not one grace after another.
+    const qint64 killAt = clock::monotonicMs() + std::max(1, graceMs) + kWorkerExitAfterDrainMs;
     const QList<int> indices = m_workers.keys();
     for (int index : indices) {
         auto it = m_workers.find(index);
@@ -321,7 +331,7 @@ void WorkerSupervisor::shutdown(int graceMs)
             continue;
         QProcess *process = it->process;
         process->disconnect(this);
-        if (!process->waitForFinished(std::max(1, graceMs)))
+        if (!process->waitForFinished(int(std::max<qint64>(1, killAt - clock::monotonicMs()))))
             process->kill();
         process->waitForFinished(1000);
         Worker w = *it;

@@ -59,7 +59,8 @@ public:
     // Sends a message with an optional descriptor to worker `index`; false if it is not there.
     bool send(int index, WorkerMessageType type, int fd = -1);
 
-    // Stops every worker at once (shutdown): drain, then kill what is left after `graceMs`.
+    // Stops every worker at once (shutdown): each answers what it owes within `graceMs`, and what
+    // has not exited shortly after (kWorkerExitAfterDrainMs) is killed.
     void shutdown(int graceMs);
 
 Q_SIGNALS:
@@ -77,6 +78,9 @@ private:
     struct Worker {
         int index = 0;
         QProcess *process = nullptr;
+        // Known from the spawn on (QProcess forgets it once the process has finished, and the
+        // worker writes its slot's only once it runs): what its exit or crash is reported with.
+        qint64 pid = 0;
         int channelFd = -1;
         QSocketNotifier *notifier = nullptr;
         State state = State::Starting;
@@ -86,6 +90,8 @@ private:
 
     void spawn(int index);
     void drain(Worker &worker);
+    // Tells the worker to drain and to answer what it still owes within `withinMs`.
+    static void sendDrain(const Worker &worker, int withinMs);
     void onFinished(int index);
     // A worker that never ran (no channel, no pipes, no fork, no exec) counts as one that crashed.
     void onStartFailed(int index, const QString &reason);

@@ -53,6 +53,10 @@ void CrashLoopBreakerTest::crashLoopFallsBackToPool()
     qInfo("fell back to pool after %lld ms", fellBackMs);
     QCOMPARE(eventsOfKind(server, QStringLiteral("breaker")).size(), 1);
     QVERIFY2(eventsOfKind(server, QStringLiteral("crash")).size() >= 5, qPrintable(describeEvents(server)));
+    // Each crash names the process that crashed, though it died before it could say who it was.
+    for (const QString &crash : eventsOfKind(server, QStringLiteral("crash")))
+        QVERIFY2(!crash.contains(QStringLiteral("(pid 0)")) && crash.contains(QStringLiteral("(pid ")),
+                 qPrintable(crash));
 
     // No more respawns: the crash count stays put, and no worker is listed as running. (Paced
     // on purpose: "nothing happens for 2 s" has no event to wait for.)

@@ -11,6 +11,7 @@
 #include "IdempotencyKit.h"
 #include "PostgresKit.h"
 #include "RiderToken.h"
+#include "RuntimeKit.h"
 #include "RequireTool.h"
 #include "ServerProcess.h"
 #include "Wait.h"
@@ -57,7 +58,9 @@ private Q_SLOTS:
     void aBookingAwaitingItsCommitIsAnsweredPastTheHeaderTimeout();
     void aCommitWhoseAnswerWasLostIsAnsweredAsTheLedgerHoldsIt();
     void aBookingTheLedgerCannotSettleIsAnsweredWithinTheAnswerTimeout();
+    void aServerStoppedWhileACommitIsUnsettledAnswersItsRider_data();
     void aServerStoppedWhileACommitIsUnsettledAnswersItsRider();
+    void aModeSwitchWhileAWorkerAwaitsACommitAnswersItsRider();
     void unknownLedgerSchemeIsRefused();
 
 private:
@@ -421,14 +424,28 @@ void ServerPostgresLedgerTest::aBookingTheLedgerCannotSettleIsAnsweredWithinTheA
 // drain's grace (5 s) ends, the rider hears 503 shutting_down (it may still be done: read it back
 // or retry with the Idempotency-Key), not a connection closed without a word (the hostile review
 // of the settle: a rider retrying without a key then booked twice).
+void ServerPostgresLedgerTest::aServerStoppedWhileACommitIsUnsettledAnswersItsRider_data()
+{
+    QTest::addColumn<QStringList>("modeArgs");
+    QTest::newRow("single") << QStringList{};
+    // The rider's connection is a worker process's: the primary must let it answer before it
+    // stops it.
+    QTest::newRow("processes") << QStringList{QStringLiteral("--mode"), QStringLiteral("processes"),
+                                              QStringLiteral("--workers"), QStringLiteral("2")};
+}
+
 void ServerPostgresLedgerTest::aServerStoppedWhileACommitIsUnsettledAnswersItsRider()
 {
+    QFETCH(QStringList, modeArgs);
     static constexpr int kStopAfterMs = 1000;
     constexpr int kGraceMs = 5000; // taxicore-server's shutdown grace
     QTemporaryDir dir;
-    const auto started = serverOnFreshLedger(dir, {QStringLiteral("--answer-timeout-ms"), QStringLiteral("60000")});
+    const auto started = serverOnFreshLedger(
+        dir, modeArgs + QStringList{QStringLiteral("--answer-timeout-ms"), QStringLiteral("60000")});
     QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
     ServerProcess &server = *started;
+    if (!modeArgs.isEmpty()) // the rider's connection must be a worker's
+        QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, 20'000), "the workers never took connections");
     HttpClient http(server.host(), server.port(), 20'000);
     TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-stall")), 201);
     const QByteArray key = freshIdempotencyKey();
@@ -460,6 +477,50 @@ void ServerPostgresLedgerTest::aServerStoppedWhileACommitIsUnsettledAnswersItsRi
         m_pg.psql(QStringLiteral("SELECT count(*) FROM bookings WHERE rider_id = 'stopped-mid-commit'"));
     QVERIFY2(stored == QStringLiteral("0") || stored == QStringLiteral("1"), qPrintable(stored));
     qInfo("the unsettled booking was %s", stored == QStringLiteral("1") ? "committed" : "not committed");
+}
+
+// A switch away from processes mode drains the workers: one still awaiting a commit when its
+// drain ends answers 503 shutting_down before the supervisor stops it, not a closed connection.
+void ServerPostgresLedgerTest::aModeSwitchWhileAWorkerAwaitsACommitAnswersItsRider()
+{
+    constexpr int kDrainMs = 10'000; // a worker's drain after a switch (kWorkerDrainTimeoutMs)
+    QTemporaryDir dir;
+    const auto started =
+        serverOnFreshLedger(dir, {QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
+                                  QStringLiteral("2"), QStringLiteral("--answer-timeout-ms"), QStringLiteral("60000")});
+    QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
+    ServerProcess &server = *started;
+    // The rider's connection must be a worker's (until then the primary serves it itself).
+    QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, 20'000), "the workers never took connections");
+    HttpClient http(server.host(), server.port(), 20'000);
+    TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-stall")), 201);
+    http.disconnect();
+
+    m_pg.freeze(true);
+    auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
+    HttpClient rider(server.host(), server.port(), 20'000);
+    QVERIFY(rider.connectToServer());
+    QVERIFY(rider.sendRaw(formatRequest("POST", "/api/v1/bookings",
+                                        bookingBody({{"rider_id", "switched-mid-commit"}, {"pickup", kPickup}}),
+                                        {{kIdempotencyKeyHeader, freshIdempotencyKey()}})));
+    QTest::qWait(500); // in the worker's hands, awaiting the frozen commit
+    const HttpResponse switched =
+        rt::putRuntime(server, QJsonObject{{QStringLiteral("mode"), QStringLiteral("single")}});
+    TC_VERIFY_STATUS(switched, 200);
+    QElapsedTimer waited;
+    waited.start();
+    const QList<HttpResponse> answers = rider.readResponses(1);
+    const qint64 answeredAfterMs = waited.elapsed();
+    QVERIFY2(answers.size() == 1 && answers.first().complete,
+             qPrintable(QStringLiteral("no answer %1 ms after the switch").arg(answeredAfterMs)));
+    TC_VERIFY_ERROR(answers.first(), 503, "shutting_down");
+    QVERIFY2(answeredAfterMs >= kDrainMs - 1000 && answeredAfterMs < kDrainMs + 3000,
+             qPrintable(QStringLiteral("answered %1 ms after the switch").arg(answeredAfterMs)));
+    m_pg.freeze(false);
+    thaw.dismiss();
+    // The server goes on in single mode, on the same ledger.
+    HttpClient after(server.host(), server.port(), 20'000);
+    TC_VERIFY_STATUS(book(after, QStringLiteral("after-the-switch")), 201);
 }
 
 void ServerPostgresLedgerTest::unknownLedgerSchemeIsRefused()
