@@ -381,10 +381,7 @@ void ClusterFleet::setResync(Resync resync)
 
 std::vector<BookingSnapshot> ClusterFleet::openBookings() const
 {
-    std::vector<BookingSnapshot> open = m_local.recentBookings(kBookingCapacity);
-    open.erase(std::remove_if(open.begin(), open.end(), [](const BookingSnapshot &b) { return !isOpen(b.state); }),
-               open.end());
-    return open;
+    return m_local.openBookings();
 }
 
 void ClusterFleet::flushLoop()

@@ -1200,6 +1200,22 @@ std::vector<uint64_t> SharedMemoryFleet::openBookingsMadeBy(int pid) const
     return out;
 }
 
+std::vector<BookingSnapshot> SharedMemoryFleet::openBookings() const
+{
+    // Slot by slot, and a snapshot (it copies the rider id) only of an open one: a cluster node
+    // resyncs every second while other nodes take its cars, and recentBookings() made a snapshot
+    // of each of the ring's 32,768 slots, open or not (most of the resync's CPU). It also
+    // reached only the ids below the newest, not an older booking still open.
+    std::vector<BookingSnapshot> out;
+    for (int index = 0; index < kBookingCapacity; ++index) {
+        BookingSlot &slot = bookingSlot(uint64_t(index));
+        SlotLock lock(slot.lock);
+        if (slot.id.load(std::memory_order_relaxed) != 0 && isOpen(static_cast<BookingState>(slot.state)))
+            out.push_back(snapshotOf(slot));
+    }
+    return out;
+}
+
 bool SharedMemoryFleet::holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const
 {
     if (riderTokenHash.size() != qsizetype(sizeof(BookingSlot::riderTokenHash)))

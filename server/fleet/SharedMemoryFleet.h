@@ -40,6 +40,8 @@ public:
     std::vector<PendingMove> movesPendingFor(int pid) const override;
     int settleCarClaimsOf(int pid) override;
     std::vector<uint64_t> openBookingsMadeBy(int pid) const override;
+    // Every open booking the ring holds, whatever its id: a copy's open bookings for a resync.
+    std::vector<BookingSnapshot> openBookings() const;
     bool holdsOpenBookingWithToken(const QByteArray &riderTokenHash) const override;
     bool settleAbandoned(int pid, const PendingMove &move, const std::optional<BookingSnapshot> &recorded) override;
 
