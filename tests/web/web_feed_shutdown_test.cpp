@@ -3,6 +3,7 @@
 // lost connection. The feed used to abort its sockets: the client saw the connection drop with
 // no close frame.
 
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
 #include "Wait.h"
 
@@ -22,13 +23,17 @@ private Q_SLOTS:
         QTest::addColumn<QString>("mode");
         QTest::newRow("single") << QStringLiteral("single");
         QTest::newRow("pool") << QStringLiteral("pool");
+        QTest::newRow("processes") << QStringLiteral("processes");
     }
 
     void clientIsToldTheServerGoesAway()
     {
         QFETCH(QString, mode);
-        ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--cars"), QStringLiteral("20")});
+        ServerProcess server({QStringLiteral("--mode"), mode, QStringLiteral("--workers"), QStringLiteral("1"),
+                              QStringLiteral("--cars"), QStringLiteral("20")});
         QVERIFY2(server.start(), qPrintable(server.error()));
+        if (mode == QStringLiteral("processes")) // the feed is then a worker's
+            QVERIFY2(rt::waitForWorkersTakingConnections(server, 1, 20'000), qPrintable(rt::describeEvents(server)));
         QWebSocket feed;
         int updates = 0;
         bool closed = false;
