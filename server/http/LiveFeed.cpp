@@ -5,6 +5,7 @@
 #include "http/BookingOwnership.h"
 #include "http/BookingView.h"
 #include "http/ClientAddress.h"
+#include "http/FeedMessageBudget.h"
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
 #include "http/RouteTable.h"
@@ -23,6 +24,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 namespace taxicore {
 
@@ -58,14 +61,17 @@ QByteArray compact(const QJsonObject &object)
     return QJsonDocument(object).toJson(QJsonDocument::Compact);
 }
 
-int effectivePort(const QUrl &url)
-{
-    const QString scheme = url.scheme().toLower();
-    return url.port(scheme == QLatin1String("https") || scheme == QLatin1String("wss") ? 443 : 80);
-}
-
 // Browsers always send Origin on a WebSocket handshake; other clients may omit it. A page from
-// another site must not read the feed (cross-site WebSocket hijacking): same host and port only.
+// another site must not read the feed through a visitor's browser (cross-site WebSocket
+// hijacking): the Origin's host must be the host the request was sent to (its Host header).
+// Scheme and port are compared only as far as this server can know them. Behind a proxy that
+// ends TLS (docs/cluster.md: nginx `listen 443 ssl`) the request reaches us as plain ws with
+// the page's Host, often without its port (a browser leaves out a default port, nginx's `$host`
+// drops any): an https page's Origin (443) against ws (80) refused every browser. So the ports
+// must match only when both name one; the host name is what tells two sites apart (a browser's
+// cookies do not separate ports or schemes either). X-Forwarded-Proto/-Host are not used: they
+// would need --trusted-proxy to be believed, and the host compare already serves every proxy
+// that passes the page's Host on, as deploy/nginx does.
 bool originAllowed(const QWebSocket &socket)
 {
     const QString origin = socket.origin();
@@ -75,7 +81,9 @@ bool originAllowed(const QWebSocket &socket)
     const QUrl to = socket.requestUrl();
     if (!from.isValid() || from.host().isEmpty())
         return false;
-    return from.host().compare(to.host(), Qt::CaseInsensitive) == 0 && effectivePort(from) == effectivePort(to);
+    if (from.host().compare(to.host(), Qt::CaseInsensitive) != 0)
+        return false;
+    return from.port() < 0 || to.port() < 0 || from.port() == to.port();
 }
 
 // {"type":"error",...} refusing to follow booking `id` (BookingAccess::NoToken or NotOwner).
@@ -92,6 +100,31 @@ QByteArray followRefusal(BookingAccess access, uint64_t id)
                      noToken ? QStringLiteral("rider_token_required") : QStringLiteral("not_your_booking")},
                     {QStringLiteral("message"), message},
                     {QStringLiteral("booking_id"), qint64(id)}});
+}
+
+// A subscribe's booking_id: 0 without one (absent or null); a positive whole number (up to 2^53,
+// while a JSON number is exact) or a string of decimal digits; nullopt for anything else
+// ("abc", "7x", 0, 7.9, true), which was once read as 0 or cut to 7 and taken without a word.
+std::optional<uint64_t> subscribedBookingId(const QJsonValue &value)
+{
+    if (value.isUndefined() || value.isNull())
+        return uint64_t(0);
+    if (value.isDouble()) {
+        const double number = value.toDouble();
+        if (number >= 1 && number <= 9007199254740992.0 && std::floor(number) == number)
+            return uint64_t(number);
+        return std::nullopt;
+    }
+    if (!value.isString())
+        return std::nullopt;
+    const QString text = value.toString();
+    if (text.isEmpty() || !std::all_of(text.cbegin(), text.cend(), [](QChar c) { return c >= u'0' && c <= u'9'; }))
+        return std::nullopt;
+    bool ok = false;
+    const uint64_t id = text.toULongLong(&ok);
+    if (!ok || id == 0)
+        return std::nullopt;
+    return id;
 }
 
 // Whether a rider following this car would see anything new: a position write moves updatedMs
@@ -119,12 +152,16 @@ struct LiveFeed::Client {
     bool ownerProven = false;
     qint64 pendingBytes = 0;    // handed to the socket and not yet written to the network
     qint64 lastImmediateMs = 0; // when a subscribe was last answered at once
+    FeedMessageBudget budget;   // its messages: past this it is closed (1008)
     // Following bookingId between updates (LiveFeed::followTick): what was last pushed or seen.
     bool following = false; // the booking is open, or not in this fleet yet
     int followedCarId = 0;  // 0: the booking is not known here yet
     BookingState seenState = BookingState::Requested;
     CarSnapshot seenCar;
     bool recheckBooking = false; // the car changed: a move's booking half may land a moment later
+
+    // What LiveFeed::indexFollowers files this client under: when it changes, the index is stale.
+    std::tuple<bool, int, uint64_t> indexEntry() const { return {following, followedCarId, bookingId}; }
 };
 
 LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent)
@@ -177,13 +214,16 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
 
 LiveFeed::~LiveFeed()
 {
-    // The sockets are our children; closing them here sends a "going away" frame when it can.
+    // The server is stopping: each client is told so with 1001 (going away), and a page can tell
+    // that from a lost connection. Never blocking: close() hands the small frame to the kernel
+    // (a flush without waiting) and closes; for a client that does not read, the frame is lost
+    // with its backlog when the socket, our child, is deleted with us.
     const auto sockets = m_clients.keys();
     m_clients.clear();
     m_clientsPerAddress.clear();
     for (QWebSocket *socket : sockets) {
         socket->disconnect(this);
-        socket->abort();
+        socket->close(QWebSocketProtocol::CloseCodeGoingAway, QStringLiteral("server shutting down"));
     }
 }
 
@@ -267,10 +307,7 @@ void LiveFeed::acceptPending()
             if (auto it = m_clients.find(socket); it != m_clients.end())
                 (*it)->pendingBytes = std::max<qint64>(0, (*it)->pendingBytes - written);
         });
-        connect(socket, &QWebSocket::disconnected, this, [this, socket] {
-            if (removeClient(socket))
-                m_indexStale = true;
-        });
+        connect(socket, &QWebSocket::disconnected, this, [this, socket] { removeClient(socket); });
         // A socket that never subscribes costs a descriptor and a connection slot for nothing.
         QTimer::singleShot(m_idleTimeoutMs, socket, [this, socket] {
             if (auto it = m_clients.find(socket); it != m_clients.end() && !(*it)->subscribed)
@@ -296,6 +333,8 @@ bool LiveFeed::removeClient(QWebSocket *socket)
         if (--m_clientsPerAddress[address] <= 0)
             m_clientsPerAddress.remove(address);
     }
+    if ((*it)->following)
+        m_indexStale = true; // the index holds followers only
     m_clients.erase(it);
     return true;
 }
@@ -304,7 +343,6 @@ void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)
 {
     if (!removeClient(socket))
         return;
-    m_indexStale = true;
     socket->close(static_cast<QWebSocketProtocol::CloseCode>(closeCode), reason);
     QTimer::singleShot(kCloseGraceMs, socket, [socket] {
         socket->abort();
@@ -318,6 +356,13 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     if (it == m_clients.end())
         return;
     std::shared_ptr<Client> client = *it;
+    if (!client->budget.take(clock::monotonicMs())) {
+        drop(socket, QWebSocketProtocol::CloseCodePolicyViolated,
+             QStringLiteral("more than %1 messages a second (burst %2)")
+                 .arg(FeedMessageBudget::kPerSecond)
+                 .arg(FeedMessageBudget::kBurst));
+        return;
+    }
     const auto fail = [&](const char *code, const QString &message) {
         send(*client, compact({{QStringLiteral("type"), QStringLiteral("error")},
                                {QStringLiteral("error"), QLatin1String(code)},
@@ -350,26 +395,23 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
              QStringLiteral("radius_m must be in [1, %1], limit in [1, %2]").arg(kMaxRadiusM).arg(kMaxLimit));
         return;
     }
-    uint64_t bookingId = 0;
     const QJsonValue booking = subscribe.value(QStringLiteral("booking_id"));
-    if (booking.isDouble() && booking.toDouble() >= 1 && booking.toDouble() < 9.0e15)
-        bookingId = uint64_t(booking.toDouble());
-    else if (booking.isString())
-        bookingId = booking.toString().toULongLong();
-    else if (!booking.isUndefined() && !booking.isNull()) {
-        fail("invalid_booking_id", QStringLiteral("booking_id must be a positive integer"));
+    const std::optional<uint64_t> bookingId = subscribedBookingId(booking);
+    if (!bookingId) {
+        fail("invalid_booking_id",
+             QStringLiteral("booking_id must be a positive whole number, or a string of its digits"));
         return;
     }
     // A booking is followed only by its rider (or the operator): its car, pickup and fare are theirs.
     const QByteArray riderToken = subscribe.value(QStringLiteral("rider_token")).toString().toLatin1();
     std::optional<BookingSnapshot> known;
-    if (bookingId) {
-        known = m_fleet.booking(bookingId);
+    if (*bookingId) {
+        known = m_fleet.booking(*bookingId);
         const BookingAccess access =
             riderToken.isEmpty() ? BookingAccess::NoToken
                                  : (known ? bookingAccess(riderToken, known->riderTokenHash) : BookingAccess::Granted);
         if (access != BookingAccess::Granted) {
-            send(*client, followRefusal(access, bookingId));
+            send(*client, followRefusal(access, *bookingId));
             return;
         }
     }
@@ -377,11 +419,15 @@ void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
     client->centre = centre;
     client->radiusM = radius;
     client->limit = int(limit);
-    client->bookingId = bookingId;
+    const auto indexedAs = client->indexEntry();
+    client->bookingId = *bookingId;
     client->riderToken = riderToken;
     client->ownerProven = known.has_value();
     startFollowing(*client);
-    m_indexStale = true;
+    // The follower index (event-driven) is rebuilt over every client: only when this one's
+    // entry in it changed, not for each subscribe that moves the point or repeats itself.
+    if (client->indexEntry() != indexedAs)
+        m_indexStale = true;
     // The first picture now, not after a tick; a client re-subscribing faster than this gets
     // its answer with the next tick, so subscribe messages cannot buy extra queries.
     const qint64 now = clock::monotonicMs();
@@ -773,7 +819,6 @@ bool LiveFeed::dropIfNotReading(Client &client)
         return false;
     // A client that does not read is dropped rather than buffered without bound.
     removeClient(socket);
-    m_indexStale = true;
     socket->abort();
     socket->deleteLater();
     return true;

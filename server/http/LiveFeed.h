@@ -42,10 +42,11 @@ class TripEstimator;
 //
 // Client → server: {"subscribe":{"lat":..,"lng":..,"radius_m":1000,"limit":20,"booking_id":7,
 //                                 "rider_token":"<booking 7's rider_token, or the admin token>"}}
-//   Following a booking needs its rider token (a browser cannot set Authorization on a WebSocket,
-//   so it is a field): none → error rider_token_required, another → not_your_booking, and the
-//   subscribe is not taken. A booking not in this copy yet is checked once it arrives; refused
-//   then, the client keeps its point without the booking.
+//   booking_id is a positive whole number or a string of its digits (anything else: error
+//   invalid_booking_id, the subscribe not taken). Following a booking needs its rider token (a browser cannot set
+//   Authorization on a WebSocket, so it is a field): none → error rider_token_required, another → not_your_booking, and
+//   the subscribe is not taken. A booking not in this copy yet is checked once it arrives; refused then, the client
+//   keeps its point without the booking.
 // Server → client: {"type":"hello","interval_ms":500,"follow_interval_ms":10 (0 if event-driven),...},
 //                  {"type":"update","cars":[...],"booking":{...}} every interval_ms,
 //                  {"type":"follow","t":..,"booking_id":7,"car":{...},"booking":{...}?} on a change,
@@ -54,7 +55,10 @@ class TripEstimator;
 // at most ~1 ms of work before the event loop runs again (runTickSlice): this thread's HTTP
 // requests and follow messages wait for a slice, not a tick, and the tick is no burst of CPU.
 // Bounded: at most maxClients() sockets; a client whose unsent bytes exceed maxPendingBytes()
-// is dropped; one that has not subscribed within idleTimeoutMs() is closed (1008). Upgraded
+// is dropped; one that has not subscribed within idleTimeoutMs() is closed (1008), and so is one
+// sending more messages than its FeedMessageBudget (10 a second, bursts of 20); a message over
+// 4 KiB, whole or in fragments, is closed with 1009, a binary one with 1003. When the feed goes
+// (the server stops) every client is sent 1001 (going away). Upgraded
 // sockets still count toward the connection guard's --max-connections (ConnectionGuard::
 // releaseUpgraded). Reads FleetStore only; lives on the server's (I/O) thread.
 class LiveFeed : public QObject {
@@ -128,7 +132,8 @@ private:
     void acceptPending();
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
-    // Forgets the client (and its place in its address's count); false when it was none.
+    // Forgets the client (and its place in its address's count; a follower also its place in the
+    // follower index); false when it was none.
     bool removeClient(QWebSocket *socket);
     // An update tick: every client's update, served in paced slices (runTickSlice) between which
     // the thread's event loop runs.

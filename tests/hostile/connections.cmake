@@ -12,6 +12,8 @@ foreach(source IN ITEMS
     hostile_clock_step_test.cpp
     hostile_feed_limits_test.cpp
     hostile_feed_ping_flood_test.cpp
+    hostile_feed_flood_test.cpp
+    hostile_feed_oversize_test.cpp
     hostile_connections_per_client_test.cpp
     hostile_open_bookings_test.cpp
     hostile_pipelined_cpu_test.cpp)
@@ -20,6 +22,11 @@ foreach(source IN ITEMS
                     TIMEOUT 120 LABELS hostile)
 endforeach()
 target_link_libraries(hostile_feed_limits_test PRIVATE Qt6::WebSockets)
+# The feed's message budget and size bounds, with QWebSocket clients (FeedClientKit.h).
+foreach(target IN ITEMS hostile_feed_flood_test hostile_feed_oversize_test)
+  target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/FeedClientKit.h)
+  target_link_libraries(${target} PRIVATE Qt6::WebSockets)
+endforeach()
 # Under make test-asan the test's own client leaks inside Qt WebSockets 6.4's ~QWebSocket; the test
 # binary asks for the slow unwinder itself (__asan_default_options in hostile_feed_limits_test.cpp),
 # so the taxicore-server it starts does not inherit it.

@@ -2,7 +2,7 @@
 // lets WebSocket upgrades through the way HttpService does: the client cap (the next client is
 // closed with 1008 and "too many live clients; retry shortly"), the update interval, a client that
 // leaves, a client that stops reading (dropped), and the feed going away (every client is
-// disconnected, none left dangling).
+// closed with 1001, none left dangling).
 
 #include "LiveFeedKit.h"
 #include "Wait.h"
@@ -142,6 +142,8 @@ private slots:
         QVERIFY(waitUntil([&] { return c.updates > 0; }, 3000));
         m_feed.reset();
         QVERIFY2(waitUntil([&] { return c.closed; }, 5000), "a client outlived the feed");
+        // Told why: going away (1001), not a connection lost.
+        QCOMPARE(c.socket->closeCode(), QWebSocketProtocol::CloseCodeGoingAway);
     }
 
 private:

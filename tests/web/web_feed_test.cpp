@@ -1,7 +1,8 @@
 // The rider page's live feed, /api/v1/stream, against a real taxicore-server process: a
 // QWebSocket subscribes, receives the nearby cars every ~500 ms, follows a booking through its
 // states (the simulated car arrives, pickup, complete, and a cancel), and a foreign Origin is
-// refused.
+// refused while an https page behind a proxy that ends TLS is served; a booking_id that is no
+// positive whole number is an error, not a subscribe.
 
 #include "ApiAssert.h"
 #include "HttpClient.h"
@@ -9,10 +10,12 @@
 #include "ServerProcess.h"
 #include "Wait.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QTest>
 #include <QWebSocket>
 #include <functional>
@@ -105,6 +108,54 @@ std::function<bool(const QJsonObject &)> bookingIn(const QString &state)
     return [state](const QJsonObject &m) {
         return isUpdate(m) && m.value("booking").toObject().value("state").toString() == state;
     };
+}
+
+// How the feed answers an upgrade with these Host and Origin headers, sent from a raw socket (a
+// QWebSocket writes its own Host): as a proxy in front passes a browser's handshake on.
+struct FirstFrame {
+    int status = 0;    // the handshake's HTTP status
+    int opcode = -1;   // the first frame's: 1 text (the hello: served), 8 close
+    int closeCode = 0; // for a close frame
+    QByteArray payload;
+};
+
+FirstFrame firstFrameFor(const ServerProcess &server, const QByteArray &host, const QByteArray &origin)
+{
+    FirstFrame out;
+    QTcpSocket socket;
+    socket.connectToHost(server.host(), quint16(server.port()));
+    if (!socket.waitForConnected(5000))
+        return out;
+    socket.write("GET /api/v1/stream HTTP/1.1\r\nHost: " + host + "\r\nOrigin: " + origin
+                 + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    QByteArray in;
+    QElapsedTimer waited;
+    waited.start();
+    // The head, then one whole frame (the feed's are short: a 7-bit length).
+    const auto frameStart = [&] { return in.indexOf("\r\n\r\n"); };
+    const auto whole = [&] {
+        const qsizetype at = frameStart();
+        if (at < 0)
+            return false;
+        if (!in.startsWith("HTTP/1.1 101"))
+            return true;
+        const qsizetype frame = at + 4;
+        return in.size() >= frame + 2 && in.size() >= frame + 2 + (quint8(in[frame + 1]) & 0x7f);
+    };
+    while (!whole() && waited.elapsed() < 5000) {
+        socket.waitForReadyRead(100);
+        in += socket.readAll();
+    }
+    out.status = in.mid(9, 3).toInt();
+    if (out.status != 101 || !whole())
+        return out;
+    const qsizetype frame = frameStart() + 4;
+    out.opcode = quint8(in[frame]) & 0x0f;
+    out.payload = in.mid(frame + 2, quint8(in[frame + 1]) & 0x7f);
+    if (out.opcode == 8 && out.payload.size() >= 2)
+        out.closeCode = (quint8(out.payload[0]) << 8) | quint8(out.payload[1]);
+    return out;
 }
 
 } // namespace
@@ -252,6 +303,96 @@ private slots:
         FeedClient otherPort(QStringLiteral("http://%1:%2").arg(m_server->host()).arg(m_server->port() + 1));
         otherPort.open(m_feedUrl);
         QVERIFY2(otherPort.waitClosed(5000), "another port's origin was not disconnected");
+    }
+
+    // TLS ends at a proxy in front (docs/cluster.md: nginx `listen 443 ssl`): the page is https
+    // (port 443), the feed sees a plain ws request with the page's Host. It was refused (443 vs 80)
+    // for every browser; so was an https page on another port through a proxy that drops the
+    // port from Host (nginx's $host). Another host is still refused, and so is another port when
+    // both sides name one.
+    void httpsPageBehindATlsProxyIsServed()
+    {
+        const struct {
+            QByteArray host, origin;
+        } served[] = {
+            {"taxi.example", "https://taxi.example"},      {"TAXI.example", "https://taxi.EXAMPLE"},
+            {"taxi.example", "https://taxi.example:8443"}, {"taxi.example:8443", "https://taxi.example:8443"},
+            {"taxi.example:8080", "http://taxi.example"},
+        };
+        for (const auto &c : served) {
+            const FirstFrame answer = firstFrameFor(*m_server, c.host, c.origin);
+            QVERIFY2(answer.status == 101 && answer.opcode == 1,
+                     qPrintable(QStringLiteral("Host %1, Origin %2: status %3, opcode %4, close %5 %6")
+                                    .arg(QLatin1String(c.host), QLatin1String(c.origin))
+                                    .arg(answer.status)
+                                    .arg(answer.opcode)
+                                    .arg(answer.closeCode)
+                                    .arg(QString::fromUtf8(answer.payload.mid(2)))));
+            QVERIFY2(answer.payload.contains("\"hello\""), answer.payload.constData());
+        }
+        const struct {
+            QByteArray host, origin;
+        } refused[] = {
+            {"taxi.example", "https://evil.example"},
+            {"taxi.example", "https://taxi.example.evil.example"},
+            {"taxi.example:8443", "https://taxi.example:9443"},
+            {"taxi.example", "null"},
+        };
+        for (const auto &c : refused) {
+            const FirstFrame answer = firstFrameFor(*m_server, c.host, c.origin);
+            QVERIFY2(answer.status == 101 && answer.opcode == 8,
+                     qPrintable(QStringLiteral("Host %1, Origin %2: status %3, opcode %4")
+                                    .arg(QLatin1String(c.host), QLatin1String(c.origin))
+                                    .arg(answer.status)
+                                    .arg(answer.opcode)));
+            QCOMPARE(answer.closeCode, int(QWebSocketProtocol::CloseCodePolicyViolated));
+            QCOMPARE(answer.payload.mid(2), QByteArray("origin not allowed"));
+        }
+    }
+
+    // booking_id is a positive whole number, or a string of its digits: anything else is an error
+    // to the client (not a subscribe to no booking, nor to booking 7 for 7.9), and nothing is
+    // taken: no update comes.
+    void invalidBookingIdIsAnError()
+    {
+        FeedClient feed(m_origin);
+        QVERIFY(feed.open(m_feedUrl));
+        const QJsonValue invalid[] = {QJsonValue("abc"), QJsonValue("7x"),         QJsonValue("0"),
+                                      QJsonValue(""),    QJsonValue("-7"),         QJsonValue(" 7"),
+                                      QJsonValue(0),     QJsonValue(7.9),          QJsonValue(-7),
+                                      QJsonValue(true),  QJsonValue(QJsonArray{7})};
+        for (const QJsonValue &id : invalid) {
+            const qsizetype from = feed.messages.size();
+            feed.send({{"subscribe", QJsonObject{{"lat", kLat}, {"lng", kLng}, {"booking_id", id}}}});
+            const QJsonObject error =
+                feed.waitFor([](const QJsonObject &m) { return m.value("type") == "error"; }, 3000, from);
+            const QByteArray shown = QJsonDocument(QJsonArray{id}).toJson(QJsonDocument::Compact);
+            QVERIFY2(error.value("error").toString() == QLatin1String("invalid_booking_id"),
+                     qPrintable(QStringLiteral("booking_id %1: %2")
+                                    .arg(QString::fromUtf8(shown),
+                                         QString::fromUtf8(QJsonDocument(error).toJson(QJsonDocument::Compact)))));
+            QVERIFY(!error.value("message").toString().isEmpty());
+        }
+        QVERIFY2(feed.waitFor(isUpdate, 700).isEmpty(), "an invalid booking_id was taken as a subscribe");
+        QVERIFY(!feed.closed);
+
+        // The string form of a real booking's id is followed, as the number is.
+        HttpClient http(m_server->host(), m_server->port());
+        const HttpResponse booked = http.postJson(
+            "/api/v1/bookings", {{"rider_id", "feed-id-form"}, {"pickup", QJsonObject{{"lat", kLat}, {"lng", kLng}}}});
+        TC_VERIFY_STATUS(booked, 201);
+        const qint64 id = booked.json().value("booking_id").toInteger();
+        feed.send({{"subscribe", QJsonObject{{"lat", kLat},
+                                             {"lng", kLng},
+                                             {"booking_id", QString::number(id)},
+                                             {"rider_token", QString::fromLatin1(riderToken(booked.json()))}}}});
+        const QJsonObject update = feed.waitFor(
+            [id](const QJsonObject &m) {
+                return isUpdate(m) && m.value("booking").toObject().value("booking_id").toInteger() == id;
+            },
+            3000);
+        QVERIFY2(!update.isEmpty(), "no update for the booking named by a string of digits");
+        TC_VERIFY_STATUS(moveBooking(http, id, "cancel", riderToken(booked.json())), 200);
     }
 
     void upgradeElsewhereIsRefused()
