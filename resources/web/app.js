@@ -11,6 +11,19 @@
   const NEARBY_LIMIT = 30;
   const POLL_CARS_MS = 2000;
   const POLL_BOOKING_MS = 1000;
+  // Reconnecting the feed: jittered, so that the riders a server dropped together do not all come
+  // back in the same second. A close that says "not you" (1008 policy: origin, too many clients)
+  // or "later" (1013) is not a network blip: the page polls meanwhile and asks again much later.
+  const FEED_RETRY_MIN_MS = 1000;
+  const FEED_RETRY_MAX_MS = 15000;
+  const FEED_REFUSED_MIN_MS = 30000;
+  const FEED_REFUSED_MAX_MS = 60000;
+  const FEED_REFUSED_CODES = new Set([1008, 1013]);
+  // The feed says a booking is "unknown" when its node's copy of the fleet does not hold it (yet):
+  // GET asks the ledger, at once the first time, then at most every 3 s, 6 s, … 30 s while the feed
+  // keeps saying so.
+  const BOOKING_CHECK_MIN_MS = 3000;
+  const BOOKING_CHECK_MAX_MS = 30000;
   const REQUEST_TIMEOUT_MS = 8000;
   const BOOKING_RETRIES = 2; // a booking whose answer was lost is sent again this many times, same key
   const RETRIED = new Set(['unreachable', 'idempotency_key_in_progress']); // sent again at once, same key
@@ -54,6 +67,9 @@
     unreachable: false,
     feed: { ws: null, failures: 0, live: false, retry: 0 },
     timers: { cars: 0, booking: 0 },
+    lastCarsPollMs: -Infinity, // when pollCars last asked (a reconnect does not ask again so soon)
+    bookingRead: false, // a GET of the booking is under way (one at a time)
+    unknownCheck: { bookingId: null, notBefore: 0, delayMs: BOOKING_CHECK_MIN_MS },
   };
 
   const centre = { lat: (DEFAULT_BOUNDS.south + DEFAULT_BOUNDS.north) / 2, lng: (DEFAULT_BOUNDS.west + DEFAULT_BOUNDS.east) / 2 };
@@ -183,13 +199,9 @@
       return startPolling();
     }
     state.feed.ws = ws;
-    ws.onopen = () => {
-      state.feed.failures = 0;
-      state.feed.live = true;
-      stopPolling();
-      subscribe();
-      renderLive();
-    };
+    // Open is not yet live: a server that refuses a client (origin, too many clients) accepts the
+    // handshake and then closes. Only its first hello or update makes the feed live.
+    ws.onopen = subscribe;
     ws.onmessage = (ev) => {
       let msg;
       try {
@@ -197,13 +209,14 @@
       } catch (e) {
         return;
       }
+      if (!state.feed.live && (msg.type === 'hello' || msg.type === 'update')) feedLive();
       if (msg.type === 'update') {
         setUnreachable(false);
         onCars(msg.cars || []);
-        if (msg.booking) onBooking(msg.booking);
+        if (msg.booking) onFeedBooking(msg.booking);
       } else if (msg.type === 'follow') {
         // The followed car changed between updates: move it at once (and the booking, if it moved).
-        if (msg.booking) onBooking(msg.booking);
+        if (msg.booking) onFeedBooking(msg.booking);
         else if (msg.car && state.booking && msg.booking_id === state.booking.booking_id && isOpen(state.phase)) {
           state.booking = Object.assign({}, state.booking, { car: msg.car });
           drawCars();
@@ -214,16 +227,27 @@
         if (FRIENDLY[msg.error] && state.booking && msg.booking_id === state.booking.booking_id) showMessage(FRIENDLY[msg.error], 'error');
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (state.feed.ws !== ws) return;
       state.feed.ws = null;
       state.feed.live = false;
       state.feed.failures += 1;
       startPolling();
       renderLive();
-      const delay = Math.min(15000, 1000 * 2 ** Math.min(state.feed.failures, 4));
-      state.feed.retry = setTimeout(connectFeed, delay);
+      state.feed.retry = setTimeout(connectFeed, feedRetryDelay(ev.code));
     };
+  }
+  function feedLive() {
+    state.feed.failures = 0;
+    state.feed.live = true;
+    stopPolling();
+    renderLive();
+  }
+  function feedRetryDelay(closeCode) {
+    const between = (min, max) => min + Math.random() * (max - min);
+    if (FEED_REFUSED_CODES.has(closeCode)) return between(FEED_REFUSED_MIN_MS, FEED_REFUSED_MAX_MS);
+    const ceiling = Math.min(FEED_RETRY_MAX_MS, FEED_RETRY_MIN_MS * 2 ** Math.min(state.feed.failures, 4));
+    return between(ceiling / 2, ceiling);
   }
   function subscribe() {
     const ws = state.feed.ws;
@@ -237,10 +261,10 @@
   }
   function startPolling() {
     if (!state.timers.cars) {
-      pollCars();
+      if (performance.now() - state.lastCarsPollMs >= POLL_CARS_MS) pollCars();
       state.timers.cars = setInterval(pollCars, POLL_CARS_MS);
     }
-    if (!state.timers.booking) state.timers.booking = setInterval(pollBooking, POLL_BOOKING_MS);
+    if (!state.timers.booking) state.timers.booking = setInterval(readBooking, POLL_BOOKING_MS);
   }
   function stopPolling() {
     clearInterval(state.timers.cars);
@@ -249,6 +273,7 @@
   }
   async function pollCars() {
     if (!state.pickup) return;
+    state.lastCarsPollMs = performance.now();
     try {
       const q = `lat=${state.pickup.lat.toFixed(6)}&lng=${state.pickup.lng.toFixed(6)}&radius_m=${NEARBY_RADIUS_M}&limit=${NEARBY_LIMIT}`;
       onCars((await api('GET', '/cars/nearby?' + q)).cars || []);
@@ -256,13 +281,41 @@
       if (e.code !== 'unreachable') console.warn(e);
     }
   }
-  async function pollBooking() {
-    if (!state.booking || !isOpen(state.phase)) return;
+  // GET answers from this node's fleet, else from the ledger: the truth about the booking. Only
+  // its 404 ends the booking on the page; a network error or a 5xx keeps it (asked again later).
+  async function readBooking() {
+    if (!state.booking || !isOpen(state.phase) || state.bookingRead) return;
+    const id = state.booking.booking_id;
+    state.bookingRead = true;
     try {
-      onBooking(await api('GET', '/bookings/' + state.booking.booking_id, null, state.riderToken));
+      onBooking(await api('GET', '/bookings/' + id, null, state.riderToken));
     } catch (e) {
-      if (e.code !== 'unreachable') console.warn(e);
+      if (e.status === 404 && state.booking && state.booking.booking_id === id && isOpen(state.phase)) {
+        showMessage('Your booking is no longer known to the server.', 'error');
+        finish('cancelled');
+      } else if (e.code !== 'unreachable') {
+        console.warn(e);
+      }
+    } finally {
+      state.bookingRead = false;
     }
+  }
+  // "unknown" from the feed means its node does not hold the booking (a cluster node not yet told
+  // of it, or cut off from the others), not that it is gone: the page keeps it and asks the
+  // ledger, backing off while the feed says so.
+  function onFeedBooking(b) {
+    if (b.state !== 'unknown') {
+      state.unknownCheck.bookingId = null; // the feed knows it again: its next "unknown" is checked at once
+      return onBooking(b);
+    }
+    if (!state.booking || b.booking_id !== state.booking.booking_id || !isOpen(state.phase)) return;
+    const check = state.unknownCheck;
+    if (check.bookingId !== b.booking_id) Object.assign(check, { bookingId: b.booking_id, notBefore: 0, delayMs: BOOKING_CHECK_MIN_MS });
+    const now = performance.now();
+    if (now < check.notBefore || state.bookingRead) return;
+    check.notBefore = now + check.delayMs;
+    check.delayMs = Math.min(BOOKING_CHECK_MAX_MS, check.delayMs * 2);
+    readBooking();
   }
   const isOpen = (phase) => phase === 'assigned' || phase === 'arriving' || phase === 'on_trip';
 
@@ -288,10 +341,9 @@
   }
   function onBooking(b) {
     if (!state.booking || b.booking_id !== state.booking.booking_id) return;
-    if (b.state === 'unknown') {
-      showMessage('Your booking is no longer known to the server.', 'error');
-      return finish('cancelled');
-    }
+    if (b.state === 'unknown') return; // only the feed says so (onFeedBooking)
+    // The ledger's view has no ETA (its eta_s is 0): the last one known stays.
+    if (b.from_ledger) b = Object.assign({}, b, { eta_s: state.booking.eta_s });
     state.booking = Object.assign({}, state.booking, b);
     if (b.car && isOpen(b.state)) map.setAssignedCar(b.car.id);
     const before = state.phase;

@@ -7,10 +7,10 @@
 // never overlap); the failures (no car, destination outside the city, cancelled by the operator,
 // server unreachable). A screenshot per step into DIR; every request the page makes must stay on
 // the server's origin. Prints the time to interactive.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { createChecks, launchChromium, overallTimeout, phase } from './harness.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -24,30 +24,17 @@ if (!opt.url || !opt['nocars-url'] || !opt['nocars-pid'] || !opt['admin-token'])
   process.exit(2);
 }
 fs.mkdirSync(opt.artifacts, { recursive: true });
-const OVERALL_MS = 160_000; // the phone checks sample 1.5 s of frames four times; loaded CI machines are slow
-setTimeout(() => {
-  console.error(`FAIL: the test did not finish within ${OVERALL_MS / 1000} s`);
-  process.exit(3);
-}, OVERALL_MS).unref();
+overallTimeout(160_000); // the phone checks sample 1.5 s of frames four times; loaded CI machines are slow
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const report = { steps: [], requests: 0, foreign: [] };
-let failures = 0;
+const { check, report, finish } = createChecks();
+Object.assign(report, { requests: 0, foreign: [] });
 let shot = 0;
 
-function check(ok, what) {
-  if (!ok) failures += 1;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  report.steps.push({ ok, what });
-  return ok;
-}
 async function screenshot(page, name) {
   shot += 1;
   const file = path.join(opt.artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
   await page.screenshot({ path: file });
 }
-const phase = (page, p, timeout = 10_000) =>
-  page.waitForFunction((want) => document.documentElement.dataset.phase === want, p, { timeout }).then(() => true, () => false);
 const visible = (page, sel, timeout = 10_000) => page.waitForSelector(sel, { state: 'visible', timeout }).then(() => true, () => false);
 const text = (page, sel) => page.locator(sel).innerText().catch(() => '');
 async function messageText(page, timeout = 10_000) {
@@ -150,14 +137,7 @@ async function clickMap(page, fx, fy) {
   }
 }
 
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  timeout: 30_000,
-  // Playwright gives every launch a fresh temporary --user-data-dir.
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 const PHONE = { width: 390, height: 844 };
 try {
   // ── 0. Before any data: a loading state, never a false "no taxi" ──
@@ -442,8 +422,6 @@ try {
 }
 
 check(report.foreign.length === 0, `no request left the origin (${report.requests} requests)` + (report.foreign.length ? ': ' + report.foreign.join(', ') : ''));
-fs.writeFileSync(path.join(opt.artifacts, 'report.json'), JSON.stringify(report, null, 2));
 console.log(`time to interactive: median ${report.interactiveMedianMs} ms of ${report.interactiveSamplesMs} (navigation start → Book enabled), map drawn at ${report.mapDrawnMs} ms, ` +
   `transferred ${report.pageBytes} bytes, feed ${report.liveFeed}; screenshots in ${opt.artifacts}`);
-console.log(failures ? `FAILED: ${failures} check(s)` : 'PASSED');
-process.exit(failures ? 1 : 0);
+finish(opt.artifacts, 'report.json');

@@ -2,14 +2,15 @@
 # End-to-end test of the rider page: usage  web_e2e_test.sh TAXICORE_SERVER ARTIFACT_DIR
 # Installs playwright-core from the lockfile when missing (never a browser: the system's
 # Chromium is used), starts two servers on 127.0.0.1 port 0 (a normal one at 30× simulation
-# speed, one with no cars), runs the browser test under an overall timeout, and stops the
-# servers by PID whatever happens.
+# speed, one with no cars), runs the browser tests (rider-page: the page's journeys;
+# feed-recovery: the feed calling a booking unknown, a refused feed) each under an overall
+# timeout, and stops the servers by PID whatever happens.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 server_bin=${1:?usage: web_e2e_test.sh TAXICORE_SERVER ARTIFACT_DIR}
 artifacts=${2:?usage: web_e2e_test.sh TAXICORE_SERVER ARTIFACT_DIR}
 mkdir -p "$artifacts"
-rm -f "$artifacts"/*.png "$artifacts"/*.log "$artifacts"/report.json
+rm -f "$artifacts"/*.png "$artifacts"/*.log "$artifacts"/*report.json
 
 if [ ! -f "$here/node_modules/playwright-core/package.json" ]; then
   echo "installing playwright-core from package-lock.json"
@@ -56,6 +57,11 @@ start_server nocars --cars 0
 nocars_url=$url
 nocars_pid=$pid
 
+# Both browser tests run, whatever the first one's verdict; either failing fails the test.
+verdict=0
 timeout -k 5 170 node "$here/rider-page.test.mjs" \
   --url "$main_url" --nocars-url "$nocars_url" --nocars-pid "$nocars_pid" --artifacts "$artifacts" \
-  --admin-token "$admin_token"
+  --admin-token "$admin_token" || verdict=1
+timeout -k 5 130 node "$here/feed-recovery.test.mjs" \
+  --url "$main_url" --admin-token "$admin_token" --artifacts "$artifacts" || verdict=1
+exit $verdict
