@@ -44,11 +44,20 @@ node_flags=(--cars 2000 --demand-rate 0 --booking-burst 1000000 --booking-rate 1
 up=$(TAXICORE_BIN_DIR="$(cd "$build" && pwd)/bin" timeout 180 scripts/cluster.sh up "$nodes" --port 0 --state-dir "$state" -- "${node_flags[@]}")
 url=$(sed -n 's|^url: ||p' <<<"$up" | tail -1)
 [ -n "$url" ] || { echo "bench-cluster: the cluster did not start: $up" >&2; exit 1; }
-"$build/bin/taxicore-server" --port 0 --data-dir "$state/single" "${node_flags[@]}" >"$state/single.log" 2>&1 &
-single_pid=$!
-for _ in $(seq 150); do grep -qs '^listening on' "$state/single.log" && break; sleep 0.1; done
-single=$(awk '/^listening on/ {print $3; exit}' "$state/single.log")
-[ -n "$single" ] || { echo "bench-cluster: the embedded server did not start" >&2; exit 1; }
+# The embedded server to compare nearby with runs only for that part: its simulator moves its
+# 2,000 cars all the time, CPU the cluster's other parts would otherwise share with it.
+start_single() {
+  "$build/bin/taxicore-server" --port 0 --data-dir "$state/single" "${node_flags[@]}" >"$state/single.log" 2>&1 &
+  single_pid=$!
+  for _ in $(seq 150); do grep -qs '^listening on' "$state/single.log" && break; sleep 0.1; done
+  single=$(awk '/^listening on/ {print $3; exit}' "$state/single.log")
+  [ -n "$single" ] || { echo "bench-cluster: the embedded server did not start" >&2; exit 1; }
+}
+stop_single() {
+  kill "$single_pid" 2>/dev/null || true
+  timeout 10 tail --pid="$single_pid" -f /dev/null || kill -9 "$single_pid" 2>/dev/null || true
+  single_pid=
+}
 
 psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1)
 stored() { timeout 10 "$psql" -h 127.0.0.1 -p "$(cat "$state/run/postgres.port")" -U taxicore -d taxicore -tAc \
@@ -122,8 +131,10 @@ echo "Nearby, 1 km, 20 cars, road ETAs (wrk -t2 -c32 -d${seconds}s):"
 echo
 echo "| where | requests/s | p50 | p99 |"
 echo "|---|---|---|---|"
+start_single
 nearby_row "cluster through nginx ($nodes nodes)" "$url"
 nearby_row "one embedded server, direct" "$single"
+stop_single
 echo
 fi
 
