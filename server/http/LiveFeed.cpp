@@ -298,6 +298,8 @@ void LiveFeed::acceptPending()
             ++m_clientsPerAddress[counted];
         if (!m_backlogTimer.isActive())
             m_backlogTimer.start();
+        connect(socket, &QWebSocket::textFrameReceived, this, [this, socket] { chargeFrame(socket); });
+        connect(socket, &QWebSocket::binaryFrameReceived, this, [this, socket] { chargeFrame(socket); });
         connect(socket, &QWebSocket::textMessageReceived, this,
                 [this, socket](const QString &text) { onMessage(socket, text); });
         connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &) {
@@ -350,19 +352,26 @@ void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)
     });
 }
 
+// Charged per frame, not per message: a message's frames cost the thread a parse each, and a
+// message that never ends (a text frame, then continuation frames without payload for ever)
+// never reaches the 4 KiB bound nor a message. A page sends each message in one frame.
+void LiveFeed::chargeFrame(QWebSocket *socket)
+{
+    const auto it = m_clients.find(socket);
+    if (it == m_clients.end() || (*it)->budget.take(clock::monotonicMs()))
+        return;
+    drop(socket, QWebSocketProtocol::CloseCodePolicyViolated,
+         QStringLiteral("more than %1 messages a second (burst %2)")
+             .arg(FeedMessageBudget::kPerSecond)
+             .arg(FeedMessageBudget::kBurst));
+}
+
 void LiveFeed::onMessage(QWebSocket *socket, const QString &text)
 {
     auto it = m_clients.find(socket);
     if (it == m_clients.end())
         return;
-    std::shared_ptr<Client> client = *it;
-    if (!client->budget.take(clock::monotonicMs())) {
-        drop(socket, QWebSocketProtocol::CloseCodePolicyViolated,
-             QStringLiteral("more than %1 messages a second (burst %2)")
-                 .arg(FeedMessageBudget::kPerSecond)
-                 .arg(FeedMessageBudget::kBurst));
-        return;
-    }
+    std::shared_ptr<Client> client = *it; // its frames were charged to its budget (chargeFrame)
     const auto fail = [&](const char *code, const QString &message) {
         send(*client, compact({{QStringLiteral("type"), QStringLiteral("error")},
                                {QStringLiteral("error"), QLatin1String(code)},

@@ -130,6 +130,8 @@ private:
     };
 
     void acceptPending();
+    // Takes one of the client's frame budget; past it the client is closed (1008).
+    void chargeFrame(QWebSocket *socket);
     void onMessage(QWebSocket *socket, const QString &text);
     void drop(QWebSocket *socket, int closeCode, const QString &reason);
     // Forgets the client (and its place in its address's count; a follower also its place in the

@@ -9,6 +9,7 @@
 #include "ConnectionsKit.h"
 
 #include <QElapsedTimer>
+#include <QWebSocketProtocol>
 #include <netinet/tcp.h>
 
 using namespace taxicore::test;
@@ -73,6 +74,37 @@ int openFeed(quint16 port)
     return fd;
 }
 
+// A masked client data frame without payload: `opcode` 0 (a continuation) or 1 (text), FIN unset.
+QByteArray unfinishedFrame(char opcode)
+{
+    QByteArray frame;
+    frame.append(opcode);
+    frame.append(char(0x80)); // masked, no payload
+    frame.append(QByteArray(4, '\0'));
+    return frame;
+}
+
+// The close code of the first close frame among the server's (unmasked) frames; 0 when none.
+int closeCodeIn(const QByteArray &bytes)
+{
+    qsizetype at = 0;
+    while (at + 2 <= bytes.size()) {
+        const int opcode = bytes[at] & 0x0f;
+        qint64 length = bytes[at + 1] & 0x7f;
+        qsizetype header = 2;
+        if (length == 126 && at + 4 <= bytes.size()) {
+            length = (uchar(bytes[at + 2]) << 8) | uchar(bytes[at + 3]);
+            header = 4;
+        } else if (length == 127) {
+            return 0; // the feed sends nothing that large here
+        }
+        if (opcode == 8 && length >= 2 && at + header + 2 <= bytes.size())
+            return (uchar(bytes[at + header]) << 8) | uchar(bytes[at + header + 1]);
+        at += header + length;
+    }
+    return 0;
+}
+
 } // namespace
 
 class FeedPingFloodTest : public QObject {
@@ -81,6 +113,7 @@ class FeedPingFloodTest : public QObject {
 private Q_SLOTS:
     void pingFloodWithoutReadingIsDropped_data();
     void pingFloodWithoutReadingIsDropped();
+    void aMessageThatNeverEndsIsClosed();
 };
 
 void FeedPingFloodTest::pingFloodWithoutReadingIsDropped_data()
@@ -151,6 +184,66 @@ void FeedPingFloodTest::pingFloodWithoutReadingIsDropped()
     QVERIFY2(peakKiB - rssAtStart < kGrowthBoundKiB,
              qPrintable(QStringLiteral("the server grew by %1 MiB").arg((peakKiB - rssAtStart) >> 10)));
     // And it serves on.
+    QVERIFY2(waitUntil([&] { return call(server, "GET", "/hello", {}, 2000).status == 200; }, 5000),
+             "no HTTP service after the flood");
+}
+
+// A text frame without FIN, then continuation frames without payload for ever: a message that
+// never ends, so it never reaches the 4 KiB bound nor the message budget, while each frame costs
+// the feed's thread its parse. Frames are charged to the budget: closed with 1008 after its burst.
+void FeedPingFloodTest::aMessageThatNeverEndsIsClosed()
+{
+    constexpr int kFrames = 200'000;
+    ServerProcess server({QStringLiteral("--cars"), QStringLiteral("50")});
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    const int fd = openFeed(server.port());
+    QVERIFY2(fd >= 0, "the feed upgrade failed");
+    // Subscribed first: the feed's idle timeout closes a client that never subscribes.
+    const QByteArray text = R"({"subscribe":{"lat":57.7075,"lng":11.9675}})";
+    QByteArray subscribe;
+    subscribe.append(char(0x81));
+    subscribe.append(char(0x80 | text.size()));
+    subscribe.append(QByteArray(4, '\0'));
+    subscribe.append(text);
+    QByteArray endless = subscribe + unfinishedFrame(0x01);
+    for (int i = 0; i < 1000; ++i)
+        endless.append(unfinishedFrame(0x00));
+    const QByteArray more = endless.mid(subscribe.size() + 6); // 1,000 continuations
+
+    int sentFrames = 0;
+    bool refused = false;
+    QElapsedTimer sending;
+    sending.start();
+    for (const QByteArray *chunk = &endless; sentFrames < kFrames && sending.elapsed() < 20'000; chunk = &more) {
+        if (::send(fd, chunk->constData(), size_t(chunk->size()), MSG_NOSIGNAL) != chunk->size()) {
+            refused = true; // EPIPE / ECONNRESET: the server closed it
+            break;
+        }
+        sentFrames += 1000;
+    }
+    // What the server sent: its updates, then (once the budget is spent) its close frame.
+    QByteArray received;
+    char buffer[4096];
+    QElapsedTimer reading;
+    reading.start();
+    bool closed = false;
+    while (!closed && reading.elapsed() < 10'000) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n > 0)
+            received.append(buffer, n);
+        else
+            closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+        if (closeCodeIn(received) != 0)
+            break;
+    }
+    ::close(fd);
+    const int code = closeCodeIn(received);
+    qInfo("%d frames sent (%s); close code %d", sentFrames, refused ? "then refused" : "all taken", code);
+    QVERIFY2(code == int(QWebSocketProtocol::CloseCodePolicyViolated),
+             qPrintable(QStringLiteral("after %1 frames of one endless message: close code %2, %3")
+                            .arg(sentFrames)
+                            .arg(code)
+                            .arg(closed ? QStringLiteral("connection closed") : QStringLiteral("still open"))));
     QVERIFY2(waitUntil([&] { return call(server, "GET", "/hello", {}, 2000).status == 200; }, 5000),
              "no HTTP service after the flood");
 }
