@@ -290,7 +290,9 @@
     try {
       onBooking(await api('GET', '/bookings/' + id, null, state.riderToken));
     } catch (e) {
-      if (e.status === 404 && state.booking && state.booking.booking_id === id && isOpen(state.phase)) {
+      // The server's own 404 for this booking, not one of a proxy in front (a misrouted path
+      // during a deploy): the booking may be live, and the rider would book a second car.
+      if (e.status === 404 && e.code === 'booking_not_found' && state.booking && state.booking.booking_id === id && isOpen(state.phase)) {
         showMessage('Your booking is no longer known to the server.', 'error');
         finish('cancelled');
       } else if (e.code !== 'unreachable') {

@@ -164,6 +164,31 @@ try {
     await context.close();
   }
 
+  // ── 1c. "unknown" from the feed and a 404 that is not the server's (a proxy in front, a path
+  //        misrouted during a deploy): the booking may be live, so the page keeps it ──
+  {
+    const context = await browser.newContext({ viewport: { width: 1024, height: 700 } });
+    const page = await context.newPage();
+    const forge = await forgeUnknownBooking(page);
+    const booking = await book(page);
+    let proxyReads = 0;
+    await page.route((u) => BOOKING_READ.test(u.pathname), (route) => {
+      if (route.request().method() !== 'GET') return route.continue();
+      proxyReads += 1;
+      return route.fulfill({ status: 404, contentType: 'text/html', body: '<html><body>404 Not Found</body></html>' });
+    });
+    forge.on = true;
+    const readBy = Date.now() + 8000;
+    while (proxyReads === 0 && Date.now() < readBy) await page.waitForTimeout(100);
+    check(proxyReads > 0, 'the page read the booking when the feed called it unknown');
+    await page.waitForTimeout(1500); // what is tested is that nothing happens after the answer
+    check(await phase(page, 'assigned', 500) || await phase(page, 'arriving', 500),
+      `a 404 that is not the server's (${proxyReads} reads) keeps the booking open`);
+    check(!/no longer known/.test(await page.locator('#message-text').textContent()), 'no "no longer known" message');
+    await cancelOnServer(booking);
+    await context.close();
+  }
+
   // ── 2. A feed the server refuses after the handshake: back off, poll at the usual pace ──
   {
     const proxy = await startHostRewritingProxy(opt.url);
