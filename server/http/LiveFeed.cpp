@@ -214,6 +214,11 @@ LiveFeed::LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject
 
 LiveFeed::~LiveFeed()
 {
+    closeAllClients();
+}
+
+void LiveFeed::closeAllClients()
+{
     // The server is stopping: each client is told so with 1001 (going away), and a page can tell
     // that from a lost connection. Never blocking: close() hands the small frame to the kernel
     // (a flush without waiting) and closes; for a client that does not read, the frame is lost
@@ -221,6 +226,7 @@ LiveFeed::~LiveFeed()
     const auto sockets = m_clients.keys();
     m_clients.clear();
     m_clientsPerAddress.clear();
+    m_indexStale = true;
     for (QWebSocket *socket : sockets) {
         socket->disconnect(this);
         socket->close(QWebSocketProtocol::CloseCodeGoingAway, QStringLiteral("server shutting down"));

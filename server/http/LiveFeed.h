@@ -79,6 +79,10 @@ public:
 
     LiveFeed(QAbstractHttpServer &server, const FleetStore &fleet, QObject *parent = nullptr);
     ~LiveFeed() override;
+    // Closes every client with 1001 (going away) and forgets it, without waiting: the server is
+    // stopping. The destructor does it too; a worker does it before it waits for its last commits,
+    // which its supervisor may not let it finish.
+    void closeAllClients();
 
     // Road ETAs for the cars (the service's estimator); without one, straight-line estimates.
     // The estimator must outlive this feed and be safe to call from this thread.

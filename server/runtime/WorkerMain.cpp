@@ -215,6 +215,9 @@ int runWorker(const WorkerOptions &options)
     slot.heartbeatMs.store(clock::monotonicMs(), std::memory_order_relaxed);
     slot.state.store(WorkerSlotState::Serving, std::memory_order_release);
     const int code = QCoreApplication::exec();
+    // The riders' feeds hear 1001 now: after a drain that timed out, the supervisor may kill this
+    // process while it waits for its last commits, before the stack (and its feed) is destroyed.
+    stack.feed().closeAllClients();
     // Commits still in flight reply through the stack: let them finish while it exists (the
     // ledger outlives it, and its destructor would run their callbacks after the stack is gone).
     ledger.ledger->waitUntilIdle(kLedgerIdleWaitMs);

@@ -22,6 +22,7 @@
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWebSocket>
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -488,14 +489,23 @@ void ServerPostgresLedgerTest::aModeSwitchWhileAWorkerAwaitsACommitAnswersItsRid
     QTemporaryDir dir;
     const auto started =
         serverOnFreshLedger(dir, {QStringLiteral("--mode"), QStringLiteral("processes"), QStringLiteral("--workers"),
-                                  QStringLiteral("2"), QStringLiteral("--answer-timeout-ms"), QStringLiteral("60000")});
+                                  QStringLiteral("1"), QStringLiteral("--answer-timeout-ms"), QStringLiteral("60000")});
     QVERIFY2(started, "no server on a fresh ledger (see the warnings above)");
     ServerProcess &server = *started;
-    // The rider's connection must be a worker's (until then the primary serves it itself).
-    QVERIFY2(rt::waitForWorkersTakingConnections(server, 2, 20'000), "the workers never took connections");
+    // The rider's connections must be the worker's (until then the primary serves them itself).
+    QVERIFY2(rt::waitForWorkersTakingConnections(server, 1, 20'000), "the worker never took connections");
     HttpClient http(server.host(), server.port(), 20'000);
     TC_VERIFY_STATUS(book(http, QStringLiteral("before-the-stall")), 201);
     http.disconnect();
+    // The rider's live feed, on the same worker: told 1001 (going away) when the worker stops,
+    // though the worker still waits for the frozen commit when its supervisor kills it.
+    QWebSocket feed;
+    bool feedOpen = false;
+    int feedCloseCode = -1;
+    QObject::connect(&feed, &QWebSocket::connected, &feed, [&] { feedOpen = true; });
+    QObject::connect(&feed, &QWebSocket::disconnected, &feed, [&] { feedCloseCode = int(feed.closeCode()); });
+    feed.open(QUrl(QStringLiteral("ws://%1:%2/api/v1/stream").arg(server.host()).arg(server.port())));
+    QVERIFY2(waitUntil([&] { return feedOpen; }, 10'000), "the feed did not open");
 
     m_pg.freeze(true);
     auto thaw = qScopeGuard([this] { m_pg.freeze(false); });
@@ -525,6 +535,8 @@ void ServerPostgresLedgerTest::aModeSwitchWhileAWorkerAwaitsACommitAnswersItsRid
     TC_VERIFY_ERROR(answers.first(), 503, "shutting_down");
     QVERIFY2(answeredAfterMs >= kDrainMs - 1500 && answeredAfterMs < kDrainMs + 3000,
              qPrintable(QStringLiteral("answered %1 ms after the switch").arg(answeredAfterMs)));
+    QVERIFY2(waitUntil([&] { return feedCloseCode >= 0; }, 5000), "the feed was not closed");
+    QCOMPARE(feedCloseCode, int(QWebSocketProtocol::CloseCodeGoingAway));
     m_pg.freeze(false);
     thaw.dismiss();
     // The server goes on in single mode, on the same ledger.
