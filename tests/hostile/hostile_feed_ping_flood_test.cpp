@@ -74,6 +74,18 @@ int openFeed(quint16 port)
     return fd;
 }
 
+// A masked client text frame subscribing to a point.
+QByteArray subscribeFrame()
+{
+    const QByteArray text = R"({"subscribe":{"lat":57.7075,"lng":11.9675}})";
+    QByteArray frame;
+    frame.append(char(0x81));
+    frame.append(char(0x80 | text.size()));
+    frame.append(QByteArray(4, '\0')); // a zero mask: the text as it is
+    frame.append(text);
+    return frame;
+}
+
 // A masked client data frame without payload: `opcode` 0 (a continuation) or 1 (text), FIN unset.
 QByteArray unfinishedFrame(char opcode)
 {
@@ -137,15 +149,7 @@ void FeedPingFloodTest::pingFloodWithoutReadingIsDropped()
 
     const int fd = openFeed(server.port());
     QVERIFY2(fd >= 0, "the feed upgrade failed");
-    const QByteArray subscribe = [] {
-        const QByteArray text = R"({"subscribe":{"lat":57.7075,"lng":11.9675}})";
-        QByteArray frame;
-        frame.append(char(0x81));
-        frame.append(char(0x80 | text.size()));
-        frame.append(QByteArray(4, '\0')); // a zero mask: the text as it is
-        frame.append(text);
-        return frame;
-    }();
+    const QByteArray subscribe = subscribeFrame();
     QCOMPARE(::send(fd, subscribe.constData(), size_t(subscribe.size()), MSG_NOSIGNAL), ssize_t(subscribe.size()));
 
     // Pings as fast as the server takes them, never reading an answer.
@@ -199,12 +203,7 @@ void FeedPingFloodTest::aMessageThatNeverEndsIsClosed()
     const int fd = openFeed(server.port());
     QVERIFY2(fd >= 0, "the feed upgrade failed");
     // Subscribed first: the feed's idle timeout closes a client that never subscribes.
-    const QByteArray text = R"({"subscribe":{"lat":57.7075,"lng":11.9675}})";
-    QByteArray subscribe;
-    subscribe.append(char(0x81));
-    subscribe.append(char(0x80 | text.size()));
-    subscribe.append(QByteArray(4, '\0'));
-    subscribe.append(text);
+    const QByteArray subscribe = subscribeFrame();
     QByteArray endless = subscribe + unfinishedFrame(0x01);
     for (int i = 0; i < 1000; ++i)
         endless.append(unfinishedFrame(0x00));

@@ -312,9 +312,10 @@ private slots:
     // both sides name one.
     void httpsPageBehindATlsProxyIsServed()
     {
-        const struct {
+        struct HostAndOrigin {
             QByteArray host, origin;
-        } served[] = {
+        };
+        const HostAndOrigin served[] = {
             {"taxi.example", "https://taxi.example"},      {"TAXI.example", "https://taxi.EXAMPLE"},
             {"taxi.example", "https://taxi.example:8443"}, {"taxi.example:8443", "https://taxi.example:8443"},
             {"taxi.example:8080", "http://taxi.example"},
@@ -330,9 +331,7 @@ private slots:
                                     .arg(QString::fromUtf8(answer.payload.mid(2)))));
             QVERIFY2(answer.payload.contains("\"hello\""), answer.payload.constData());
         }
-        const struct {
-            QByteArray host, origin;
-        } refused[] = {
+        const HostAndOrigin refused[] = {
             {"taxi.example", "https://evil.example"},
             {"taxi.example", "https://taxi.example.evil.example"},
             {"taxi.example:8443", "https://taxi.example:9443"},
