@@ -5,7 +5,8 @@
 #    Redis, nginx, the whole machine): wrk with scripts/bench-durable.lua (each connection books,
 #    cancels, again; every 201 is committed in PostgreSQL, whose rows are counted afterwards);
 #  - nearby (1 km, 20 cars, road ETAs) requests/s and p50/p99 through nginx, and the same on the
-#    embedded server directly;
+#    embedded server directly, at saturation (wrk) and at equal offered load (taxicore-bench -R, half
+#    the embedded server's saturated rate unless NEARBY_RATE), NEARBY_ROUNDS rounds (default 3);
 #  - position reports/s: wrk with scripts/bench-positions.lua (device reports for random cars)
 #    through nginx, then straight to the nodes (one wrk per node at once, summed);
 #  - the live feed (taxicore-feed-probe fanout): FOLLOWERS WebSocket followers of FOLLOWERS/2
@@ -16,7 +17,8 @@
 #    is sent SIGKILL after KILL_AT_S seconds; the longest time without a successful answer, and
 #    every acknowledged booking looked up in PostgreSQL.
 # Usage: scripts/bench-cluster.sh [nodes] [seconds]    BUILD_DIR=build  CONNECTIONS=64
-#        FOLLOWERS=2000  KILL_AT_S=3  ONLY="durable nearby positions feed kill" (the parts to run)
+#        FOLLOWERS=2000  KILL_AT_S=3  NEARBY_ROUNDS=3  NEARBY_RATE=(requests/s)
+#        ONLY="durable nearby positions feed kill" (the parts to run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${1:-3}
@@ -30,7 +32,9 @@ want() { [[ " $only " == *" $1 "* ]]; }
 probe=$build/bin/taxicore-feed-probe
 device_token=bench-cluster-device-token-$RANDOM$RANDOM
 command -v wrk >/dev/null || { echo "bench-cluster: wrk is missing (apt-get install wrk)" >&2; exit 1; }
-[ -x "$build/bin/taxicore-server" ] || { echo "bench-cluster: $build/bin/taxicore-server is missing" >&2; exit 1; }
+for tool in taxicore-server taxicore-bench; do
+  [ -x "$build/bin/$tool" ] || { echo "bench-cluster: $build/bin/$tool is missing" >&2; exit 1; }
+done
 state=$(mktemp -d "${TMPDIR:-/tmp}/taxicore-bench-cluster.XXXXXX")
 single_pid=
 cleanup() {
@@ -63,13 +67,25 @@ psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -
 stored() { timeout 10 "$psql" -h 127.0.0.1 -p "$(cat "$state/run/postgres.port")" -U taxicore -d taxicore -tAc \
              "SELECT count(*) FROM bookings"; }
 
-nearby_row() { # label url
-  local out
-  out=$(timeout $((seconds + 60)) wrk -t2 -c32 -d"${seconds}s" --latency \
-          "$2/api/v1/cars/nearby?lat=57.7000&lng=11.9700&radius_m=1000&limit=20")
-  awk -v label="$1" '/Requests\/sec/ {rps=$2} $1=="50%" {p50=$2} $1=="99%" {p99=$2}
-                     END {printf "| %s | %.0f | %s | %s |\n", label, rps, p50, p99}' <<<"$out"
+nearby_query="/api/v1/cars/nearby?lat=57.7000&lng=11.9700&radius_m=1000&limit=20"
+# Saturation: wrk's 32 connections each send the next request when the last is answered.
+# Prints "requests/s p50_ms p99_ms".
+nearby_saturated() { # url
+  timeout $((seconds + 60)) wrk -t2 -c32 -d"${seconds}s" --latency "$1$nearby_query" | awk '
+    function ms(v) { return v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v * 1000 }
+    /Requests\/sec/ {rps = $2} $1 == "50%" {p50 = ms($2)} $1 == "99%" {p99 = ms($2)}
+    END {printf "%.0f %.2f %.2f\n", rps, p50, p99}'
 }
+# Equal offered load: taxicore-bench's open loop sends `rate` requests/s whatever the answers do,
+# and times each from when it was due (corrected for coordinated omission), so both sides get
+# the same work and the latency compares like with like. Prints "requests/s p50_ms p99_ms".
+nearby_paced() { # url rate
+  timeout $((seconds + 60)) "$build/bin/taxicore-bench" "$1$nearby_query" -c32 -R "$2" -d "${seconds}s" --warmup 1s 2>&1 | awk '
+    function ms(v) { return v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v ~ /s$/ ? v * 1000 : v }
+    $1 == "corrected" {p50 = ms($4); p99 = ms($6)} /^Requests\/sec/ {rps = $2}
+    END {printf "%.0f %.2f %.2f\n", rps, p50, p99}'
+}
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 
 # CPU ticks (utime + stime, /proc/PID/stat) summed over PIDs; the PIDs of a part of the cluster
 # (a node with its worker processes, the postmaster with its backends, nginx with its workers);
@@ -127,14 +143,37 @@ echo
 fi
 
 if want nearby; then
-echo "Nearby, 1 km, 20 cars, road ETAs (wrk -t2 -c32 -d${seconds}s):"
+rounds=${NEARBY_ROUNDS:-3}
+echo "Nearby, 1 km, 20 cars, road ETAs: the cluster through nginx and one embedded server directly, $rounds rounds, the order swapped each round:"
+echo "at saturation (wrk -t2 -c32 -d${seconds}s: each side as fast as it answers) and at equal offered load"
+echo "(taxicore-bench -c32 -R RATE -d${seconds}s, open loop, latency from each request's due time)."
 echo
-echo "| where | requests/s | p50 | p99 |"
-echo "|---|---|---|---|"
+echo "| round | measure | cluster requests/s | p50 ms | p99 ms | embedded requests/s | p50 ms | p99 ms | p99 ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
 start_single
-nearby_row "cluster through nginx ($nodes nodes)" "$url"
-nearby_row "one embedded server, direct" "$single"
+ratios_saturated=()
+ratios_paced=()
+for round in $(seq "$rounds"); do
+  for measure in saturated paced; do
+    # The rate both can bear: half of what the embedded server answered at saturation.
+    args=()
+    [ "$measure" = paced ] && args=("${NEARBY_RATE:-$rate}")
+    if (( round % 2 )); then
+      c=$("nearby_$measure" "$url" "${args[@]}"); e=$("nearby_$measure" "$single" "${args[@]}")
+    else
+      e=$("nearby_$measure" "$single" "${args[@]}"); c=$("nearby_$measure" "$url" "${args[@]}")
+    fi
+    [ "$measure" = saturated ] && rate=$(awk '{printf "%d", int($1 / 2 / 500) * 500}' <<<"$e")
+    ratio=$(awk -v c="$c" -v e="$e" 'BEGIN {split(c, a, " "); split(e, b, " "); printf "%.2f", (b[3] > 0 ? a[3] / b[3] : 0)}')
+    label="wrk -c32"
+    [ "$measure" = paced ] && label="${NEARBY_RATE:-$rate}/s"
+    echo "| $round | $label | $(tr ' ' '|' <<<"$c" | sed 's/|/ | /g') | $(tr ' ' '|' <<<"$e" | sed 's/|/ | /g') | $ratio× |"
+    if [ "$measure" = paced ]; then ratios_paced+=("$ratio"); else ratios_saturated+=("$ratio"); fi
+  done
+done
 stop_single
+echo
+echo "Median p99 ratio, cluster / embedded: at saturation $(printf '%s\n' "${ratios_saturated[@]}" | median)×, at equal offered load $(printf '%s\n' "${ratios_paced[@]}" | median)×."
 echo
 fi
 
