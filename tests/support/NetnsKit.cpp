@@ -1,5 +1,6 @@
 #include "NetnsKit.h"
 
+#include "DieWithTest.h"
 #include "ServerProcess.h"
 
 #include <QDeadlineTimer>
@@ -312,7 +313,7 @@ bool NamespacedServer::start(int timeoutMs)
                      QStringLiteral("--data-dir"),
                      m_folder.filePath(QStringLiteral("data"))};
     args += m_args;
-    m_process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
+    m_process.setChildProcessModifier([testPid = ::getpid()] { dieWithTest(testPid, SIGKILL); });
     m_process.start(QStringLiteral("ip"), args);
     if (!m_process.waitForStarted(timeoutMs)) {
         m_error = QStringLiteral("cannot start ip netns exec: %1").arg(m_process.errorString());

@@ -1,5 +1,6 @@
 #include "NginxKit.h"
 
+#include "DieWithTest.h"
 #include "HttpClient.h"
 
 #include <QDeadlineTimer>
@@ -110,6 +111,8 @@ bool NginxProcess::startOnce(int timeoutMs)
         return false;
     }
     out.close();
+    // SIGTERM: nginx's fast shutdown, its master stops its workers.
+    m_process.setChildProcessModifier([testPid = ::getpid()] { dieWithTest(testPid, SIGTERM); });
     m_process.start(program(), {QStringLiteral("-p"), prefix.path(), QStringLiteral("-c"), conf, QStringLiteral("-e"),
                                 prefix.filePath(QStringLiteral("logs/error.log"))});
     if (!m_process.waitForStarted(timeoutMs)) {

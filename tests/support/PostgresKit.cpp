@@ -1,5 +1,7 @@
 #include "PostgresKit.h"
 
+#include "DieWithTest.h"
+
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDir>
@@ -37,18 +39,19 @@ bool systemUser(uid_t *uid, gid_t *gid)
     return true;
 }
 
-// The child drops root before exec: initdb and postgres refuse to run as root.
-void runAsPostgresUser(QProcess &process)
+// The child drops root before exec: initdb and postgres refuse to run as root. `deathSignal`
+// (0: none) is what the child gets when the test dies (dieWithTest).
+void runAsPostgresUser(QProcess &process, int deathSignal = 0)
 {
-    if (!runningAsRoot())
-        return;
     uid_t uid = 0;
     gid_t gid = 0;
-    if (!systemUser(&uid, &gid))
-        return;
-    process.setChildProcessModifier([uid, gid] {
-        if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
+    const bool dropRoot = runningAsRoot() && systemUser(&uid, &gid);
+    const pid_t testPid = ::getpid();
+    process.setChildProcessModifier([dropRoot, uid, gid, deathSignal, testPid] {
+        if (dropRoot && (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0))
             ::_exit(126);
+        if (deathSignal != 0)
+            taxicore::test::dieWithTest(testPid, deathSignal);
     });
 }
 
@@ -218,7 +221,8 @@ bool PostgresKit::start()
         return false;
     const bool first = !m_server;
     m_server = std::make_unique<QProcess>();
-    runAsPostgresUser(*m_server);
+    // SIGQUIT: PostgreSQL's immediate shutdown, which ends its backends too.
+    runAsPostgresUser(*m_server, SIGQUIT);
     m_server->setStandardOutputFile(m_log, QIODevice::Append);
     m_server->setStandardErrorFile(m_log, QIODevice::Append);
     const QStringList listen = QStringList{QStringLiteral("127.0.0.1")} + m_extraAddresses;

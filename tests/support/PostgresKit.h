@@ -51,6 +51,9 @@ public:
     void freeze(bool frozen);
 
     int port() const { return m_port; }
+    qint64 pid() const { return m_server ? m_server->processId() : 0; }
+    // The folder of its data, log and sockets (removed by the destructor).
+    QString folder() const { return m_root ? m_root->path() : QString(); }
     QString url(const QString &database = QStringLiteral("taxicore")) const;
     // psql -Atc: the rows as text (fields separated by '|'), or empty with error() set.
     QString psql(const QString &sql, const QString &database = QStringLiteral("taxicore"));

@@ -1,5 +1,7 @@
 #include "RedisKit.h"
 
+#include "DieWithTest.h"
+
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDir>
@@ -81,7 +83,7 @@ bool RedisKit::launch(QString *error)
     m_process.setProcessChannelMode(QProcess::MergedChannels);
     m_process.setStandardOutputFile(m_folder + QStringLiteral("/redis.log"), QIODevice::Append);
     // If the test process dies (a crash, a ctest timeout), the kernel kills the server too.
-    m_process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
+    m_process.setChildProcessModifier([testPid = ::getpid()] { dieWithTest(testPid, SIGKILL); });
     m_process.start();
     if (!m_process.waitForStarted(kStartTimeoutMs)) {
         *error = QStringLiteral("%1 did not start: %2").arg(program, m_process.errorString());

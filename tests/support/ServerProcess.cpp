@@ -1,5 +1,7 @@
 #include "ServerProcess.h"
 
+#include "DieWithTest.h"
+
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
@@ -58,6 +60,12 @@ bool ServerProcess::start(int timeoutMs)
     // test's run would take cars.
     if (!m_args.contains(QStringLiteral("--data-dir")) && m_logDir.isValid())
         args += {QStringLiteral("--data-dir"), m_logDir.filePath(QStringLiteral("data"))};
+    // SIGKILL: its worker processes follow it (they have PR_SET_PDEATHSIG on it themselves).
+    m_process.setChildProcessModifier([testPid = ::getpid(), modifier = m_childModifier] {
+        if (modifier)
+            modifier();
+        dieWithTest(testPid, SIGKILL);
+    });
     m_process.start(binary(), args);
     if (!m_process.waitForStarted(timeoutMs)) {
         m_error = QStringLiteral("cannot start %1: %2").arg(binary(), m_process.errorString());

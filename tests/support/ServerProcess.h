@@ -29,7 +29,7 @@ public:
     // Variables set (or overridden) in the server's environment from the next start() on.
     void setEnvironment(const QStringList &nameEqualsValue);
     // Runs in the child before exec from the next start() on (e.g. setpgid for a process group).
-    void setChildModifier(const std::function<void()> &modifier) { m_process.setChildProcessModifier(modifier); }
+    void setChildModifier(const std::function<void()> &modifier) { m_childModifier = modifier; }
     // SIGTERM, wait up to `graceMs`, then SIGKILL. Returns the exit code, or -1 when it had to be
     // killed or was not running.
     int stop(int graceMs = 10'000);
@@ -64,6 +64,7 @@ public:
 private:
     QStringList m_args;
     QProcess m_process;
+    std::function<void()> m_childModifier; // a test's, run in the child before exec
     // stderr goes to a file, so a chatty server never blocks on a full pipe while a test waits
     // on sockets without running an event loop.
     QTemporaryDir m_logDir;
