@@ -24,9 +24,9 @@ endforeach()
 target_link_libraries(hostile_feed_limits_test PRIVATE Qt6::WebSockets)
 # The feed's message budget and size bounds, with QWebSocket clients (FeedClientKit.h).
 foreach(target IN ITEMS hostile_feed_flood_test hostile_feed_oversize_test)
-  target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/FeedClientKit.h)
+  target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/FeedClientKit.h ${CMAKE_CURRENT_SOURCE_DIR}/QtWebSocketLeakUnwind.h)
   target_link_libraries(${target} PRIVATE Qt6::WebSockets)
 endforeach()
 # Under make test-asan the test's own client leaks inside Qt WebSockets 6.4's ~QWebSocket; the test
-# binary asks for the slow unwinder itself (__asan_default_options in hostile_feed_limits_test.cpp),
+# binary asks for the slow unwinder itself (QtWebSocketLeakUnwind.h, in each of the three feed tests),
 # so the taxicore-server it starts does not inherit it.

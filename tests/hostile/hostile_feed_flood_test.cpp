@@ -8,6 +8,7 @@
 
 #include "ConnectionsKit.h"
 #include "FeedClientKit.h"
+#include "QtWebSocketLeakUnwind.h"
 
 #include <QElapsedTimer>
 #include <QTest>

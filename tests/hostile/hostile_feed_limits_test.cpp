@@ -7,6 +7,7 @@
 // after --feed-idle-timeout-ms; one that subscribed stays.
 
 #include "ConnectionsKit.h"
+#include "QtWebSocketLeakUnwind.h"
 
 #include <QElapsedTimer>
 #include <QNetworkRequest>
@@ -17,19 +18,6 @@
 using namespace taxicore::test;
 using namespace taxicore::test::rt;
 using namespace taxicore::test::hostile;
-
-#if defined(__SANITIZE_ADDRESS__)
-// Under make test-asan: Qt WebSockets 6.4 leaks a QString inside ~QWebSocket (this test's client).
-// lsan.supp names that frame, but LeakSanitizer's fast unwinder stops at Qt's frames (built
-// without frame pointers) and never sees it; the slow unwinder does. Asked for here, in this
-// binary only (ASAN_OPTIONS still wins): through the environment the taxicore-server this test
-// starts inherited it too, and every allocation of its start-up paid for a full unwind (it then
-// missed the 10 s `listening on` deadline on a loaded machine).
-extern "C" const char *__asan_default_options()
-{
-    return "fast_unwind_on_malloc=0";
-}
-#endif
 
 namespace {
 constexpr int kMaxConnections = 20;

@@ -9,6 +9,7 @@
 
 #include "ConnectionsKit.h"
 #include "FeedClientKit.h"
+#include "QtWebSocketLeakUnwind.h"
 
 #include <QTest>
 #include <memory>
