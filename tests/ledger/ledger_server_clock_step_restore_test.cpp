@@ -105,18 +105,12 @@ void ClockStepRestoreTest::aStepBeforeACrashExpiresNoWaitingBooking()
     QFETCH(int, simSpeed);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    QStringList args{QStringLiteral("--data-dir"),
-                     dir.path(),
-                     QStringLiteral("--cars"),
-                     QStringLiteral("1"),
-                     QStringLiteral("--seed"),
-                     QStringLiteral("5"),
-                     QStringLiteral("--demand-rate"),
-                     QStringLiteral("0"),
-                     QStringLiteral("--sim-speed"),
-                     QString::number(simSpeed),
-                     QStringLiteral("--pickup-timeout"),
-                     QString::number(kPickupTimeoutRealS * simSpeed)};
+    QStringList args{QStringLiteral("--data-dir"),       dir.path(),
+                     QStringLiteral("--cars"),           QStringLiteral("1"),
+                     QStringLiteral("--seed"),           QStringLiteral("5"),
+                     QStringLiteral("--demand-rate"),    QStringLiteral("0"),
+                     QStringLiteral("--sim-speed"),      QString::number(simSpeed),
+                     QStringLiteral("--pickup-timeout"), QString::number(kPickupTimeoutRealS * simSpeed)};
     if (postgres) {
         TC_REQUIRE_TOOL(!PostgresKit::binDir().isEmpty(), "PostgreSQL (initdb, postgres) is not installed");
         if (!m_pg)
@@ -154,9 +148,9 @@ void ClockStepRestoreTest::aStepBeforeACrashExpiresNoWaitingBooking()
 
         // An hour forward; the ledger's checkpoint of the booking is stamped after the step.
         QVERIFY(setWallClockOffset(offsetFile, kStepS));
-        QVERIFY2(waitUntil([&] { return checkpointMs(postgres, dir, id) >= createdMs + kStepS * 1000; }, kWaitMs,
-                           kPollMs),
-                 "no checkpoint of the waiting booking after the step");
+        QVERIFY2(
+            waitUntil([&] { return checkpointMs(postgres, dir, id) >= createdMs + kStepS * 1000; }, kWaitMs, kPollMs),
+            "no checkpoint of the waiting booking after the step");
         seen = readBooking(http, id, token);
         QCOMPARE(stateOf(seen), expected); // the running server did not expire it (monotonic age)
     }
@@ -171,10 +165,9 @@ void ClockStepRestoreTest::aStepBeforeACrashExpiresNoWaitingBooking()
     HttpClient http(second.host(), second.port());
     const HttpResponse restored = readBooking(http, id, token);
     TC_VERIFY_STATUS(restored, 200);
-    QVERIFY2(isWaiting(stateOf(restored)),
-             qPrintable(QStringLiteral("%1 s after booking: %2")
-                            .arg(sinceBooked.elapsed() / 1000.0)
-                            .arg(QString::fromUtf8(restored.body))));
+    QVERIFY2(isWaiting(stateOf(restored)), qPrintable(QStringLiteral("%1 s after booking: %2")
+                                                          .arg(sinceBooked.elapsed() / 1000.0)
+                                                          .arg(QString::fromUtf8(restored.body))));
 
     // It expires once its pickup timeout has passed in real time, counted from the booking.
     const qint64 timeoutMs = kPickupTimeoutRealS * 1000;
