@@ -41,8 +41,8 @@ struct LedgerProgress {
     std::optional<LedgerPoint> destination;
     double tripDistanceM = 0;
     double tripElapsedS = 0;
-    std::optional<double> waitedS; // none: a checkpoint from before the column
     qint64 atMs = 0;
+    std::optional<double> waitedS = std::nullopt; // none: a checkpoint from before the column
 };
 
 // A new booking (its first state, usually "assigned"). Times are ms since the epoch, UTC.
