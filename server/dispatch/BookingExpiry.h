@@ -26,7 +26,8 @@ public:
     int sweepIfDue(int64_t monotonicNowMs);
     // Expires every overdue booking now; returns how many. A booking's age is on the monotonic
     // clock (BookingSnapshot::createdMonoMs), so a wall-clock step forward expires nothing early (a
-    // booking restored after a restart counts its wall-clock age at the restore).
+    // booking restored after a restart counts its checkpointed age plus the wall-clock time since
+    // the checkpoint; without a checkpoint, its wall-clock age).
     int sweep();
 
 private:

@@ -39,6 +39,7 @@ ProgressRecord progressRecord(const FleetStore &fleet, const BookingSnapshot &b,
     ProgressRecord r;
     r.bookingId = b.id;
     r.progress.atMs = clock::wallMs();
+    r.progress.waitedS = std::max(0.0, fleet.simulatedSecondsSince(b.createdMonoMs, b.createdMs));
     r.progress.carAt = {carAt.lat, carAt.lng};
     if (b.hasDestination)
         r.progress.destination = LedgerPoint{b.destination.lat, b.destination.lng};
@@ -158,6 +159,10 @@ int restoreFromLedger(FleetStore &fleet, const LedgerQueries &reader, QString &e
                 progress.destination = {r.progress->destination->lat, r.progress->destination->lng};
             progress.tripDistanceM = r.progress->tripDistanceM;
             progress.tripElapsedS = r.progress->tripElapsedS;
+            if (r.progress->waitedS) {
+                progress.waitedS = *r.progress->waitedS;
+                progress.checkpointMs = r.progress->atMs;
+            }
         }
         if (!fleet.restoreBooking(b, progress)) {
             if (unplaced)

@@ -94,6 +94,9 @@ void FleetSimulator::checkpointProgress()
     if (!m_ledger || now - m_lastCheckpointMs < kCheckpointIntervalMs)
         return;
     m_lastCheckpointMs = now;
+    // After a step of the wall clock, a waiting booking's age can no longer come from its wall-clock
+    // creation time at a restart: this round checkpoints its age on the monotonic clock (waitedS).
+    const bool clockStepped = m_wallClockSteps.stepped();
     const int count = m_fleet.carCount();
     if (int(m_checkpointedAt.size()) < count)
         m_checkpointedAt.resize(std::size_t(count));
@@ -105,9 +108,12 @@ void FleetSimulator::checkpointProgress()
         if (!booking || booking->carId != id)
             continue;
         LatLng &last = m_checkpointedAt[std::size_t(id - 1)];
-        // A car waiting for its rider has nothing new to say; a trip's time on board always has.
+        // A car waiting for its rider has nothing new to say, unless the wall clock stepped; a
+        // trip's time on board always has.
         const bool moved = city::haversineMeters(last, car->position) > 0.5;
-        if (booking->state == BookingState::OnTrip || (booking->state == BookingState::Assigned && moved)) {
+        const bool waiting = booking->state == BookingState::Assigned || booking->state == BookingState::Arriving;
+        if (booking->state == BookingState::OnTrip || (booking->state == BookingState::Assigned && moved)
+            || (waiting && clockStepped)) {
             m_ledger->append(progressRecord(m_fleet, *booking, car->position, car->odometerM));
             last = car->position;
         }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "fleet/FleetTypes.h"
+#include "region/WallClockStepWatch.h"
 
 #include <QObject>
 #include <QTimer>
@@ -88,7 +89,8 @@ private:
     LatLng chooseDestination(LatLng from);
     // The booking became arriving while its car drove: record it like the API's moves.
     void recordIfArrived(uint64_t bookingId);
-    // Every kCheckpointIntervalMs, records where each moving or on-trip booking's ride stands.
+    // Every kCheckpointIntervalMs, records where each moving or on-trip booking's ride stands, and
+    // every waiting booking's too in the first round after a wall-clock step.
     void checkpointProgress();
 
     FleetStore &m_fleet;
@@ -101,6 +103,7 @@ private:
     double m_sinceSurgeS = 0;
     int64_t m_lastCheckpointMs = 0;
     std::vector<LatLng> m_checkpointedAt; // per car: where its last checkpoint had it
+    clock::WallClockStepWatch m_wallClockSteps;
     std::unique_ptr<DemandGenerator> m_demand;
     std::unique_ptr<BookingExpiry> m_expiry;
     QTimer m_timer;

@@ -75,7 +75,8 @@ struct BookingSnapshot {
     // is judged and charged by (pickup timeout, time on board) come from these, so a step of the
     // wall clock neither expires every waiting booking nor bills an hour. Set when the booking is
     // made or picked up here; one that arrives from elsewhere (another node, a restore) gets its
-    // wall-clock age at arrival. Host-local: never sent to another node or stored in the ledger.
+    // wall-clock age at arrival, a restore its checkpointed age where the ledger has one
+    // (TripProgress::waitedS). Host-local: never sent to another node or stored in the ledger.
     int64_t createdMonoMs = 0;
     int64_t pickupMonoMs = 0;
 };
@@ -95,6 +96,10 @@ struct TripProgress {
     LatLng destination;
     double tripDistanceM = 0; // metres driven on board
     double tripElapsedS = 0;  // simulated seconds on board
+    // Simulated seconds since the booking was made, on the monotonic clock, at the checkpoint's
+    // wall-clock time checkpointMs (0: an older ledger without it).
+    double waitedS = 0;
+    int64_t checkpointMs = 0;
 };
 
 } // namespace taxicore

@@ -123,6 +123,14 @@ int64_t monotonicStampOf(int64_t wallMs, int64_t given, int64_t held)
     return clock::monotonicMs() - std::max<int64_t>(0, clock::wallMs() - wallMs);
 }
 
+// A restored booking's age in real milliseconds: its age at the checkpoint and the wall-clock time
+// since, never less than the checkpointed age (a wall clock stepped back since).
+int64_t ageAtRestoreMs(const TripProgress &progress, int64_t wallNowMs, double simSpeed)
+{
+    const int64_t checkpointedMs = std::llround(progress.waitedS / simSpeed * 1000.0);
+    return checkpointedMs + std::max<int64_t>(0, wallNowMs - progress.checkpointMs);
+}
+
 // The owner's token hash into a slot (zero-padded; empty: no owner).
 void writeTokenHash(BookingSlot &slot, const QByteArray &hash)
 {
@@ -954,6 +962,10 @@ bool SharedMemoryFleet::restoreBooking(const BookingSnapshot &b, const TripProgr
         restored.startOdometerM = odometer - progress.tripDistanceM;
         restored.pickupMs = now - int64_t(std::llround(progress.tripElapsedS / simSpeed() * 1000.0));
     }
+    // A waiting booking's age (its pickup timeout) from its checkpoint, like a trip's time on board:
+    // a wall-clock step before the checkpoint does not count, as its wall-clock age would.
+    if (progress.valid && progress.checkpointMs != 0)
+        restored.createdMonoMs = clock::monotonicMs() - ageAtRestoreMs(progress, now, simSpeed());
     restored.distanceM = restored.fare = restored.durationS = 0;
     BookingSlot &slot = bookingSlot(b.id);
     SlotLock lock(slot.lock);

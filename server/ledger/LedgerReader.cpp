@@ -19,7 +19,7 @@ namespace {
     "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, created_ms, updated_ms,"    \
     " rider_token_hash, surge, quote_total, quote_base, quote_distance, quote_time, quote_minimum, quote_distance_m,"  \
     " quote_duration_s, car_lat, car_lng, destination_lat, destination_lng, trip_distance_m, trip_elapsed_s,"          \
-    " progress_ms FROM bookings"
+    " progress_ms, waited_s FROM bookings"
 const auto kOpenBookings =
     QStringLiteral(TAXICORE_BOOKING_COLUMNS " WHERE state_rank < 4 AND created_ms IS NOT NULL ORDER BY id");
 
@@ -73,7 +73,8 @@ std::optional<LedgerPoint> pointAt(const QSqlQuery &query, int latColumn)
     return LedgerPoint{query.value(latColumn).toDouble(), query.value(latColumn + 1).toDouble()};
 }
 
-// Schema 4's columns from `first` on: surge, the quote (8 columns) and the checkpoint (7).
+// Schema 4's columns from `first` on: surge, the quote (8 columns) and the checkpoint (7), then
+// schema 6's age at the checkpoint.
 void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b)
 {
     if (!q.isNull(first))
@@ -98,6 +99,8 @@ void readPriceAndProgress(const QSqlQuery &q, int first, BookingRecord &b)
         progress.tripDistanceM = q.value(at + 4).toDouble();
         progress.tripElapsedS = q.value(at + 5).toDouble();
         progress.atMs = q.value(at + 6).toLongLong();
+        if (!q.isNull(at + 7))
+            progress.waitedS = q.value(at + 7).toDouble();
         b.progress = progress;
     }
 }

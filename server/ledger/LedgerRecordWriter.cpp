@@ -81,14 +81,16 @@ const auto kReassign =
 
 // A checkpoint lands only on an open booking and only when newer than the stored one (the
 // simulator's records commit in order, but a restart's first checkpoint may race a late one).
-// Newer by the time on board first (monotonic: it grows through a wall-clock step), then by the
-// wall clock: judged by the wall clock alone, a step back refused every checkpoint of a ride for
-// as long as the step, and a crash then lost the ride's time and metres since (hostile review M2).
+// Newer by the time on board first, then by the booking's age (both monotonic: they grow through
+// a wall-clock step), then by the wall clock: judged by the wall clock alone, a step back refused
+// every checkpoint of a ride for as long as the step, and a crash then lost the ride's time and
+// metres since (hostile review M2).
 const auto kProgress =
     QStringLiteral("UPDATE bookings SET car_lat = ?, car_lng = ?, destination_lat = ?, destination_lng = ?,"
-                   " trip_distance_m = ?, trip_elapsed_s = ?, progress_ms = ?"
+                   " trip_distance_m = ?, trip_elapsed_s = ?, waited_s = ?, progress_ms = ?"
                    " WHERE id = ? AND state_rank < 4 AND (ifnull(trip_elapsed_s, -1) < ?"
-                   "  OR (ifnull(trip_elapsed_s, -1) = ? AND ifnull(progress_ms, 0) <= ?))");
+                   "  OR (ifnull(trip_elapsed_s, -1) = ? AND (ifnull(waited_s, -1) < ?"
+                   "   OR (ifnull(waited_s, -1) = ? AND ifnull(progress_ms, 0) <= ?))))");
 
 const auto kInsertTransition =
     QStringLiteral("INSERT INTO transitions (booking_id, state, car_id, at_ms) VALUES (?,?,?,?)");
@@ -316,10 +318,11 @@ QString LedgerRecordWriter::writeProgress(const ProgressRecord &p)
     if (QString error = checkBooking(p.bookingId, QStringLiteral("on_trip")); !error.isEmpty())
         return error;
     const LedgerProgress &at = p.progress;
+    const double waitedS = at.waitedS.value_or(0);
     const QVariant values[] = {
-        at.carAt.lat,    at.carAt.lng, latOf(at.destination), lngOf(at.destination), at.tripDistanceM,
-        at.tripElapsedS, at.atMs,      qint64(p.bookingId),   at.tripElapsedS,       at.tripElapsedS,
-        at.atMs};
+        at.carAt.lat, at.carAt.lng, latOf(at.destination), lngOf(at.destination), at.tripDistanceM, at.tripElapsedS,
+        waitedS,      at.atMs,      qint64(p.bookingId),   at.tripElapsedS,       at.tripElapsedS,  waitedS,
+        waitedS,      at.atMs};
     for (int i = 0; i < int(std::size(values)); ++i)
         m_progress.bindValue(i, values[i]);
     return run(m_progress, QStringLiteral("checkpointing a booking's progress"));

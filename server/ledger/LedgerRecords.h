@@ -32,13 +32,17 @@ struct LedgerQuote {
 };
 
 // Where an open booking's ride stands (schema 4), checkpointed while its car drives: the car's
-// position, where the car heads on the trip, and the metres and simulated seconds on board.
+// position, where the car heads on the trip, and the metres and simulated seconds on board. And
+// (SQLite schema 6, PostgreSQL 12) the simulated seconds since the booking was made, measured on
+// the monotonic clock: a waiting booking's age at a restart, where the wall clock may have
+// stepped since it was made. atMs is the checkpoint's wall-clock time.
 struct LedgerProgress {
     LedgerPoint carAt;
     std::optional<LedgerPoint> destination;
     double tripDistanceM = 0;
     double tripElapsedS = 0;
     qint64 atMs = 0;
+    std::optional<double> waitedS = std::nullopt; // none: a checkpoint from before the column
 };
 
 // A new booking (its first state, usually "assigned"). Times are ms since the epoch, UTC.

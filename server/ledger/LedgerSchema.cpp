@@ -73,7 +73,15 @@ const QStringList kMigration5 = {
                    " WITHOUT ROWID"),
 };
 
-const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
+// 6: a progress checkpoint carries the booking's age on the monotonic clock (simulated seconds
+// since it was made): at a restart a waiting booking's age is that plus the wall-clock time since
+// the checkpoint, so a wall-clock step before the checkpoint no longer ages it (its wall-clock
+// age alone expired every waiting booking at a restart after a step forward). Older rows keep NULL.
+const QStringList kMigration6 = {
+    QStringLiteral("ALTER TABLE bookings ADD COLUMN waited_s REAL"),
+};
+
+const QList<QStringList> kMigrations = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6};
 
 int readUserVersion(LedgerConnection &connection, QString *error)
 {

@@ -14,7 +14,7 @@ namespace {
     "SELECT id, state, car_id, rider_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, created_ms, updated_ms,"    \
     " rider_token_hash, surge, quote_total, quote_base, quote_distance, quote_time, quote_minimum, quote_distance_m,"  \
     " quote_duration_s, car_lat, car_lng, destination_lat, destination_lng, trip_distance_m, trip_elapsed_s,"          \
-    " progress_ms FROM bookings"
+    " progress_ms, waited_s FROM bookings"
 #define TAXICORE_TRIP_COLUMNS                                                                                          \
     "SELECT booking_id, car_id, rider_id, started_ms, ended_ms, distance_m, duration_s, fare_base, fare_distance,"     \
     " fare_time, fare_minimum, fare_surge, fare_total, currency FROM trips"
@@ -66,7 +66,8 @@ struct Row {
     }
 };
 
-// Columns from `first` on: surge, the quote (8 columns) and the checkpoint (7), as LedgerReader.
+// Columns from `first` on: surge, the quote (8 columns), the checkpoint (7) and its age at the
+// checkpoint, as LedgerReader.
 void readPriceAndProgress(const Row &q, int first, BookingRecord &b)
 {
     if (!q.isNull(first))
@@ -91,6 +92,8 @@ void readPriceAndProgress(const Row &q, int first, BookingRecord &b)
         progress.tripDistanceM = q.real(at + 4);
         progress.tripElapsedS = q.real(at + 5);
         progress.atMs = q.integer(at + 6);
+        if (!q.isNull(at + 7))
+            progress.waitedS = q.real(at + 7);
         b.progress = progress;
     }
 }

@@ -139,7 +139,7 @@ void writeProgress(const ProgressRecord &p, JsonRecord &j)
     j.real("clat", at.carAt.lat).real("clng", at.carAt.lng);
     if (at.destination)
         j.real("dlat", at.destination->lat).real("dlng", at.destination->lng);
-    j.real("tdist", at.tripDistanceM).real("telapsed", at.tripElapsedS);
+    j.real("tdist", at.tripDistanceM).real("telapsed", at.tripElapsedS).real("waited", at.waitedS.value_or(0));
 }
 
 void writeEvent(const EventRecord &e, JsonRecord &j)

@@ -47,11 +47,13 @@ namespace {
     ".rider_id IS DISTINCT FROM " rider " OR " row ".rider_token_hash IS DISTINCT FROM " token "))"
 
 // A progress checkpoint `x` is newer than the row's (`row` is "b." or ""): by the time on board
-// first (monotonic: it grows through a wall-clock step), then by the wall clock. By the wall clock
-// alone, a step back refused a ride's checkpoints for as long as the step (schema 11).
+// first, then by the booking's age (both monotonic: they grow through a wall-clock step; the age
+// since schema 12), then by the wall clock. By the wall clock alone, a step back refused a ride's
+// checkpoints for as long as the step (schema 11).
 #define TAXICORE_PROGRESS_IS_NEWER(row)                                                                                \
     "(coalesce(" row "trip_elapsed_s, -1) < x.telapsed OR (coalesce(" row "trip_elapsed_s, -1) = x.telapsed"           \
-    " AND coalesce(" row "progress_ms, 0) <= x.at))"
+    " AND (coalesce(" row "waited_s, -1) < x.waited OR (coalesce(" row "waited_s, -1) = x.waited"                      \
+    " AND coalesce(" row "progress_ms, 0) <= x.at))))"
 
 // A booking's row, upserted (`bookings AS b`) over the same booking only (TAXICORE_ANOTHER_BOOKING
 // was refused before): what it was booked with is written, car, state and time only move forward,
@@ -247,7 +249,8 @@ const QList<QByteArray> kMigration3 = {
     "ALTER FUNCTION taxicore_lock_batch(integer[], bigint[]) SET enable_seqscan = off",
 };
 
-// The group commit's one statement: see migration 4. Created by migration 4, replaced by migrations 5 and 6.
+// The group commit's one statement: see migration 4. Created by migration 4, replaced by migrations 5, 6, 7, 9, 11
+// and 12.
 // clang-format off
 constexpr char kApplyBatchFunction[] =
     "FUNCTION taxicore_apply_batch(p_records json) RETURNS TABLE (record_at integer, refusal text)"
@@ -350,7 +353,8 @@ constexpr char kApplyBatchFunction[] =
     // Progress checkpoints: only on an open booking, only newer than the stored one.
     "   IF has_progress THEN"
     "   UPDATE bookings b SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
-    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at FROM unnest(recs) x"
+    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, waited_s = x.waited, progress_ms = x.at"
+    "    FROM unnest(recs) x"
     "    WHERE x.w = wave AND x.k = 'p' AND b.id = x.id AND b.state_rank < 4 AND " TAXICORE_PROGRESS_IS_NEWER("b.") ";"
     "   END IF;"
     "   IF has_book OR has_move THEN"
@@ -365,7 +369,7 @@ constexpr char kApplyBatchFunction[] =
 
 // One record through the functions of version 1: its verdict ('' written). A keyed booking claims
 // its Idempotency-Key first and lets it go when taxicore_book refuses the booking. Created by
-// migration 4, replaced by migration 7 (the key).
+// migration 4, replaced by migrations 7 (the key), 11 and 12.
 // clang-format off
 constexpr char kApplyOneFunction[] =
     "FUNCTION taxicore_apply_one(x taxicore_record) RETURNS text LANGUAGE plpgsql AS $$"
@@ -395,7 +399,7 @@ constexpr char kApplyOneFunction[] =
     "    x.fbase, x.fdist, x.ftime, x.fmin, x.fsurge);"
     "  ELSIF x.k = 'p' THEN"
     "   UPDATE bookings SET car_lat = x.clat, car_lng = x.clng, destination_lat = x.dlat, destination_lng = x.dlng,"
-    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, progress_ms = x.at"
+    "    trip_distance_m = x.tdist, trip_elapsed_s = x.telapsed, waited_s = x.waited, progress_ms = x.at"
     "    WHERE id = x.id AND state_rank < 4 AND " TAXICORE_PROGRESS_IS_NEWER("") ";"
     "  END IF;"
     "  RETURN '';"
@@ -491,9 +495,20 @@ const QList<QByteArray> kMigration11 = {
     QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
 };
 
-const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2,  kMigration3, kMigration4,
-                                              kMigration5, kMigration6,  kMigration7, kMigration8,
-                                              kMigration9, kMigration10, kMigration11};
+// 12: a progress checkpoint carries the booking's age on the monotonic clock (waited_s, simulated
+// seconds since it was made), and is newer by it after the time on board: at a restart a waiting
+// booking's age is that plus the wall-clock time since the checkpoint, so a wall-clock step before
+// the checkpoint no longer expires it. Older rows keep NULL (their age: the wall clock's).
+const QList<QByteArray> kMigration12 = {
+    "ALTER TABLE bookings ADD COLUMN waited_s double precision",
+    "ALTER TYPE taxicore_record ADD ATTRIBUTE waited double precision",
+    QByteArray("CREATE OR REPLACE ") + kApplyOneFunction,
+    QByteArray("CREATE OR REPLACE ") + kApplyBatchFunction,
+};
+
+const QList<QList<QByteArray>> kMigrations = {kMigration1, kMigration2,  kMigration3,  kMigration4,
+                                              kMigration5, kMigration6,  kMigration7,  kMigration8,
+                                              kMigration9, kMigration10, kMigration11, kMigration12};
 #undef TAXICORE_MOVE_UPSERT_ON_CONFLICT
 #undef TAXICORE_MOVE_REFUSED
 #undef TAXICORE_MOVE_APPLIES

@@ -27,6 +27,7 @@ private slots:
     void invalidRecordFailsAloneOthersCommit();
     void lateOlderTransitionNeverMovesBookingBack();
     void aCheckpointAfterTheWallClockSteppedBackIsKept();
+    void aWaitingBookingsAgeIsCheckpointedAndOrdersItsCheckpoints();
     void aRowOnlyAMoveMadeIsNoBooking();
     void arrivalOlderThanAReassignKeepsTheNewCar();
     void aBookingNeverReplacesAnotherUnderItsId();
@@ -199,6 +200,29 @@ void LedgerAppendTest::aCheckpointAfterTheWallClockSteppedBackIsKept()
     QCOMPARE(open.value[0].progress->tripElapsedS, 20.0);
     QCOMPARE(open.value[0].progress->tripDistanceM, 200.0);
     QCOMPARE(open.value[0].progress->carAt.lat, 57.701);
+}
+
+// A waiting booking's checkpoints carry its age on the monotonic clock (schema 6), read back for
+// the restore, and are newer by it: one after the wall clock stepped back an hour is kept, a late
+// one with a younger age is not.
+void LedgerAppendTest::aWaitingBookingsAgeIsCheckpointedAndOrdersItsCheckpoints()
+{
+    QTemporaryDir dir;
+    auto opened = Ledger::open(optionsFor(dir.path()));
+    QVERIFY2(opened.ledger, qPrintable(opened.error));
+    Ledger &ledger = *opened.ledger;
+    constexpr qint64 kAt = 1'700'000'200'000;
+    constexpr qint64 kHourMs = 3'600'000;
+    QVERIFY(ledger.appendAndWait(booking(52, QStringLiteral("assigned"), kAt - 60'000)));
+    QVERIFY(ledger.appendAndWait(ProgressRecord{52, {{57.700, 11.960}, std::nullopt, 0, 0, kAt, 10.0}}));
+    QVERIFY(ledger.appendAndWait(ProgressRecord{52, {{57.700, 11.960}, std::nullopt, 0, 0, kAt - kHourMs, 20.0}}));
+    QVERIFY(ledger.appendAndWait(ProgressRecord{52, {{57.700, 11.960}, std::nullopt, 0, 0, kAt + 1000, 15.0}}));
+    const auto open = ledger.reader().openBookings();
+    QVERIFY2(open.ok(), qPrintable(open.error));
+    QCOMPARE(open.value.size(), std::size_t(1));
+    QVERIFY(open.value[0].progress && open.value[0].progress->waitedS);
+    QCOMPARE(*open.value[0].progress->waitedS, 20.0);
+    QCOMPARE(open.value[0].progress->atMs, kAt - kHourMs);
 }
 
 // A move committed for a booking whose own record never commits (its worker was killed before

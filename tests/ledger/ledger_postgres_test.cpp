@@ -108,6 +108,7 @@ private slots:
     void eachBatchLeavesAMarkThatIsForgottenOnceSettled();
     void recordsQueuedWhileACommitIsSettledAreAllRefusedAtOnce();
     void aCheckpointAfterTheWallClockSteppedBackIsKept();
+    void aWaitingBookingsAgeIsCheckpointedAndOrdersItsCheckpoints();
 
 private:
     LedgerOptions options(bool claimNodeSlot = false) const;
@@ -1047,6 +1048,29 @@ void LedgerPostgresTest::aCheckpointAfterTheWallClockSteppedBackIsKept()
         QVERIFY(appendNow(*ledger, record).committed);
     QCOMPARE(m_pg.psql(QStringLiteral("SELECT trip_elapsed_s, trip_distance_m FROM bookings WHERE id = 51")),
              QStringLiteral("20|200"));
+}
+
+// A waiting booking's checkpoints carry its age on the monotonic clock (schema 12), read back for
+// the restore, and are newer by it: one after the wall clock stepped back an hour is kept, a late
+// one with a younger age is not.
+void LedgerPostgresTest::aWaitingBookingsAgeIsCheckpointedAndOrdersItsCheckpoints()
+{
+    auto ledger = openLedger();
+    QVERIFY(ledger);
+    constexpr qint64 kAt = 1'700'000'200'000;
+    constexpr qint64 kHourMs = 3'600'000;
+    QVERIFY(ledger->appendAndWait(bookingOfCar(52, 6)));
+    for (const LedgerRecord &record :
+         std::vector<LedgerRecord>{ProgressRecord{52, {{57.700, 11.960}, std::nullopt, 0, 0, kAt, 10.0}},
+                                   ProgressRecord{52, {{57.700, 11.960}, std::nullopt, 0, 0, kAt - kHourMs, 20.0}},
+                                   ProgressRecord{52, {{57.700, 11.960}, std::nullopt, 0, 0, kAt + 1000, 15.0}}})
+        QVERIFY(appendNow(*ledger, record).committed);
+    const auto stored = ledger->reader().booking(52);
+    QVERIFY2(stored.ok() && stored.value, qPrintable(stored.error));
+    const auto &progress = stored.value->booking.progress;
+    QVERIFY(progress && progress->waitedS);
+    QCOMPARE(*progress->waitedS, 20.0);
+    QCOMPARE(progress->atMs, kAt - kHourMs);
 }
 
 QTEST_GUILESS_MAIN(LedgerPostgresTest)

@@ -45,6 +45,8 @@ private Q_SLOTS:
     void aPickupFromElsewhereIsStampedOnArrival();
     void aResyncAfterARestoreKeepsTheTimeOnBoard();
     void aBookingsAgeTravelsWithItBetweenNodes();
+    void aRestoredWaitingBookingIsAsOldAsItsCheckpointSays_data();
+    void aRestoredWaitingBookingIsAsOldAsItsCheckpointSays();
 
 private:
     std::unique_ptr<SharedRegion> m_region;
@@ -164,6 +166,43 @@ void BookingDurationsTest::aBookingsAgeTravelsWithItBetweenNodes()
     const double onBoardS = m_fleet->simulatedSecondsSince(held->pickupMonoMs, held->pickupMs) / speed;
     QVERIFY2(std::abs(ageS - 5) < 1 && std::abs(onBoardS - 4) < 1,
              qPrintable(QStringLiteral("made %1 s ago, on board %2 s: expected 5 and 4").arg(ageS).arg(onBoardS)));
+}
+
+void BookingDurationsTest::aRestoredWaitingBookingIsAsOldAsItsCheckpointSays_data()
+{
+    QTest::addColumn<int>("state");
+    QTest::addColumn<qint64>("checkpointAgoMs"); // negative: the wall clock stepped back since
+    QTest::addColumn<double>("expectedAgeS");
+    // Checkpointed 20 s old, 5 s ago: 25 s old, though its wall-clock instant reads an hour old
+    // (the clock stepped forward before the checkpoint).
+    QTest::newRow("assigned") << int(BookingState::Assigned) << qint64(5000) << 25.0;
+    QTest::newRow("arriving") << int(BookingState::Arriving) << qint64(5000) << 25.0;
+    // The checkpoint's wall-clock time lies ahead now: never younger than it said.
+    QTest::newRow("stepped back since") << int(BookingState::Assigned) << qint64(-60'000) << 20.0;
+}
+
+// A restart restores a booking still waiting for its rider: its age (the pickup timeout) is its
+// checkpoint's plus the wall-clock time since that checkpoint, not its wall-clock age.
+void BookingDurationsTest::aRestoredWaitingBookingIsAsOldAsItsCheckpointSays()
+{
+    QFETCH(int, state);
+    QFETCH(qint64, checkpointAgoMs);
+    QFETCH(double, expectedAgeS);
+    constexpr double kCheckpointedAgeS = 20;
+    const BookingSnapshot waiting = fromElsewhere(12, BookingState(state), clock::wallMs() - 3'600'000);
+    TripProgress progress;
+    progress.valid = true;
+    progress.carAt = {57.701, 11.97};
+    progress.waitedS = kCheckpointedAgeS * m_fleet->simSpeed();
+    progress.checkpointMs = clock::wallMs() - checkpointAgoMs;
+    QVERIFY(m_fleet->restoreBooking(waiting, progress));
+    const auto restored = m_fleet->booking(12);
+    QVERIFY(restored);
+    QCOMPARE(restored->createdMs, waiting.createdMs); // the instant shown stays when it was made
+    const double ageS =
+        m_fleet->simulatedSecondsSince(restored->createdMonoMs, restored->createdMs) / m_fleet->simSpeed();
+    QVERIFY2(std::abs(ageS - expectedAgeS) < 1,
+             qPrintable(QStringLiteral("restored %1 s old, expected %2").arg(ageS).arg(expectedAgeS)));
 }
 
 QTEST_GUILESS_MAIN(BookingDurationsTest)
