@@ -12,6 +12,7 @@
 #include <QTcpSocket>
 #include <algorithm>
 #include <chrono>
+#include <sys/socket.h>
 
 namespace taxicore {
 
@@ -84,7 +85,7 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
     connect(socket, &QObject::destroyed, this, [this, socket] { forget(socket); });
     connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
     m_upgraded.removeIf([](const QPointer<QTcpSocket> &s) { return s.isNull(); });
-    if (m_states.size() + m_upgraded.size() > m_limits.maxConnections) {
+    if (m_states.size() - m_lingering + m_upgraded.size() > m_limits.maxConnections) {
         refuseWith(socket, state,
                    errorResponse(503, "too_many_connections",
                                  QStringLiteral("the server has too many open connections; retry shortly")));
@@ -111,6 +112,9 @@ void ConnectionGuard::adoptSocket(qintptr descriptor)
 
 void ConnectionGuard::forget(QTcpSocket *socket)
 {
+    const auto it = m_states.constFind(socket);
+    if (it != m_states.cend() && it->lingering)
+        --m_lingering;
     if (m_states.remove(socket)) {
         m_metrics.connectionClosed();
         if (m_states.isEmpty())
@@ -326,7 +330,7 @@ void ConnectionGuard::deliver(QTcpSocket *socket, unsigned long long sequence, A
             state.finished.clear(); // none: nothing is taken after the request that closes
             // Qt may still parse what is buffered (its next pass is queued): none of it runs.
             stopReading(static_cast<GuardedSocket *>(socket), state);
-            socket->disconnectFromHost();
+            closeAfterLastAnswer(static_cast<GuardedSocket *>(socket), state);
             return;
         }
         const auto next = state.finished.find(state.nextToWrite);
@@ -436,7 +440,56 @@ void ConnectionGuard::discardInput(GuardedSocket *socket)
     // Qt's unfinished request would keep every byte since its start buffered.
     if (socket->isTransactionStarted())
         socket->commitTransaction();
-    socket->skip(socket->receivedBytes());
+    const qint64 dropped = socket->skip(socket->receivedBytes());
+    auto it = m_states.find(socket);
+    if (it == m_states.end() || dropped <= 0)
+        return;
+    it->discardedBytes += dropped;
+    // A client that keeps sending holds a lingering connection no longer than kLingerBytes.
+    if (it->lingering && it->discardedBytes - it->lingerDiscardStart > kLingerBytes)
+        socket->abort();
+}
+
+// Input left unread (refused: its request, or the rest of it, never read; or dropped behind the
+// request that closes) would make the kernel reset the connection on close: it lingers instead,
+// once its answer is with the kernel. Until then the idle and answer sweeps bound it, as any.
+void ConnectionGuard::closeAfterLastAnswer(GuardedSocket *socket, ConnectionState &state)
+{
+    if (!state.rejected && state.discardedBytes == 0) {
+        socket->disconnectFromHost();
+        return;
+    }
+    socket->flush();
+    if (socket->bytesToWrite() == 0) {
+        linger(socket);
+        return;
+    }
+    connect(socket, &QIODevice::bytesWritten, this, [this, socket] {
+        if (socket->bytesToWrite() == 0) {
+            disconnect(socket, &QIODevice::bytesWritten, this, nullptr);
+            linger(socket);
+        }
+    });
+}
+
+// The answer goes out, then an end of stream (FIN) instead of a reset; the client reads the
+// answer and closes, and its close ends the socket here (disconnected → deleteLater). Nothing
+// read meanwhile reaches Qt's parser or the direct path (stopReading): it is dropped.
+void ConnectionGuard::linger(GuardedSocket *socket)
+{
+    auto it = m_states.find(socket);
+    if (it == m_states.end())
+        return;
+    if (m_lingering >= kMaxLingering) {
+        socket->disconnectFromHost();
+        return;
+    }
+    it->lingering = true;
+    it->lingerDiscardStart = it->discardedBytes;
+    ++m_lingering;
+    // Qt has no half-close: shutdown() on its descriptor queues the FIN behind the answer.
+    ::shutdown(int(socket->socketDescriptor()), SHUT_WR);
+    QTimer::singleShot(kLingerMs, socket, [socket] { socket->abort(); });
 }
 
 void ConnectionGuard::setParallelHandlers(bool parallel)

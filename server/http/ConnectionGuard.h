@@ -28,7 +28,8 @@ struct PlainRequest;
 // (RequestFraming) before Qt's parser sees it — limits 413/414/431, bad framing 400 and close,
 // nothing after an error ever reaches Qt; it answers `Expect: 100-continue`, writes answers in
 // request order, stops reading a connection whose output or queue is over its bound, closes idle
-// and slow connections, caps how many are open, and drains them on request.
+// and slow connections, caps how many are open, drains them on request, and closes one whose input
+// it left unread without the reset that could lose its last answer (kLingerMs).
 class ConnectionGuard : public QTcpServer {
     Q_OBJECT
 public:
@@ -95,6 +96,17 @@ public:
     static constexpr int kParallelReadAhead = 4;
     void setParallelHandlers(bool parallel);
 
+    // Closing with the client's bytes unread makes the kernel reset the connection, and a reset
+    // can reach the client before it read the answer (a refusal's 429/503/4xx, the last answer
+    // before requests dropped unread). So such a connection is half-closed once its answer is
+    // with the kernel, and what the client still sends is dropped for at most kLingerMs or
+    // kLingerBytes, whichever comes first, before it closes (RFC 9112 §9.6). At most
+    // kMaxLingering linger at once (beyond them a connection closes at once, as before), and they
+    // do not count toward --max-connections: a client refused again and again holds no place.
+    static constexpr int kLingerMs = 1000;
+    static constexpr qint64 kLingerBytes = 64 * 1024;
+    static constexpr int kMaxLingering = 256;
+
     // A socket upgraded to WebSocket leaves the guard (no timeouts, no bookkeeping): Qt
     // disconnects every signal of it, so the guard would never hear of its end. It still counts
     // toward maxConnections until it is destroyed.
@@ -124,6 +136,9 @@ private:
     void answerInPlace(GuardedSocket *socket, const ApiResponse &answer);
     void stopReading(GuardedSocket *socket, ConnectionState &state);
     void discardInput(GuardedSocket *socket);
+    // The connection's last answer is written: closes it, lingering when input was left unread.
+    void closeAfterLastAnswer(GuardedSocket *socket, ConnectionState &state);
+    void linger(GuardedSocket *socket);
     void updateFlow(GuardedSocket *socket, ConnectionState &state);
     void resume(GuardedSocket *socket, ConnectionState &state);
     void sweep();
@@ -136,6 +151,7 @@ private:
     MetricsRecorder &m_metrics;
     QHash<QTcpSocket *, ConnectionState> m_states;
     QList<QPointer<QTcpSocket>> m_upgraded; // null once the feed is done with the socket
+    int m_lingering = 0;                    // connections in m_states half-closed (kLingerMs)
     std::vector<char> m_peekBuffer;         // reused for every peek: no allocation per read
     DirectHandler m_direct;
     QTimer m_sweepTimer;

@@ -51,6 +51,13 @@ struct ConnectionState {
     unsigned long long nextToWrite = 0;
     std::map<unsigned long long, Answer> finished;
     bool closing = false; // a response said Connection: close: nothing more is written
+    // Input dropped since reading stopped (ConnectionGuard::discardInput): the client sent what
+    // will never be read, so closing must not reset the connection (ConnectionGuard::linger).
+    long long discardedBytes = 0;
+    // Half-closed after its last answer: what the client still sends is dropped until it closes,
+    // or the linger's time or bytes run out (ConnectionGuard::kLingerMs, kLingerBytes).
+    bool lingering = false;
+    long long lingerDiscardStart = 0; // discardedBytes when the linger began
     // The sweep's watch on the answer owed longest: nextToWrite when it last looked, and since
     // when it has stood there with a request in flight (0: nothing owed). Kept by the sweep
     // alone, so serving a request reads no clock for it.

@@ -9,6 +9,7 @@
 #include "http/JsonViews.h"
 #include "wire/RequestInput.h"
 #include "http/RouteTable.h"
+#include "metrics/MetricsRecorder.h"
 #include "pricing/PricedRide.h"
 #include "pricing/PricingBoard.h"
 #include "pricing/Tariff.h"
@@ -226,6 +227,7 @@ void LiveFeed::closeAllClients()
     const auto sockets = m_clients.keys();
     m_clients.clear();
     m_clientsPerAddress.clear();
+    clientsChanged();
     m_indexStale = true;
     for (QWebSocket *socket : sockets) {
         socket->disconnect(this);
@@ -300,6 +302,7 @@ void LiveFeed::acceptPending()
         client->socket = socket;
         client->address = counted;
         m_clients.insert(socket, client);
+        clientsChanged();
         if (!counted.isNull())
             ++m_clientsPerAddress[counted];
         if (!m_backlogTimer.isActive())
@@ -344,7 +347,23 @@ bool LiveFeed::removeClient(QWebSocket *socket)
     if ((*it)->following)
         m_indexStale = true; // the index holds followers only
     m_clients.erase(it);
+    clientsChanged();
     return true;
+}
+
+void LiveFeed::publishClientCount(MetricsRecorder &metrics)
+{
+    m_metrics = &metrics;
+    clientsChanged();
+}
+
+void LiveFeed::clientsChanged()
+{
+    if (!m_metrics)
+        return;
+    const int now = int(m_clients.size());
+    m_metrics->feedClientsChanged(now - m_publishedClients);
+    m_publishedClients = now;
 }
 
 void LiveFeed::drop(QWebSocket *socket, int closeCode, const QString &reason)

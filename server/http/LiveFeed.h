@@ -18,6 +18,7 @@ class QWebSocket;
 namespace taxicore {
 
 class FleetStore;
+class MetricsRecorder;
 class RouteTable;
 class TripEstimator;
 
@@ -102,6 +103,9 @@ public:
     void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
     int idleTimeoutMs() const { return m_idleTimeoutMs; }
     int clientCount() const { return int(m_clients.size()); }
+    // Keeps clientCount() in the process's worker slot (/metrics taxicore_feed_clients: the
+    // connection guard stops counting a socket once it upgrades). `metrics` outlives the feed.
+    void publishClientCount(MetricsRecorder &metrics);
     // True when the fleet signals its changes (no follow tick: see the class comment).
     bool isEventDriven() const { return m_eventDriven; }
     // Follow passes run so far: a follow tick, an event-driven pass, or an update tick's check of
@@ -141,6 +145,8 @@ private:
     // Forgets the client (and its place in its address's count; a follower also its place in the
     // follower index); false when it was none.
     bool removeClient(QWebSocket *socket);
+    // After m_clients changed: the worker slot's count follows (publishClientCount).
+    void clientsChanged();
     // An update tick: every client's update, served in paced slices (runTickSlice) between which
     // the thread's event loop runs.
     void tick();
@@ -210,6 +216,8 @@ private:
     int m_maxClients = 1000;
     int m_maxClientsPerAddress = kDefaultMaxClientsPerAddress;
     QHash<QHostAddress, int> m_clientsPerAddress; // counted addresses only (not loopback)
+    MetricsRecorder *m_metrics = nullptr;
+    int m_publishedClients = 0; // what this feed added to its worker slot's feedClients
     qint64 m_maxPendingBytes = 256 * 1024;
     int m_idleTimeoutMs = kDefaultIdleTimeoutMs;
 };

@@ -17,6 +17,11 @@ public:
     void requestFinished(int routeId, int status, double latencyUs);
     void connectionOpened() { m_slot.openConnections.fetch_add(1, std::memory_order_relaxed); }
     void connectionClosed() { m_slot.openConnections.fetch_sub(1, std::memory_order_relaxed); }
+    // `delta` live feed clients more (fewer, when negative) than before.
+    void feedClientsChanged(int delta)
+    {
+        m_slot.feedClients.fetch_add(uint64_t(int64_t(delta)), std::memory_order_relaxed);
+    }
     WorkerSlot &slot() const { return m_slot; }
 
 private:

@@ -77,6 +77,10 @@ QByteArray renderPrometheus(const FleetStore &fleet, const QList<QByteArray> &ro
            "# TYPE taxicore_open_connections gauge\ntaxicore_open_connections "
            + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.openConnections.load(relaxed); }))
            + '\n';
+    out += "# HELP taxicore_feed_clients Live feed WebSocket clients open now (not in taxicore_open_connections).\n"
+           "# TYPE taxicore_feed_clients gauge\ntaxicore_feed_clients "
+           + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.feedClients.load(relaxed); }))
+           + '\n';
     out += "# HELP taxicore_requests_in_flight Requests being handled now.\n"
            "# TYPE taxicore_requests_in_flight gauge\ntaxicore_requests_in_flight "
            + QByteArray::number(sumSlots(fleet, [&](const WorkerSlot &s) { return s.inFlight.load(relaxed); })) + '\n';

@@ -13,12 +13,13 @@
 namespace taxicore {
 
 inline constexpr uint32_t kRegionMagic = 0x54584331; // "TXC1"
-inline constexpr uint32_t kRegionVersion = 14; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
+inline constexpr uint32_t kRegionVersion = 15; // 6: the nearby grid; 7: each car's road place; 8: passedAdopted; 9:
                                                // bookings' monotonic stamps; 10: each process's ledger counters;
                                                // 11: who made a booking and began its pending move, a
                                                // reassign's new car; 12: a car's claim (carClaim);
                                                // 13: each client's open bookings (RateBucket);
-                                               // 14: each client's open connections (ClientConnections)
+                                               // 14: each client's open connections (ClientConnections);
+                                               // 15: each process's live feed clients (feedClients)
 // Cars of one region. 100,000 for the fleet micro-benchmark: pages of slots never written are
 // never allocated (a memfd), so a 500-car server keeps its few hundred KB of cars.
 inline constexpr int kMaxCars = 100'000;
@@ -107,6 +108,8 @@ struct alignas(64) WorkerSlot {
     std::atomic<uint64_t> requests;
     std::atomic<uint64_t> inFlight;
     std::atomic<uint64_t> openConnections;
+    // Live feed WebSockets open (http/LiveFeed): an upgraded socket leaves openConnections.
+    std::atomic<uint64_t> feedClients;
     // Connections the primary passed that this worker adopted, counted at once (the primary hears
     // of each adoption later, through the supervisor): least-loaded's count must not take one for
     // both open here and still on its way (runtime/ConnectionDispatcher.cpp).

@@ -75,6 +75,7 @@ ApiStack::ApiStack(FleetStore &fleet, std::shared_ptr<const city::City> city, Le
     m_service = std::make_unique<HttpService>(*m_router, *m_guard, m_metrics);
     m_feed = std::make_unique<LiveFeed>(*m_service, m_fleet);
     m_feed->setEstimator(&estimator);
+    m_feed->publishClientCount(m_metrics);
 }
 
 ApiStack::~ApiStack() = default;

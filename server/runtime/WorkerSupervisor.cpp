@@ -202,6 +202,7 @@ void WorkerSupervisor::onFinished(int index)
     // were, least-loaded sent the replacement nothing and --worker-connections counted phantoms
     // against it for good.) The request and latency counters are totals and stay.
     slot.openConnections.store(0, std::memory_order_relaxed);
+    slot.feedClients.store(0, std::memory_order_relaxed);
     slot.inFlight.store(0, std::memory_order_relaxed);
     // Likewise its connections' per-client counts (a kill -9 gave none back), before the slot's
     // replacement can count its own there.

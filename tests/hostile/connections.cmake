@@ -1,7 +1,8 @@
 # Connection-level hostile clients (issue 14 items 4–7), each against the real taxicore-server:
 # accept back-off when out of descriptors, the WebSocket feed within the connection limit and
-# its idle timeout, draining refusing new connections, a wall-clock step in processes mode, and one
-# client address holding every connection (--max-connections-per-client).
+# its idle timeout, draining refusing new connections, a wall-clock step in processes mode, one
+# client address holding every connection (--max-connections-per-client), and refusals a client
+# that already sent its request still reads.
 if(NOT TARGET taxicore_testsupport)
   add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/../support ${CMAKE_BINARY_DIR}/tests/support)
 endif()
@@ -15,9 +16,11 @@ foreach(source IN ITEMS
     hostile_feed_flood_test.cpp
     hostile_feed_oversize_test.cpp
     hostile_connections_per_client_test.cpp
+    hostile_refusal_delivery_test.cpp
     hostile_open_bookings_test.cpp
     hostile_pipelined_cpu_test.cpp)
-  taxicore_add_test(${CMAKE_CURRENT_SOURCE_DIR}/${source} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ConnectionsKit.h
+  taxicore_add_test(${CMAKE_CURRENT_SOURCE_DIR}/${source}
+                    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ConnectionsKit.h ${CMAKE_CURRENT_SOURCE_DIR}/AddressedClient.h
                     LIBS taxicore_server taxicore_testsupport DEPENDS taxicore-server
                     TIMEOUT 120 LABELS hostile)
 endforeach()

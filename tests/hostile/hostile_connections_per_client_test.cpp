@@ -10,6 +10,7 @@
 // (benchmarks, the test suite) and --trusted-proxy peers (a proxy carries many riders) are not
 // capped, so the clients here are other 127.x addresses with --trust-loopback off: all of
 // 127.0.0.0/8 reaches the server listening on 127.0.0.1, each a peer address of its own.
+#include "AddressedClient.h"
 #include "ApiAssert.h"
 #include "HttpClient.h"
 #include "ServerProcess.h"
@@ -30,6 +31,7 @@
 #include <vector>
 
 using namespace taxicore::test;
+using taxicore::test::hostile::AddressedClient;
 
 namespace {
 
@@ -39,110 +41,7 @@ const QString kAdminToken = QStringLiteral("conncap-admin-token-0123456789abcdef
 // them under a slow machine and give their counts back).
 const QString kIdleMs = QStringLiteral("120000");
 
-// One client connection from a chosen local address, closed by its destructor.
-class Client {
-public:
-    Client(const char *from, quint16 port)
-    {
-        m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (m_fd < 0)
-            return;
-        sockaddr_in local{};
-        local.sin_family = AF_INET;
-        ::inet_pton(AF_INET, from, &local.sin_addr);
-        sockaddr_in server{};
-        server.sin_family = AF_INET;
-        server.sin_port = htons(port);
-        server.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(m_fd, reinterpret_cast<sockaddr *>(&local), sizeof local) != 0
-            || ::connect(m_fd, reinterpret_cast<sockaddr *>(&server), sizeof server) != 0) {
-            ::close(m_fd);
-            m_fd = -1;
-        }
-    }
-    ~Client() { close(); }
-    Client(const Client &) = delete;
-    Client &operator=(const Client &) = delete;
-
-    bool connected() const { return m_fd >= 0; }
-    void close()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-        m_fd = -1;
-    }
-
-    // Reads one response (or until the peer closes) within `timeoutMs`.
-    HttpResponse read(int timeoutMs)
-    {
-        HttpResponse response;
-        const QDeadlineTimer deadline(timeoutMs);
-        bool eof = false;
-        for (;;) {
-            const auto result = ResponseParser::take(m_buffer, false, eof, response);
-            if (result == ResponseParser::Result::Complete)
-                return response;
-            if (result == ResponseParser::Result::Error || eof) {
-                response.error = eof ? QStringLiteral("closed without a response") : QStringLiteral("unparsable");
-                return response;
-            }
-            pollfd p{m_fd, POLLIN, 0};
-            if (::poll(&p, 1, int(std::max<qint64>(0, deadline.remainingTime()))) <= 0) {
-                response.error = QStringLiteral("no response within %1 ms").arg(timeoutMs);
-                return response;
-            }
-            char chunk[8192];
-            const ssize_t n = ::recv(m_fd, chunk, sizeof chunk, 0);
-            if (n <= 0)
-                eof = true;
-            else
-                m_buffer.append(chunk, n);
-        }
-    }
-
-    // A keep-alive GET /hello and its answer.
-    HttpResponse hello()
-    {
-        const QByteArray request = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-        if (m_fd < 0 || ::send(m_fd, request.constData(), size_t(request.size()), MSG_NOSIGNAL) != request.size()) {
-            HttpResponse failed;
-            failed.error = QStringLiteral("not connected");
-            return failed;
-        }
-        return read(5000);
-    }
-
-    // What a connection gets: a refusal the server sends unasked (before any request), else the
-    // answer to GET /hello.
-    HttpResponse served()
-    {
-        pollfd p{m_fd, POLLIN, 0};
-        if (m_fd >= 0 && ::poll(&p, 1, 100) > 0)
-            return read(5000);
-        return hello();
-    }
-
-    // True once the server closed this connection (end of stream or reset).
-    bool closedByServer(int timeoutMs)
-    {
-        const QDeadlineTimer deadline(timeoutMs);
-        for (;;) {
-            pollfd p{m_fd, POLLIN, 0};
-            if (::poll(&p, 1, int(std::max<qint64>(0, deadline.remainingTime()))) <= 0)
-                return false;
-            char chunk[4096];
-            const ssize_t n = ::recv(m_fd, chunk, sizeof chunk, 0);
-            if (n <= 0)
-                return true;
-        }
-    }
-
-private:
-    int m_fd = -1;
-    QByteArray m_buffer;
-};
-
-using Clients = std::vector<std::unique_ptr<Client>>;
+using Clients = std::vector<std::unique_ptr<AddressedClient>>;
 
 // Opens `count` connections from `from`, each answering GET /hello with 200 and held open. An
 // answer that says Connection: close (a connection the primary served in-process while it drains,
@@ -151,7 +50,7 @@ bool holdServed(Clients &clients, const char *from, const ServerProcess &server,
 {
     why.clear();
     for (int held = 0, closing = 0; held < count;) {
-        auto client = std::make_unique<Client>(from, server.port());
+        auto client = std::make_unique<AddressedClient>(from, server.port());
         const HttpResponse r = client->served();
         if (!r.complete || r.status != 200) {
             why = QByteArray("connection ") + QByteArray::number(held + 1) + " of " + QByteArray::number(count)
@@ -175,7 +74,7 @@ bool holdServed(Clients &clients, const char *from, const ServerProcess &server,
 bool refused(const char *from, const ServerProcess &server, int limit, QByteArray &why)
 {
     why.clear();
-    Client client(from, server.port());
+    AddressedClient client(from, server.port());
     const HttpResponse r = client.served();
     const bool ok = r.complete && r.status == 429 && r.json().value("error").toString() == "too_many_connections"
                     && r.json().value("message").toString().contains(QString::number(limit));
@@ -193,7 +92,7 @@ bool servedAgain(Clients &clients, const char *from, const ServerProcess &server
     HttpResponse last;
     const bool ok = waitUntil(
         [&] {
-            auto client = std::make_unique<Client>(from, server.port());
+            auto client = std::make_unique<AddressedClient>(from, server.port());
             last = client->served();
             if (last.complete && last.status == 200) {
                 clients.push_back(std::move(client));
