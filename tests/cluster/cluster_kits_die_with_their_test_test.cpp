@@ -12,6 +12,7 @@
 #include "PostgresKit.h"
 #include "RedisKit.h"
 #include "RequireTool.h"
+#include "RuntimeKit.h"
 #include "ServerProcess.h"
 #include "Wait.h"
 
@@ -31,19 +32,6 @@ constexpr auto kHolderVariable = "TAXICORE_KITS_HOLDER";
 constexpr int kHolderStartMs = 60'000; // initdb, then the four engines
 constexpr int kHolderLifetimeS = 120;  // the holder ends by itself if nobody kills it
 constexpr int kEnginesGoneWithinMs = 15'000;
-
-// A zombie (killed, not yet reaped by init) counts as gone: it holds no port and runs nothing.
-bool running(qint64 pid)
-{
-    if (pid <= 0 || ::kill(pid_t(pid), 0) != 0)
-        return false;
-    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!stat.open(QIODevice::ReadOnly))
-        return false;
-    const QByteArray line = stat.readAll();
-    const qsizetype close = line.lastIndexOf(')');
-    return close < 0 || line.mid(close + 2, 1) != "Z";
-}
 
 // The holder: every engine started the way the tests start them, then a line per engine.
 int holdEngines()
@@ -125,22 +113,24 @@ private slots:
         }
         QCOMPARE(pids.size(), 4);
         for (auto it = pids.cbegin(); it != pids.cend(); ++it)
-            QVERIFY2(running(it.value()), qPrintable(it.key() + QStringLiteral(" is not running before the kill")));
+            QVERIFY2(rt::pidAlive(it.value()),
+                     qPrintable(it.key() + QStringLiteral(" is not running before the kill")));
 
         ::kill(pid_t(holder.processId()), SIGKILL);
         QVERIFY(holder.waitForFinished(5000));
 
+        // A zombie (killed, not yet reaped by init) counts as gone (pidAlive): it holds no port.
         const bool allGone = waitUntil(
             [&] {
                 for (const qint64 pid : pids)
-                    if (running(pid))
+                    if (rt::pidAlive(pid))
                         return false;
                 return true;
             },
             kEnginesGoneWithinMs);
         QStringList left;
         for (auto it = pids.cbegin(); it != pids.cend(); ++it) {
-            if (running(it.value())) {
+            if (rt::pidAlive(it.value())) {
                 left << QStringLiteral("%1 (pid %2)").arg(it.key()).arg(it.value());
                 ::kill(pid_t(it.value()), SIGKILL); // not left behind by this test either
             }
